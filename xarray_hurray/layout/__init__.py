@@ -1,0 +1,43 @@
+"""The element layouts of the Hurray format: pure numpy, no xarray or zarr.
+
+- :func:`hilbert_encode` / :func:`hilbert_decode`: Skilling's Hilbert index.
+- :func:`morton_encode` / :func:`morton_decode`: Morton codes with per-dimension bits.
+- :class:`RowMajorLayout`, :class:`MortonLayout`, :class:`HilbertLayout`: descriptors
+  that validate chunk shapes, permute chunks to and from their buffers and turn a
+  box into runs of buffer positions.
+- :func:`curve_order`: where the chunks of a grid go along a curve.
+"""
+
+from .descriptors import (
+    LAYOUT_NAMES,
+    PERMUTATION_CACHE,
+    HilbertLayout,
+    Layout,
+    MortonLayout,
+    RowMajorLayout,
+    layout_for_shape,
+    layout_from_config,
+)
+from .errors import LayoutError
+from .hilbert import hilbert_decode, hilbert_encode
+from .morton import morton_decode, morton_encode
+from .order import curve_order
+from .ranges import merge_runs
+
+__all__ = [
+    "LAYOUT_NAMES",
+    "PERMUTATION_CACHE",
+    "HilbertLayout",
+    "Layout",
+    "LayoutError",
+    "MortonLayout",
+    "RowMajorLayout",
+    "curve_order",
+    "hilbert_decode",
+    "hilbert_encode",
+    "layout_for_shape",
+    "layout_from_config",
+    "merge_runs",
+    "morton_decode",
+    "morton_encode",
+]

@@ -1,0 +1,382 @@
+"""Layout descriptors: how the elements of one chunk are ordered in its buffer.
+
+Three layouts, each a frozen dataclass with a one-byte tag:
+
+========  ==========  =====================================================
+tag       name        buffer order
+========  ==========  =====================================================
+``0x00``  row-major   C order, the last axis fastest
+``0x30``  morton      Morton code with per-dimension ``morton_bits`` (ADR-005)
+``0x40``  hilbert     Skilling's Hilbert index (the format's Hilbert layout)
+========  ==========  =====================================================
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .bits import MAX_KEY_BITS
+from .cache import ByteLRU
+from .errors import LayoutError
+from .hilbert import check_curve, hilbert_encode
+from .morton import morton_encode, parse_morton_bits
+from .ranges import curve_box_runs, parse_box, row_major_box_runs
+
+PERMUTATION_CACHE = ByteLRU(max_bytes=256 * 2**20)
+"""Cached element permutations of all layouts, bounded to 256 MiB."""
+
+
+def parse_shape(shape: Sequence[int]) -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of non-negative ints or raise a :class:`LayoutError`."""
+    try:
+        parsed = tuple(int(n) for n in shape)
+    except (TypeError, ValueError) as err:
+        raise LayoutError(f"shape must be a sequence of integers, got {shape!r}") from err
+    if any(n < 0 for n in parsed):
+        raise LayoutError(f"shape must be non-negative, got {parsed}")
+    return parsed
+
+
+def _index_dtype(size: int) -> np.dtype:
+    return np.dtype(np.int32) if size < 2**31 else np.dtype(np.int64)
+
+
+class Layout(ABC):
+    """The order of a chunk's elements in its buffer."""
+
+    tag: ClassVar[int]
+    name: ClassVar[str]
+
+    @abstractmethod
+    def validate(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """Check that this layout can hold a chunk of ``shape``; return the parsed shape.
+
+        Raises
+        ------
+        LayoutError
+            Naming the violated constraint.
+        """
+
+    @abstractmethod
+    def buffer_size(self, shape: Sequence[int]) -> int:
+        """Number of elements in the buffer of a chunk of ``shape``, padding included."""
+
+    @abstractmethod
+    def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Buffer position of every element of a chunk, in row-major element order."""
+
+    @abstractmethod
+    def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """Merged runs of buffer positions of a validated box."""
+
+    @abstractmethod
+    def to_config(self) -> dict[str, Any]:
+        """JSON-serialisable description; :func:`layout_from_config` reverses it."""
+
+    def positions(self, shape: Sequence[int]) -> np.ndarray:
+        """Buffer position of each element of a chunk of ``shape``, in row-major order.
+
+        The result is cached (a least-recently-used cache bounded by bytes) and read-only.
+        """
+        shape = self.validate(shape)
+        return PERMUTATION_CACHE.get(
+            (self, shape, "positions"),
+            lambda: self._keys(shape).astype(_index_dtype(self.buffer_size(shape))),
+        )
+
+    def sources(self, shape: Sequence[int]) -> np.ndarray:
+        """Row-major element index held at each buffer position (``prod(shape)`` for padding)."""
+        shape = self.validate(shape)
+
+        def build() -> np.ndarray:
+            size = self.buffer_size(shape)
+            source = np.full(size, math.prod(shape), dtype=_index_dtype(size + 1))
+            source[self.positions(shape)] = np.arange(math.prod(shape), dtype=source.dtype)
+            return source
+
+        return PERMUTATION_CACHE.get((self, shape, "sources"), build)
+
+    def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
+        """The 1-D buffer of ``array`` in this layout; padding holds ``fill_value``."""
+        array = np.asarray(array)
+        shape = self.validate(array.shape)
+        flat = array.reshape(-1)
+        sources = self.sources(shape)
+        if self.buffer_size(shape) != flat.size:
+            flat = np.append(flat, np.asarray(fill_value, dtype=array.dtype))
+        return np.take(flat, sources, mode="clip")
+
+    def decode(self, buffer: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+        """The array of ``shape`` held by ``buffer``; padding is never read."""
+        shape = self.validate(shape)
+        buffer = np.asarray(buffer).reshape(-1)
+        if buffer.size != self.buffer_size(shape):
+            raise LayoutError(
+                f"{self.name} buffer for shape {shape} must hold "
+                f"{self.buffer_size(shape)} elements, got {buffer.size}"
+            )
+        return np.take(buffer, self.positions(shape), mode="clip").reshape(shape)
+
+    def ranges(
+        self, lo: Sequence[int], hi: Sequence[int], shape: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """Sorted, merged ``[start, stop)`` runs of buffer positions covering ``lo <= x < hi``.
+
+        Parameters
+        ----------
+        lo, hi
+            Corners of the box; ``hi`` is exclusive.
+        shape
+            The chunk shape.  Required for the row-major layout; the curve layouts
+            know their extent and check ``shape`` against it when given.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 array of shape ``(n, 2)``; empty for an empty box.
+        """
+        shape = self.validate(self._default_shape() if shape is None else shape)
+        lo_a, hi_a = parse_box(lo, hi, shape)
+        return self._box_runs(lo_a, hi_a, shape)
+
+    def _default_shape(self) -> tuple[int, ...]:
+        raise LayoutError(f"{self.name} layout needs the chunk shape to compute ranges")
+
+
+@dataclass(frozen=True)
+class RowMajorLayout(Layout):
+    """C order: the last axis varies fastest.  Valid for every shape, rank 0 included."""
+
+    tag: ClassVar[int] = 0x00
+    name: ClassVar[str] = "row-major"
+
+    def validate(self, shape: Sequence[int]) -> tuple[int, ...]:
+        return parse_shape(shape)
+
+    def buffer_size(self, shape: Sequence[int]) -> int:
+        return math.prod(self.validate(shape))
+
+    def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.arange(math.prod(shape))
+
+    def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
+        return np.ascontiguousarray(array).reshape(-1)
+
+    def decode(self, buffer: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+        shape = self.validate(shape)
+        buffer = np.asarray(buffer).reshape(-1)
+        if buffer.size != math.prod(shape):
+            raise LayoutError(
+                f"row-major buffer for shape {shape} must hold {math.prod(shape)} elements, "
+                f"got {buffer.size}"
+            )
+        return buffer.reshape(shape)
+
+    def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        return row_major_box_runs(lo, hi, shape)
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+@dataclass(frozen=True)
+class MortonLayout(Layout):
+    """Morton (Z-order) with ``morton_bits[k]`` bits for dimension ``k``.
+
+    Dimensions that are not powers of two are padded (ADR-005): the buffer holds
+    ``2**sum(morton_bits)`` elements and padding is never read as data.
+    """
+
+    morton_bits: tuple[int, ...]
+    tag: ClassVar[int] = 0x30
+    name: ClassVar[str] = "morton"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "morton_bits", parse_morton_bits(self.morton_bits))
+
+    @classmethod
+    def for_shape(cls, shape: Sequence[int]) -> MortonLayout:
+        """The layout with the fewest bits that holds ``shape`` (what writers should use)."""
+        return cls(tuple(max(int(n) - 1, 0).bit_length() for n in parse_shape(shape)))
+
+    def validate(self, shape: Sequence[int]) -> tuple[int, ...]:
+        shape = parse_shape(shape)
+        if len(shape) != len(self.morton_bits):
+            raise LayoutError(
+                f"morton rank: shape {shape} has rank {len(shape)} but morton_bits "
+                f"{self.morton_bits} has {len(self.morton_bits)} entries"
+            )
+        for k, (n, bits) in enumerate(zip(shape, self.morton_bits, strict=True)):
+            if n > 1 << bits:
+                raise LayoutError(
+                    f"morton rule: shape[{k}] = {n} exceeds 2**morton_bits[{k}] = {1 << bits}"
+                )
+        return shape
+
+    def buffer_size(self, shape: Sequence[int]) -> int:
+        self.validate(shape)
+        return 1 << sum(self.morton_bits)
+
+    def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
+        coords = np.indices(shape, dtype=np.int64).reshape(len(shape), -1).T
+        return morton_encode(coords, self.morton_bits)
+
+    def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        return curve_box_runs(lo, hi, self.morton_bits, self._corner_key)
+
+    def _corner_key(self, corners: np.ndarray, level: int) -> np.ndarray:
+        return morton_encode(corners, self.morton_bits)
+
+    def _default_shape(self) -> tuple[int, ...]:
+        return tuple(1 << b for b in self.morton_bits)
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": self.name, "morton_bits": list(self.morton_bits)}
+
+
+@dataclass(frozen=True)
+class HilbertLayout(Layout):
+    """Skilling's Hilbert curve over a cube of side ``2**order`` in ``rank`` dimensions."""
+
+    rank: int
+    order: int
+    tag: ClassVar[int] = 0x40
+    name: ClassVar[str] = "hilbert"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rank, int | np.integer) or not isinstance(
+            self.order, int | np.integer
+        ):
+            raise LayoutError(
+                f"hilbert_rank and hilbert_order must be integers, got {self.rank!r}, "
+                f"{self.order!r}"
+            )
+        if self.rank < 2:
+            raise LayoutError(
+                f"hilbert constraint 3: hilbert_rank must be >= 2, got {self.rank}"
+            )
+        if self.order <= 0:
+            raise LayoutError(
+                f"hilbert constraint 4: hilbert_order must be > 0, got {self.order}"
+            )
+        check_curve(self.rank, self.order)
+        object.__setattr__(self, "rank", int(self.rank))
+        object.__setattr__(self, "order", int(self.order))
+
+    @classmethod
+    def for_shape(cls, shape: Sequence[int]) -> HilbertLayout:
+        """The Hilbert layout of a chunk ``shape``, or a :class:`LayoutError` if none fits."""
+        shape = parse_shape(shape)
+        order = max(shape[0] - 1, 0).bit_length() if shape else 0
+        layout = cls(len(shape), order)
+        layout.validate(shape)
+        return layout
+
+    def validate(self, shape: Sequence[int]) -> tuple[int, ...]:
+        shape = parse_shape(shape)
+        if len(shape) != self.rank:
+            raise LayoutError(
+                f"hilbert constraint 2: hilbert_rank = {self.rank} must equal the tensor "
+                f"rank {len(shape)}"
+            )
+        side = 1 << self.order
+        for k, n in enumerate(shape):
+            if n != side:
+                raise LayoutError(
+                    f"hilbert constraint 1: shape[{k}] = {n} is not 2**hilbert_order = {side}"
+                )
+        return shape
+
+    def buffer_size(self, shape: Sequence[int]) -> int:
+        self.validate(shape)
+        return 1 << (self.rank * self.order)
+
+    def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
+        coords = np.indices(shape, dtype=np.int64).reshape(len(shape), -1).T
+        return hilbert_encode(coords, self.order)
+
+    def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        return curve_box_runs(lo, hi, (self.order,) * self.rank, self._corner_key)
+
+    def _corner_key(self, corners: np.ndarray, level: int) -> np.ndarray:
+        low = np.uint64((1 << (self.rank * level)) - 1) if self.rank * level < 64 else None
+        keys = hilbert_encode(corners, self.order)
+        return keys & ~low if low is not None else np.zeros_like(keys)
+
+    def _default_shape(self) -> tuple[int, ...]:
+        return (1 << self.order,) * self.rank
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": self.name, "hilbert_rank": self.rank, "hilbert_order": self.order}
+
+
+LAYOUT_NAMES = ("row-major", "morton", "hilbert")
+
+
+def layout_from_config(config: Mapping[str, Any]) -> Layout:
+    """Rebuild a layout from :meth:`Layout.to_config`, validating every field.
+
+    Raises
+    ------
+    LayoutError
+        For an unknown name, missing or extra fields, or a descriptor that breaks a rule.
+    """
+    if not isinstance(config, Mapping) or "name" not in config:
+        raise LayoutError(f"a layout descriptor must be a mapping with a 'name', got {config!r}")
+    fields = {
+        "row-major": set(),
+        "morton": {"morton_bits"},
+        "hilbert": {"hilbert_rank", "hilbert_order"},
+    }
+    name = config["name"]
+    if name not in fields:
+        raise LayoutError(f"unknown layout {name!r}; expected one of {', '.join(LAYOUT_NAMES)}")
+    given = set(config) - {"name"}
+    if given != fields[name]:
+        raise LayoutError(
+            f"{name} layout descriptor needs fields {sorted(fields[name])}, got {sorted(given)}"
+        )
+    if name == "row-major":
+        return RowMajorLayout()
+    if name == "morton":
+        bits = config["morton_bits"]
+        if not isinstance(bits, list | tuple):
+            raise LayoutError(f"morton_bits must be a list of integers, got {bits!r}")
+        return MortonLayout(tuple(bits))
+    return HilbertLayout(config["hilbert_rank"], config["hilbert_order"])
+
+
+def layout_for_shape(kind: str, shape: Sequence[int]) -> Layout:
+    """The layout named ``kind`` fitted to a chunk ``shape``.
+
+    ``kind`` is ``"hilbert"``, ``"morton"``, ``"row-major"`` or ``"auto"`` (Hilbert
+    where the shape is a cube of power-of-two side and rank >= 2, else Morton, and
+    row-major for rank 0).
+    """
+    shape = parse_shape(shape)
+    if kind == "auto":
+        if not shape:
+            return RowMajorLayout()
+        try:
+            return HilbertLayout.for_shape(shape)
+        except LayoutError:
+            kind = "morton"
+    if kind == "hilbert":
+        return HilbertLayout.for_shape(shape)
+    if kind == "morton":
+        layout = MortonLayout.for_shape(shape)
+        if sum(layout.morton_bits) > MAX_KEY_BITS:
+            raise LayoutError(f"morton layout cannot address shape {shape} in 64 bits")
+        return layout
+    if kind == "row-major":
+        return RowMajorLayout()
+    raise LayoutError(
+        f"unknown layout {kind!r}; expected 'auto' or one of {', '.join(LAYOUT_NAMES)}"
+    )
+
