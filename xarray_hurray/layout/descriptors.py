@@ -258,13 +258,9 @@ class HilbertLayout(Layout):
                 f"{self.order!r}"
             )
         if self.rank < 2:
-            raise LayoutError(
-                f"hilbert constraint 3: hilbert_rank must be >= 2, got {self.rank}"
-            )
+            raise LayoutError(f"hilbert constraint 3: hilbert_rank must be >= 2, got {self.rank}")
         if self.order <= 0:
-            raise LayoutError(
-                f"hilbert constraint 4: hilbert_order must be > 0, got {self.order}"
-            )
+            raise LayoutError(f"hilbert constraint 4: hilbert_order must be > 0, got {self.order}")
         check_curve(self.rank, self.order)
         object.__setattr__(self, "rank", int(self.rank))
         object.__setattr__(self, "order", int(self.order))
@@ -379,4 +375,3 @@ def layout_for_shape(kind: str, shape: Sequence[int]) -> Layout:
     raise LayoutError(
         f"unknown layout {kind!r}; expected 'auto' or one of {', '.join(LAYOUT_NAMES)}"
     )
-

@@ -39,7 +39,9 @@ def curve_order(
     """
     grid = parse_shape(grid_shape)
     if kind not in LAYOUT_NAMES:
-        raise LayoutError(f"unknown chunk order {kind!r}; expected one of {', '.join(LAYOUT_NAMES)}")
+        raise LayoutError(
+            f"unknown chunk order {kind!r}; expected one of {', '.join(LAYOUT_NAMES)}"
+        )
     rank = len(grid)
     curve_axes = tuple(range(rank)) if axes is None else tuple(int(a) for a in axes)
     if sorted(set(curve_axes)) != sorted(curve_axes) or any(not 0 <= a < rank for a in curve_axes):
