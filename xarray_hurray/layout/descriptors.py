@@ -109,7 +109,10 @@ class Layout(ABC):
         flat = array.reshape(-1)
         sources = self.sources(shape)
         if self.buffer_size(shape) != flat.size:
-            flat = np.append(flat, np.asarray(fill_value, dtype=array.dtype))
+            padded = np.empty(flat.size + 1, dtype=array.dtype)
+            padded[:-1] = flat
+            padded[-1] = fill_value
+            flat = padded
         return np.take(flat, sources, mode="clip")
 
     def decode(self, buffer: np.ndarray, shape: Sequence[int]) -> np.ndarray:
@@ -224,7 +227,7 @@ class MortonLayout(Layout):
         return 1 << sum(self.morton_bits)
 
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
-        coords = np.indices(shape, dtype=np.int64).reshape(len(shape), -1).T
+        coords = np.indices(shape, dtype=np.int64).reshape(len(shape), math.prod(shape)).T
         return morton_encode(coords, self.morton_bits)
 
     def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -294,7 +297,7 @@ class HilbertLayout(Layout):
         return 1 << (self.rank * self.order)
 
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
-        coords = np.indices(shape, dtype=np.int64).reshape(len(shape), -1).T
+        coords = np.indices(shape, dtype=np.int64).reshape(len(shape), math.prod(shape)).T
         return hilbert_encode(coords, self.order)
 
     def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

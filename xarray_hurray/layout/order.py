@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,12 +47,18 @@ def curve_order(
     curve_axes = tuple(range(rank)) if axes is None else tuple(int(a) for a in axes)
     if sorted(set(curve_axes)) != sorted(curve_axes) or any(not 0 <= a < rank for a in curve_axes):
         raise LayoutError(f"curve axes {curve_axes} must be distinct axes of a rank-{rank} grid")
-    count = int(np.prod(grid, dtype=np.int64))
+    count = math.prod(grid)
     if kind == "row-major" or count <= 1:
         return np.arange(count, dtype=np.int64)
-    coords = np.indices(grid, dtype=np.int64).reshape(rank, -1)
     outer_axes = [a for a in range(rank) if a not in curve_axes]
     moving = [a for a in sorted(curve_axes) if grid[a] > 1]
+    order = max((grid[a] - 1 for a in moving), default=0).bit_length()
+    if order * len(moving) > MAX_KEY_BITS:
+        raise LayoutError(
+            f"a {kind} curve over a grid of {[grid[a] for a in moving]} chunks needs "
+            f"{order * len(moving)} bits, more than {MAX_KEY_BITS}"
+        )
+    coords = np.indices(grid, dtype=np.int64).reshape(rank, count)
     outer = (
         np.ravel_multi_index(tuple(coords[outer_axes]), tuple(grid[a] for a in outer_axes))
         if outer_axes
@@ -59,12 +66,6 @@ def curve_order(
     )
     if len(moving) <= 1:
         return np.lexsort((coords[moving[0]] if moving else outer, outer)).astype(np.int64)
-    order = max(grid[a] - 1 for a in moving).bit_length()
-    if order * len(moving) > MAX_KEY_BITS:
-        raise LayoutError(
-            f"a {kind} curve over a grid of {[grid[a] for a in moving]} chunks needs "
-            f"{order * len(moving)} bits, more than {MAX_KEY_BITS}"
-        )
     points = coords[moving].T
     if kind == "hilbert":
         key = hilbert_encode(points, order)
