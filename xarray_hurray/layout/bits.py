@@ -120,5 +120,8 @@ def check_range(array: np.ndarray, limit_bits: int, name: str) -> None:
 
 
 def coordinate_dtype(bits: int) -> np.dtype:
-    """The narrowest unsigned dtype of at least 32 bits that holds ``bits`` bits."""
-    return np.dtype(np.uint32) if bits <= 32 else np.dtype(np.uint64)
+    """The narrowest unsigned dtype of at least 16 bits that holds ``bits`` bits."""
+    for dtype in (np.uint16, np.uint32):
+        if bits <= np.iinfo(dtype).bits:
+            return np.dtype(dtype)
+    return np.dtype(np.uint64)

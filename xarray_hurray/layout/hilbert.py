@@ -42,6 +42,7 @@ def _axes_to_transpose(x: np.ndarray, order: int) -> None:
     x0 = x[0]
     t = np.empty_like(x0)
     flip = np.empty_like(x0)
+    keep = np.empty_like(x0)
     q = order - 1
     while q > 0:
         p = x.dtype.type((1 << q) - 1)
@@ -53,11 +54,13 @@ def _axes_to_transpose(x: np.ndarray, order: int) -> None:
             if i == 0:
                 x0 ^= flip
                 continue
+            # where the bit is clear, exchange the low bits of x[0] and x[i]
             np.bitwise_xor(x0, x[i], out=t)
-            t &= flip ^ p  # exchange low bits only where the bit is clear
-            x0 ^= flip
-            x0 ^= t
+            np.bitwise_xor(flip, p, out=keep)
+            t &= keep
             x[i] ^= t
+            flip ^= t
+            x0 ^= flip
         q -= 1
     for i in range(1, rank):
         x[i] ^= x[i - 1]
@@ -80,6 +83,7 @@ def _transpose_to_axes(x: np.ndarray, order: int) -> None:
         x[i] ^= x[i - 1]
     x0 ^= t
     flip = np.empty_like(x0)
+    keep = np.empty_like(x0)
     for q in range(1, order):
         p = x.dtype.type((1 << q) - 1)
         for i in range(rank - 1, -1, -1):
@@ -90,10 +94,11 @@ def _transpose_to_axes(x: np.ndarray, order: int) -> None:
                 x0 ^= flip
                 continue
             np.bitwise_xor(x0, x[i], out=t)
-            t &= flip ^ p
-            x0 ^= flip
-            x0 ^= t
+            np.bitwise_xor(flip, p, out=keep)
+            t &= keep
             x[i] ^= t
+            flip ^= t
+            x0 ^= flip
 
 
 def hilbert_encode(coords: object, order: int) -> np.ndarray:
