@@ -1,6 +1,69 @@
-"""Shared test configuration."""
+"""Shared test configuration and fixtures."""
 
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
 from hypothesis import settings
 
 settings.register_profile("default", deadline=None, max_examples=60)
 settings.load_profile("default")
+
+
+@dataclass(frozen=True)
+class S3Endpoint:
+    """A running S3-compatible server on the loopback interface, and a fresh bucket."""
+
+    url: str
+    bucket: str
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        """fsspec/s3fs options that reach this server and nothing else."""
+        return {
+            "key": "testing",
+            "secret": "testing",
+            "client_kwargs": {"endpoint_url": self.url, "region_name": "us-west-2"},
+        }
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def s3_server_url() -> Iterator[str]:
+    """Start moto's S3 server on 127.0.0.1 for the whole session."""
+    server_module = pytest.importorskip("moto.server")
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-west-2",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }.items():
+        os.environ.setdefault(name, value)
+    port = _free_port()
+    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3(s3_server_url: str) -> S3Endpoint:
+    """A new, empty bucket on the session's S3 server."""
+    s3fs = pytest.importorskip("s3fs")
+    endpoint = S3Endpoint(url=s3_server_url, bucket=f"test-{uuid.uuid4().hex[:12]}")
+    fs = s3fs.S3FileSystem(**endpoint.storage_options, skip_instance_cache=True)
+    fs.mkdir(endpoint.bucket)
+    return endpoint
