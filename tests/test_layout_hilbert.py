@@ -1,12 +1,15 @@
 """Hilbert keys against the seed's algorithm, its conformance properties and its errors."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from skilling_reference import coords_to_hilbert, hilbert_to_coords
 
-from xarray_hurray.layout import LayoutError, hilbert_decode, hilbert_encode
+from xarray_hurray.layout import LayoutError, hilbert_decode, hilbert_encode, layout_from_config
 
 SMALL_CURVES = [(r, p) for r in range(2, 6) for p in range(1, 17) if r * p <= 16]
 
@@ -108,3 +111,16 @@ def test_full_64_bit_keys_round_trip():
     keys = hilbert_encode(top, 32)
     assert [int(k) for k in keys] == [coords_to_hilbert([int(v) for v in p], 2, 32) for p in top]
     np.testing.assert_array_equal(hilbert_decode(keys, 2, 32), top.astype(np.int64))
+
+
+def test_seed_conformance_table():
+    """The r = 2, p = 2 table (a golden file), against both directions of the mapping."""
+    table = json.loads((Path(__file__).parent / "data" / "hilbert_r2_p2.json").read_text())
+    layout = layout_from_config(table["layout"])
+    assert (layout.rank, layout.order) == (2, 2)
+    indices = [cell["index"] for cell in table["cells"]]
+    coords = np.array([cell["coords"] for cell in table["cells"]])
+    assert indices == list(range(16))
+    np.testing.assert_array_equal(hilbert_decode(np.arange(16), 2, 2), coords)
+    np.testing.assert_array_equal(hilbert_encode(coords, 2), np.arange(16, dtype=np.uint64))
+    assert [coords_to_hilbert(list(c), 2, 2) for c in coords] == indices
