@@ -3,8 +3,8 @@
 Both curves end with the same step: the bits of every coordinate are placed at
 fixed positions of an integer key.  A *bit map* gives, for each dimension ``d``
 and bit ``b`` of that dimension, the key position that holds it.  Packing and
-unpacking go a byte at a time through 256-entry lookup tables, so the cost per
-point is a handful of table lookups instead of one operation per bit.
+unpacking go up to 16 bits at a time through lookup tables, so the cost per
+point is a few table lookups instead of one operation per bit.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from .errors import LayoutError
 
 MAX_KEY_BITS = 64
 BLOCK = 1 << 16  # points processed per block, sized to stay in cache
+PIECE_BITS = 16  # bits looked up at once: tables of at most 65,536 entries
 
 BitMap = tuple[tuple[int, ...], ...]
 """``bitmap[d][b]`` is the key position holding bit ``b`` of coordinate ``d``."""
@@ -40,64 +41,79 @@ def interleaved_bitmap(bits: tuple[int, ...]) -> BitMap:
     return tuple(tuple(p) for p in positions)
 
 
+def _pieces(width: int) -> list[tuple[int, int]]:
+    """Split ``width`` bits into ``(first bit, bit count)`` pieces of at most ``PIECE_BITS``."""
+    return [(first, min(PIECE_BITS, width - first)) for first in range(0, width, PIECE_BITS)]
+
+
 @lru_cache(maxsize=64)
 def _pack_tables(bitmap: BitMap) -> tuple[tuple[np.ndarray, ...], ...]:
     tables = []
-    values = np.arange(256, dtype=np.uint64)
     for positions in bitmap:
-        per_byte = []
-        for first in range(0, len(positions), 8):
-            table = np.zeros(256, dtype=np.uint64)
-            for j, position in enumerate(positions[first : first + 8]):
-                table |= ((values >> np.uint64(j)) & np.uint64(1)) << np.uint64(position)
-            per_byte.append(table)
-        tables.append(tuple(per_byte))
+        per_piece = []
+        for first, count in _pieces(len(positions)):
+            values = np.arange(1 << count, dtype=np.uint64)
+            table = np.zeros(1 << count, dtype=np.uint64)
+            for j in range(count):
+                bit = (values >> np.uint64(j)) & np.uint64(1)
+                table |= bit << np.uint64(positions[first + j])
+            per_piece.append(table)
+        tables.append(tuple(per_piece))
     return tuple(tables)
 
 
 @lru_cache(maxsize=64)
 def _unpack_tables(bitmap: BitMap, coord_dtype: str) -> tuple[np.ndarray, ...]:
-    key_bits = sum(len(p) for p in bitmap)
     owner = {}
     for d, positions in enumerate(bitmap):
         for b, position in enumerate(positions):
             owner[position] = (d, b)
-    values = np.arange(256, dtype=np.uint64)
     tables = []
-    for first in range(0, key_bits, 8):
-        table = np.zeros((len(bitmap), 256), dtype=coord_dtype)
-        for j in range(8):
-            if first + j in owner:
-                d, b = owner[first + j]
-                bit = ((values >> np.uint64(j)) & np.uint64(1)) << np.uint64(b)
-                table[d] |= bit.astype(coord_dtype)
+    for first, count in _pieces(len(owner)):
+        values = np.arange(1 << count, dtype=np.uint64)
+        table = np.zeros((len(bitmap), 1 << count), dtype=coord_dtype)
+        for j in range(count):
+            d, b = owner[first + j]
+            bit = ((values >> np.uint64(j)) & np.uint64(1)) << np.uint64(b)
+            table[d] |= bit.astype(coord_dtype)
         tables.append(table)
     return tuple(tables)
 
 
 def pack(columns: np.ndarray, bitmap: BitMap) -> np.ndarray:
-    """Scatter the bits of ``columns`` (shape ``(rank, n)``) into uint64 keys."""
+    """Scatter the bits of ``columns`` (shape ``(rank, n)``) into uint64 keys.
+
+    Every value of ``columns[d]`` must be below ``2**len(bitmap[d])``.
+    """
     tables = _pack_tables(bitmap)
     key = np.zeros(columns.shape[1], dtype=np.uint64)
     scratch = np.empty(columns.shape[1], dtype=columns.dtype)
-    for column, per_byte in zip(columns, tables, strict=True):
-        for k, table in enumerate(per_byte):
-            np.right_shift(column, 8 * k, out=scratch)
-            np.bitwise_and(scratch, 255, out=scratch)
+    for column, positions, per_piece in zip(columns, bitmap, tables, strict=True):
+        for (first, count), table in zip(_pieces(len(positions)), per_piece, strict=True):
+            if first == 0 and count == len(positions):
+                key |= table[column]
+                continue
+            np.right_shift(column, first, out=scratch)
+            np.bitwise_and(scratch, (1 << count) - 1, out=scratch)
             key |= table[scratch]
     return key
 
 
 def unpack(keys: np.ndarray, bitmap: BitMap, coord_dtype: np.dtype) -> np.ndarray:
-    """Gather the bits of uint64 ``keys`` back into columns of shape ``(rank, n)``."""
+    """Gather the bits of uint64 ``keys`` back into columns of shape ``(rank, n)``.
+
+    Every key must be below ``2**(total bits of the map)``.
+    """
     tables = _unpack_tables(bitmap, np.dtype(coord_dtype).str)
+    key_bits = sum(len(p) for p in bitmap)
     columns = np.zeros((len(bitmap), keys.shape[0]), dtype=coord_dtype)
-    byte = np.empty(keys.shape[0], dtype=np.uint64)
-    for k, table in enumerate(tables):
-        np.right_shift(keys, np.uint64(8 * k), out=byte)
-        np.bitwise_and(byte, np.uint64(255), out=byte)
+    piece = np.empty(keys.shape[0], dtype=np.uint64)
+    for (first, count), table in zip(_pieces(key_bits), tables, strict=True):
+        np.right_shift(keys, np.uint64(first), out=piece)
+        if first + count < key_bits:
+            np.bitwise_and(piece, np.uint64((1 << count) - 1), out=piece)
         for d in range(len(bitmap)):
-            columns[d] |= table[d][byte]
+            columns[d] |= table[d][piece]
     return columns
 
 
