@@ -1,0 +1,23 @@
+"""``Dataset.hurray``: the writer as a Dataset accessor."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import xarray as xr
+
+from .xarray_writer import to_hurray
+
+
+@xr.register_dataset_accessor("hurray")
+class HurrayAccessor:
+    """Hurray methods of a Dataset: ``ds.hurray.to_hurray(path, ...)``."""
+
+    def __init__(self, dataset: xr.Dataset) -> None:
+        self._dataset = dataset
+
+    def to_hurray(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        """Write the dataset to ``path``; the arguments are those of
+        :func:`xarray_hurray.to_hurray`."""
+        to_hurray(self._dataset, path, **kwargs)

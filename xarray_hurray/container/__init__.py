@@ -1,0 +1,31 @@
+"""The Hurray container: one file holding a dataset's metadata, chunk indexes and chunks.
+
+- :class:`ContainerWriter`: streams chunks in placement order into an atomic write.
+- :class:`ContainerReader`: plans merged range reads for outer selections.
+- :class:`DatasetMeta`, :class:`VariableMeta`: the validated description.
+- :class:`HurrayFormatError`: everything that makes a file unreadable.
+"""
+
+from .chunk import ChunkCodec
+from .codecs import ALLOWED_CODECS, parse_codecs
+from .elements import element_type
+from .errors import HurrayFormatError
+from .format import MAGIC, VERSION
+from .metadata import DatasetMeta, VariableMeta, parse_metadata
+from .reader import ContainerReader
+from .writer import ContainerWriter
+
+__all__ = [
+    "ALLOWED_CODECS",
+    "MAGIC",
+    "VERSION",
+    "ChunkCodec",
+    "ContainerReader",
+    "ContainerWriter",
+    "DatasetMeta",
+    "HurrayFormatError",
+    "VariableMeta",
+    "element_type",
+    "parse_codecs",
+    "parse_metadata",
+]

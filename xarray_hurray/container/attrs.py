@@ -1,0 +1,111 @@
+"""Attribute values in the JSON metadata.
+
+JSON strings, booleans, integers, finite floats, null and lists of these are stored
+as they are (tuples become lists).  numpy scalars and arrays are stored as an object
+``{"dtype": <element type>, "shape": [...], "data": [...]}`` whose ``data`` lists the
+elements in C order; non-finite floats are written ``"NaN"``, ``"Infinity"`` and
+``"-Infinity"``, and complex numbers as ``[real, imag]`` pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .elements import element_type, parse_element_type
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _float_to_json(value: float) -> float | str:
+    if math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+def _float_from_json(value: float | str) -> float:
+    return _NON_FINITE[value] if isinstance(value, str) else float(value)
+
+
+def _item_to_json(item: Any, kind: str) -> Any:
+    if kind == "f":
+        return _float_to_json(float(item))
+    if kind == "c":
+        return [_float_to_json(item.real), _float_to_json(item.imag)]
+    return item
+
+
+def _item_from_json(item: Any, kind: str) -> Any:
+    if kind == "f":
+        return _float_from_json(item)
+    if kind == "c":
+        return complex(_float_from_json(item[0]), _float_from_json(item[1]))
+    return item
+
+
+def encode_attr(value: Any, name: str = "") -> Any:
+    """The JSON value storing attribute ``value``.
+
+    Raises
+    ------
+    TypeError
+        Naming the attribute, for values that have no representation (mappings, bytes,
+        datetimes, objects).
+    """
+    if isinstance(value, np.generic | np.ndarray) and value.dtype.kind in "biufcU":
+        array = np.asarray(value)
+        return {
+            "dtype": element_type(array.dtype),
+            "shape": list(array.shape),
+            "data": [_item_to_json(item, array.dtype.kind) for item in array.ravel().tolist()],
+        }
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else encode_attr(np.float64(value), name)
+    if isinstance(value, list | tuple):
+        return [encode_attr(item, name) for item in value]
+    raise TypeError(
+        f"attribute {name!r} has a value of type {type(value).__name__} that cannot be "
+        "stored; use str, numbers, booleans, numpy numbers or arrays, or lists of these"
+    )
+
+
+def decode_attr(value: Any) -> Any:
+    """The attribute value stored as ``value`` by :func:`encode_attr`.
+
+    Raises
+    ------
+    ValueError
+        For a malformed numpy object.
+    """
+    if isinstance(value, list):
+        return [decode_attr(item) for item in value]
+    if not isinstance(value, Mapping):
+        return value
+    if set(value) != {"dtype", "shape", "data"}:
+        raise ValueError(f"a numpy attribute needs dtype, shape and data, got {sorted(value)}")
+    dtype = parse_element_type(value["dtype"])
+    if dtype.kind not in "biufcU":
+        raise ValueError(f"numpy attributes cannot have element type {value['dtype']!r}")
+    items = [_item_from_json(item, dtype.kind) for item in value["data"]]
+    array = np.array(items, dtype=dtype).reshape(value["shape"])
+    return array[()] if array.ndim == 0 else array
+
+
+def encode_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
+    """Encode a mapping of attributes, whose names must be strings."""
+    encoded = {}
+    for key, value in attrs.items():
+        if not isinstance(key, str):
+            raise TypeError(f"attribute names must be strings, got {key!r}")
+        encoded[key] = encode_attr(value, key)
+    return encoded
+
+
+def decode_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Decode a mapping of attributes written by :func:`encode_attrs`."""
+    return {key: decode_attr(value) for key, value in attrs.items()}

@@ -1,0 +1,21 @@
+"""CRC-32C checksums (Castagnoli), as used for every part of a Hurray file."""
+
+from __future__ import annotations
+
+import google_crc32c
+
+from .errors import HurrayFormatError
+
+
+def crc32c(data: bytes) -> int:
+    """The CRC-32C of ``data`` as an unsigned 32-bit integer."""
+    return google_crc32c.value(bytes(data))
+
+
+def verify(data: bytes, expected: int, what: str) -> None:
+    """Raise a :class:`HurrayFormatError` naming ``what`` unless ``crc32c(data) == expected``."""
+    actual = crc32c(data)
+    if actual != expected:
+        raise HurrayFormatError(
+            f"checksum mismatch in {what}: stored crc32c {expected:#010x}, computed {actual:#010x}"
+        )

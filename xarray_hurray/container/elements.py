@@ -1,0 +1,129 @@
+"""Element types of the format and the bytes of a buffer of elements.
+
+Fixed-size types are stored little-endian, one after another.  The ``string`` type
+(variable-length UTF-8) stores a buffer of ``n`` strings as ``n`` uint32 byte lengths
+followed by the concatenated UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+FIXED_TYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+"""Numeric element types, named as numpy names them."""
+
+STRING = "string"
+"""Variable-length UTF-8 strings."""
+
+_TEXT = re.compile(r"^([SU])([1-9][0-9]*)$")
+
+
+def parse_element_type(name: str) -> np.dtype:
+    """The numpy dtype of element type ``name`` (object for ``string``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown type name.
+    """
+    if name in FIXED_TYPES:
+        return np.dtype(name).newbyteorder("<")
+    if name == STRING:
+        return np.dtype(object)
+    match = _TEXT.match(name) if isinstance(name, str) else None
+    if match is None:
+        raise ValueError(
+            f"unknown element type {name!r}; expected one of {', '.join(FIXED_TYPES)}, "
+            "'S<n>', 'U<n>' or 'string'"
+        )
+    return np.dtype(f"<{match.group(1)}{match.group(2)}")
+
+
+def element_type(dtype: np.dtype) -> str:
+    """The element type name that stores ``dtype``.
+
+    Raises
+    ------
+    TypeError
+        For dtypes the format cannot store (datetimes must be CF-encoded first).
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biufc" and dtype.name in FIXED_TYPES:
+        return dtype.name
+    if dtype.kind in "SU" and dtype.itemsize > 0:
+        return f"{dtype.kind}{dtype.itemsize // (4 if dtype.kind == 'U' else 1)}"
+    if dtype.kind in "OT":
+        return STRING
+    raise TypeError(
+        f"dtype {dtype} cannot be stored; supported are {', '.join(FIXED_TYPES)}, "
+        "fixed-width bytes and unicode, and str"
+    )
+
+
+def pad_value(name: str) -> object:
+    """The value written into padding elements: zero, or the empty string."""
+    return "" if name == STRING else 0
+
+
+def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
+    """The bytes of a 1-D buffer of elements, as an array codecs accept.
+
+    Numeric buffers keep their dtype (so that shuffling codecs see the item size);
+    text is viewed as bytes.
+    """
+    if name == STRING:
+        try:
+            encoded = [item.encode("utf-8") for item in buffer.tolist()]
+        except AttributeError as err:
+            raise TypeError(f"a string variable holds a non-str element: {err}") from None
+        lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded))
+        return np.frombuffer(lengths.tobytes() + b"".join(encoded), dtype=np.uint8)
+    array = np.ascontiguousarray(buffer, dtype=parse_element_type(name))
+    return array.view(np.uint8) if array.dtype.kind in "bSU" else array
+
+
+def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
+    """The 1-D buffer of ``count`` elements held by ``data``.
+
+    Raises
+    ------
+    ValueError
+        When ``data`` does not hold exactly ``count`` elements.
+    """
+    if name != STRING:
+        dtype = parse_element_type(name)
+        if len(data) != count * dtype.itemsize:
+            raise ValueError(
+                f"{count} elements of {name} need {count * dtype.itemsize} bytes, got {len(data)}"
+            )
+        return np.frombuffer(data, dtype=dtype)
+    if len(data) < 4 * count:
+        raise ValueError(f"{count} strings need {4 * count} bytes of lengths, got {len(data)}")
+    lengths = np.frombuffer(data, dtype="<u4", count=count).astype(np.int64)
+    ends = 4 * count + np.cumsum(lengths)
+    total = int(ends[-1]) if count else 0
+    if total != len(data):
+        raise ValueError(f"string lengths add up to {total} bytes, the buffer holds {len(data)}")
+    starts = ends - lengths
+    out = np.empty(count, dtype=object)
+    out[:] = [
+        data[s:e].decode("utf-8") for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
+    ]
+    return out

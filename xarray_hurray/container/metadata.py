@@ -1,0 +1,226 @@
+"""The description of a dataset and its variables, as stored in the JSON metadata."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..layout import LAYOUT_NAMES, Layout, LayoutError, curve_order, layout_from_config
+from .attrs import decode_attrs, encode_attrs
+from .codecs import parse_codecs
+from .elements import parse_element_type
+from .errors import HurrayFormatError
+from .format import INDEX_ENTRY
+
+
+def _int_tuple(values: Sequence[int], what: str, minimum: int) -> tuple[int, ...]:
+    if not isinstance(values, list | tuple) or not all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= minimum for v in values
+    ):
+        raise ValueError(f"{what} must be a list of integers >= {minimum}, got {values!r}")
+    return tuple(int(v) for v in values)
+
+
+@dataclass(frozen=True)
+class VariableMeta:
+    """One variable: its dimensions, element type, chunk grid, layout and codecs.
+
+    Every field is validated on construction; a :class:`ValueError` names the
+    variable and the field.
+    """
+
+    name: str
+    dims: tuple[str, ...]
+    shape: tuple[int, ...]
+    dtype: str
+    chunks: tuple[int, ...]
+    layout: Layout
+    codecs: tuple[dict[str, Any], ...] = ()
+    chunk_order: str = "hilbert"
+    curve_axes: tuple[int, ...] | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        try:
+            self._validate()
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"variable {self.name!r}: {err}") from None
+
+    def _validate(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("the name must be a non-empty string")
+        shape = _int_tuple(self.shape, "shape", 0)
+        if not isinstance(self.dims, list | tuple) or not all(
+            isinstance(d, str) for d in self.dims
+        ):
+            raise ValueError(f"dims must be a list of strings, got {self.dims!r}")
+        if len(set(self.dims)) != len(self.dims) or len(self.dims) != len(shape):
+            raise ValueError(f"dims {list(self.dims)} must be distinct, one per axis of {shape}")
+        parse_element_type(self.dtype)
+        chunks = _int_tuple(self.chunks, "chunks", 1)
+        if len(chunks) != len(shape):
+            raise ValueError(f"chunks {chunks} must have one entry per axis of shape {shape}")
+        if not isinstance(self.layout, Layout):
+            raise TypeError(f"layout must be a Layout, got {self.layout!r}")
+        self.layout.validate(chunks)
+        if self.chunk_order not in LAYOUT_NAMES:
+            raise ValueError(
+                f"chunk order {self.chunk_order!r} is not one of {', '.join(LAYOUT_NAMES)}"
+            )
+        axes = tuple(range(len(shape))) if self.curve_axes is None else self.curve_axes
+        axes = _int_tuple(axes, "curve axes", 0)
+        if len(set(axes)) != len(axes) or any(a >= len(shape) for a in axes):
+            raise ValueError(f"curve axes {list(axes)} must be distinct axes of {shape}")
+        if not isinstance(self.attrs, dict):
+            raise TypeError(f"attrs must be a dict, got {type(self.attrs).__name__}")
+        encode_attrs(self.attrs)
+        set_field = object.__setattr__
+        set_field(self, "dims", tuple(self.dims))
+        set_field(self, "shape", shape)
+        set_field(self, "chunks", chunks)
+        set_field(self, "codecs", parse_codecs(list(self.codecs)))
+        set_field(self, "curve_axes", axes)
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        """Number of chunks along each axis."""
+        return tuple(math.ceil(n / c) for n, c in zip(self.shape, self.chunks, strict=True))
+
+    @property
+    def chunk_count(self) -> int:
+        """Number of chunks; every chunk is stored, padded to the full chunk shape."""
+        return math.prod(self.grid_shape)
+
+    @property
+    def index_length(self) -> int:
+        """Bytes of this variable's chunk index: the entries and their crc32c."""
+        return self.chunk_count * INDEX_ENTRY.itemsize + 4
+
+    @cached_property
+    def placement(self) -> np.ndarray:
+        """Row-major flat chunk indices in the order their bytes follow in the file."""
+        return curve_order(self.grid_shape, self.chunk_order, self.curve_axes)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object describing this variable."""
+        return {
+            "name": self.name,
+            "dims": list(self.dims),
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "chunks": list(self.chunks),
+            "layout": self.layout.to_config(),
+            "codecs": [dict(c) for c in self.codecs],
+            "chunk_order": {"curve": self.chunk_order, "axes": list(self.curve_axes or ())},
+            "attrs": encode_attrs(self.attrs),
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> VariableMeta:
+        """Parse the JSON object of one variable.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError, LayoutError
+            For missing, extra or invalid fields.
+        """
+        expected = {"name", "dims", "shape", "dtype", "chunks", "layout", "codecs"}
+        expected |= {"chunk_order", "attrs"}
+        if not isinstance(obj, Mapping) or set(obj) != expected:
+            got = sorted(obj) if isinstance(obj, Mapping) else obj
+            raise ValueError(f"a variable needs exactly the keys {sorted(expected)}, got {got}")
+        order = obj["chunk_order"]
+        if not isinstance(order, Mapping) or set(order) != {"curve", "axes"}:
+            raise ValueError(f"chunk_order needs the keys curve and axes, got {order!r}")
+        if not isinstance(obj["codecs"], list):
+            raise ValueError(f"codecs must be a list, got {obj['codecs']!r}")
+        return cls(
+            name=obj["name"],
+            dims=obj["dims"],
+            shape=obj["shape"],
+            dtype=obj["dtype"],
+            chunks=obj["chunks"],
+            layout=layout_from_config(obj["layout"]),
+            codecs=tuple(obj["codecs"]),
+            chunk_order=order["curve"],
+            curve_axes=order["axes"],
+            attrs=decode_attrs(obj["attrs"]),
+        )
+
+
+@dataclass(frozen=True)
+class DatasetMeta:
+    """A dataset: its attributes and its variables, in file order."""
+
+    attrs: dict[str, Any]
+    variables: tuple[VariableMeta, ...]
+
+    def __post_init__(self) -> None:
+        names = [v.name for v in self.variables]
+        if len(set(names)) != len(names):
+            raise ValueError(f"variable names must be unique, got {names}")
+        sizes: dict[str, int] = {}
+        for var in self.variables:
+            for dim, size in zip(var.dims, var.shape, strict=True):
+                if sizes.setdefault(dim, size) != size:
+                    raise ValueError(
+                        f"dimension {dim!r} has length {sizes[dim]} and, in variable "
+                        f"{var.name!r}, {size}"
+                    )
+        encode_attrs(self.attrs)
+
+    def variable(self, name: str) -> VariableMeta:
+        """The variable called ``name``; :class:`KeyError` if there is none."""
+        for var in self.variables:
+            if var.name == name:
+                return var
+        raise KeyError(f"no variable {name!r}; the file holds {[v.name for v in self.variables]}")
+
+    @property
+    def index_length(self) -> int:
+        """Bytes of the index region: every variable's index, in variable order."""
+        return sum(v.index_length for v in self.variables)
+
+    def index_offsets(self, index_offset: int) -> dict[str, int]:
+        """Absolute offset of each variable's index, given where the index region starts."""
+        offsets = np.cumsum([index_offset] + [v.index_length for v in self.variables])
+        return {v.name: int(o) for v, o in zip(self.variables, offsets, strict=False)}
+
+    def to_bytes(self) -> bytes:
+        """The metadata as compact UTF-8 JSON."""
+        obj = {
+            "attrs": encode_attrs(self.attrs),
+            "variables": [v.to_json() for v in self.variables],
+        }
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def parse_metadata(data: bytes) -> DatasetMeta:
+    """Parse and validate the metadata of a file.
+
+    Raises
+    ------
+    HurrayFormatError
+        Naming what is invalid.
+    """
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise HurrayFormatError(f"metadata is not UTF-8 JSON: {err}") from None
+    try:
+        if not isinstance(obj, dict) or set(obj) != {"attrs", "variables"}:
+            raise ValueError("the metadata needs exactly the keys attrs and variables")
+        if not isinstance(obj["variables"], list) or not isinstance(obj["attrs"], dict):
+            raise ValueError("attrs must be an object and variables a list")
+        return DatasetMeta(
+            attrs=decode_attrs(obj["attrs"]),
+            variables=tuple(VariableMeta.from_json(v) for v in obj["variables"]),
+        )
+    except (ValueError, TypeError, KeyError, LayoutError) as err:
+        raise HurrayFormatError(f"invalid metadata: {err}") from None

@@ -1,0 +1,159 @@
+"""Reading a Hurray file: one request for the head, one per variable index, and
+merged range requests for the chunks a selection touches."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..io import ByteSource, MergePolicy, plan_reads
+from .checksum import verify
+from .chunk import ChunkCodec
+from .elements import parse_element_type
+from .errors import HurrayFormatError
+from .format import HEAD_SIZE, Header
+from .index import unpack_index
+from .metadata import DatasetMeta, VariableMeta, parse_metadata
+from .select import Key, OuterSelection
+
+
+class ContainerReader:
+    """Thread-safe, picklable reader of one Hurray file.
+
+    Parameters
+    ----------
+    source
+        Where the bytes are.
+    policy
+        How byte ranges are merged into requests.
+
+    Raises
+    ------
+    HurrayFormatError
+        When the header or the metadata is missing, truncated, corrupt or of a
+        later version.
+    """
+
+    def __init__(self, source: ByteSource, policy: MergePolicy | None = None) -> None:
+        self.source = source
+        self.policy = policy or MergePolicy()
+        head = source.read(0, HEAD_SIZE)
+        self.header = Header.unpack(head)
+        size = source.size()
+        if size is not None and size != self.header.file_length:
+            raise HurrayFormatError(
+                f"{source.name} has {size} bytes but its header records "
+                f"{self.header.file_length}: the file is truncated or was appended to"
+            )
+        self.metadata: DatasetMeta = parse_metadata(
+            self._region(
+                head,
+                self.header.metadata_offset,
+                self.header.metadata_length,
+                "metadata",
+                self.header.metadata_crc32c,
+            )
+        )
+        self._index_offsets = self.metadata.index_offsets(self.header.index_offset)
+        self._head = head
+        self._indexes: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def _region(self, head: bytes, offset: int, length: int, what: str, crc: int | None) -> bytes:
+        """Bytes ``[offset, offset + length)``, from ``head`` when it holds them."""
+        if offset + length <= len(head):
+            data = head[offset : offset + length]
+        else:
+            data = self.source.read(offset, offset + length)
+        if len(data) != length:
+            raise HurrayFormatError(
+                f"truncated file {self.source.name}: {what} needs bytes "
+                f"[{offset}, {offset + length}), got {len(data)}"
+            )
+        if crc is not None:
+            verify(data, crc, what)
+        return data
+
+    def variable(self, name: str) -> VariableMeta:
+        """The description of variable ``name``."""
+        return self.metadata.variable(name)
+
+    def index(self, name: str) -> np.ndarray:
+        """The checked chunk index of ``name`` (fetched once, then cached)."""
+        with self._lock:
+            if name not in self._indexes:
+                var = self.variable(name)
+                data = self._region(
+                    self._head,
+                    self._index_offsets[name],
+                    var.index_length,
+                    f"index of {name!r}",
+                    None,
+                )
+                self._indexes[name] = unpack_index(
+                    data, var.chunk_count, name, self.header.data_offset, self.header.file_length
+                )
+            return self._indexes[name]
+
+    def iter_chunks(self, name: str, chunk_ids: np.ndarray) -> Iterator[np.ndarray]:
+        """Decoded full chunks ``chunk_ids`` (row-major flat indices) of ``name``, in turn.
+
+        All requests are planned and fetched first; chunks are checked and decoded one
+        at a time as the caller consumes them.
+        """
+        var = self.variable(name)
+        entries = self.index(name)[chunk_ids]
+        starts = entries["offset"].astype(np.int64)
+        stops = starts + entries["size"].astype(np.int64)
+        plan = plan_reads(starts, stops, self.policy)
+        blobs = self.source.read_ranges(plan.requests)
+        codec = ChunkCodec(var)
+        for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
+            request = int(plan.request_of[i])
+            req_start, req_stop = plan.requests[request].tolist()
+            blob = blobs[request]
+            if len(blob) != req_stop - req_start:
+                raise HurrayFormatError(
+                    f"truncated file {self.source.name}: bytes [{req_start}, {req_stop}) "
+                    f"returned {len(blob)} bytes"
+                )
+            data = (
+                blob
+                if (start, stop) == (req_start, req_stop)
+                else blob[start - req_start : stop - req_start]
+            )
+            what = f"chunk {int(chunk_ids[i])} of variable {name!r}"
+            verify(data, int(entries["crc32c"][i]), what)
+            try:
+                chunk = codec.decode(data)
+            except (ValueError, RuntimeError) as err:
+                raise HurrayFormatError(f"cannot decode {what}: {err}") from None
+            yield chunk
+
+    def read(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
+        """Outer selection ``key`` (one int, slice or integer array per axis) of ``name``.
+
+        Only the chunks the selection touches are fetched.
+        """
+        var = self.variable(name)
+        key = tuple(slice(None) for _ in var.shape) if key is None else tuple(key)
+        selection = OuterSelection.build(key, var.shape, var.chunks)
+        dtype = parse_element_type(var.dtype)
+        out = np.empty(selection.out_shape, dtype=dtype.newbyteorder("="))
+        if out.size:
+            chunks = self.iter_chunks(name, selection.chunk_ids())
+            for chunk, (out_index, in_index) in zip(chunks, selection.pieces(), strict=True):
+                out[out_index] = chunk[in_index]
+        return out.reshape(selection.result_shape)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()

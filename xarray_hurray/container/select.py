@@ -1,0 +1,123 @@
+"""Outer (orthogonal) selections mapped onto a chunk grid."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Key = int | np.integer | slice | np.ndarray | Sequence[int]
+"""The selection along one axis: an integer, a slice or integer positions."""
+
+
+@dataclass(frozen=True)
+class AxisSelection:
+    """The part of one axis a selection takes, grouped by chunk.
+
+    Attributes
+    ----------
+    chunk_ids
+        Chunks of this axis the selection touches, ascending.
+    out_positions, in_positions
+        For each touched chunk: where its selected elements go in the result and
+        where they are inside the chunk.
+    size
+        Length of the result along this axis.
+    keep
+        False for an integer key: the axis is dropped from the result.
+    """
+
+    chunk_ids: np.ndarray
+    out_positions: tuple[np.ndarray, ...]
+    in_positions: tuple[np.ndarray, ...]
+    size: int
+    keep: bool
+
+
+def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
+    """Map ``key`` along an axis of ``length`` elements cut in chunks of ``chunk``.
+
+    Raises
+    ------
+    IndexError
+        For positions outside the axis.
+    """
+    keep = not isinstance(key, int | np.integer)
+    if isinstance(key, slice):
+        positions = np.arange(*key.indices(length), dtype=np.int64)
+    else:
+        positions = np.asarray(key, dtype=np.int64).reshape(-1)
+        positions = np.where(positions < 0, positions + length, positions)
+        if positions.size and (positions.min() < 0 or positions.max() >= length):
+            raise IndexError(f"index {key!r} out of bounds for an axis of length {length}")
+    ids, inverse = np.unique(positions // chunk, return_inverse=True)
+    out_positions = tuple(np.flatnonzero(inverse == k) for k in range(len(ids)))
+    in_positions = tuple(
+        positions[out] - cid * chunk for out, cid in zip(out_positions, ids.tolist(), strict=True)
+    )
+    return AxisSelection(ids, out_positions, in_positions, len(positions), keep)
+
+
+@dataclass(frozen=True)
+class OuterSelection:
+    """An outer selection of a chunked array: one :class:`AxisSelection` per axis."""
+
+    axes: tuple[AxisSelection, ...]
+    grid_shape: tuple[int, ...]
+
+    @classmethod
+    def build(
+        cls, key: Sequence[Key], shape: Sequence[int], chunks: Sequence[int]
+    ) -> OuterSelection:
+        """Select ``key`` (one entry per axis) from an array of ``shape`` and ``chunks``."""
+        if len(key) != len(shape):
+            raise IndexError(f"key {key!r} does not have one entry per axis of {tuple(shape)}")
+        axes = tuple(select_axis(k, n, c) for k, n, c in zip(key, shape, chunks, strict=True))
+        grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
+        return cls(axes, grid)
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        """Shape of the result before integer-keyed axes are dropped."""
+        return tuple(axis.size for axis in self.axes)
+
+    @property
+    def result_shape(self) -> tuple[int, ...]:
+        """Shape of the result."""
+        return tuple(axis.size for axis in self.axes if axis.keep)
+
+    def chunk_ids(self) -> np.ndarray:
+        """Row-major flat indices of the touched chunks."""
+        if not self.axes:
+            return np.zeros(1, dtype=np.int64)
+        grids = np.meshgrid(*(axis.chunk_ids for axis in self.axes), indexing="ij")
+        return np.ravel_multi_index(tuple(g.ravel() for g in grids), self.grid_shape)
+
+    def pieces(self) -> Iterator[tuple[tuple[Index, ...], tuple[Index, ...]]]:
+        """For each touched chunk, in :meth:`chunk_ids` order: ``(out_index, in_index)``
+        placing its selected elements into the result (slices where both are runs)."""
+        ranges = [range(len(axis.chunk_ids)) for axis in self.axes]
+        for combo in itertools.product(*ranges):
+            out = [axis.out_positions[k] for axis, k in zip(self.axes, combo, strict=True)]
+            inside = [axis.in_positions[k] for axis, k in zip(self.axes, combo, strict=True)]
+            yield _outer_index(out), _outer_index(inside)
+
+
+Index = slice | np.ndarray
+"""One axis of an index into a chunk or the result."""
+
+
+def _as_run(positions: np.ndarray) -> slice | None:
+    if positions.size and positions[-1] - positions[0] == positions.size - 1:
+        if positions.size == 1 or np.all(np.diff(positions) == 1):
+            return slice(int(positions[0]), int(positions[-1]) + 1)
+    return None
+
+
+def _outer_index(positions: list[np.ndarray]) -> tuple[Index, ...]:
+    runs = [_as_run(p) for p in positions]
+    if all(run is not None for run in runs):
+        return tuple(runs)  # type: ignore[arg-type]
+    return np.ix_(*positions)

@@ -1,0 +1,80 @@
+"""Merging byte ranges into few requests under a stated policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class MergePolicy:
+    """When two byte ranges are fetched by one request.
+
+    Parameters
+    ----------
+    max_gap
+        Largest number of unwanted bytes read between two ranges to save a request.
+    max_request
+        Largest request built by merging; a single range larger than this is still
+        fetched whole, by a request of its own.
+    """
+
+    max_gap: int = 64 * 1024
+    max_request: int = 64 * 2**20
+
+    def __post_init__(self) -> None:
+        for field in ("max_gap", "max_request"):
+            value = getattr(self, field)
+            if not isinstance(value, int | np.integer) or value < 0:
+                raise ValueError(
+                    f"MergePolicy.{field} must be a non-negative integer, got {value!r}"
+                )
+        if self.max_request == 0:
+            raise ValueError("MergePolicy.max_request must be positive")
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """Requests serving a set of ranges.
+
+    Attributes
+    ----------
+    requests
+        int64 array ``(m, 2)`` of ``[start, stop)`` byte ranges, sorted and disjoint.
+    request_of
+        For each input range, the row of ``requests`` that contains it.
+    """
+
+    requests: np.ndarray
+    request_of: np.ndarray
+
+
+def plan_reads(starts: np.ndarray, stops: np.ndarray, policy: MergePolicy) -> ReadPlan:
+    """Group byte ranges ``[starts[i], stops[i])`` into requests under ``policy``.
+
+    Ranges are taken in order of their start; a range joins the current request when
+    the gap before it is at most ``policy.max_gap`` bytes and the request stays within
+    ``policy.max_request`` bytes.  Overlapping ranges always share a request.
+    """
+    starts = np.asarray(starts, dtype=np.int64).reshape(-1)
+    stops = np.asarray(stops, dtype=np.int64).reshape(-1)
+    if starts.shape != stops.shape or np.any(stops < starts):
+        raise ValueError("byte ranges need matching starts and stops with start <= stop")
+    order = np.argsort(starts, kind="stable")
+    request_of = np.empty(len(starts), dtype=np.int64)
+    requests: list[list[int]] = []
+    for i in order.tolist():
+        start, stop = int(starts[i]), int(stops[i])
+        if requests:
+            current = requests[-1]
+            merged_stop = max(current[1], stop)
+            close = start - current[1] <= policy.max_gap
+            if start < current[1] or (close and merged_stop - current[0] <= policy.max_request):
+                current[1] = merged_stop
+                request_of[i] = len(requests) - 1
+                continue
+        requests.append([start, stop])
+        request_of[i] = len(requests) - 1
+    table = np.array(requests, dtype=np.int64).reshape(-1, 2)
+    return ReadPlan(requests=table, request_of=request_of)

@@ -1,0 +1,174 @@
+"""Picklable, thread-safe readers of byte ranges.
+
+A source holds only what names its bytes (a path, a URL and its storage options, or
+a file-like object); handles are opened lazily in each process and never pickled.
+Reads past the end return fewer bytes: callers decide whether that is an error.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, BinaryIO
+
+import numpy as np
+
+
+class ByteSource(ABC):
+    """Random access to the bytes of one file."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """What the bytes are, for messages."""
+
+    @abstractmethod
+    def read(self, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)``; fewer when the file ends before ``stop``."""
+
+    def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
+        """The bytes of each ``[start, stop)`` row of ``ranges``."""
+        return [self.read(int(start), int(stop)) for start, stop in ranges]
+
+    def size(self) -> int | None:
+        """Size of the file in bytes when it is known without a request, else None."""
+        return None
+
+
+class LocalFileSource(ByteSource):
+    """A file on the local file system, read with ``os.pread`` (no shared seek)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._file: BinaryIO | None = None
+        self._pid = -1
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.path
+
+    def _fileno(self) -> int:
+        with self._lock:
+            if self._file is None or self._pid != os.getpid():
+                self._file = open(self.path, "rb")
+                self._pid = os.getpid()
+            return self._file.fileno()
+
+    def read(self, start: int, stop: int) -> bytes:
+        return os.pread(self._fileno(), max(stop - start, 0), start)
+
+    def size(self) -> int:
+        return os.fstat(self._fileno()).st_size
+
+    def close(self) -> None:
+        """Close the handle of this process; the next read reopens it."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])
+
+
+class FileObjectSource(ByteSource):
+    """A seekable binary file-like object, read under a lock.
+
+    Pickling pickles the object itself, which works for in-memory buffers such as
+    :class:`io.BytesIO` and fails clearly for objects that cannot be pickled.
+    """
+
+    def __init__(self, fileobj: BinaryIO) -> None:
+        if not (hasattr(fileobj, "read") and hasattr(fileobj, "seek")):
+            raise TypeError(f"expected a seekable binary file-like object, got {fileobj!r}")
+        self.fileobj = fileobj
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return getattr(self.fileobj, "name", type(self.fileobj).__name__)
+
+    def read(self, start: int, stop: int) -> bytes:
+        with self._lock:
+            self.fileobj.seek(start)
+            data = self.fileobj.read(max(stop - start, 0))
+        if not isinstance(data, bytes):
+            raise TypeError(f"{self.name} must be opened in binary mode")
+        return data
+
+    def size(self) -> int:
+        with self._lock:
+            return self.fileobj.seek(0, os.SEEK_END)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"fileobj": self.fileobj}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["fileobj"])
+
+
+class FsspecSource(ByteSource):
+    """A URL read through fsspec; the file system is created lazily per process."""
+
+    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        self.url = url
+        self.storage_options = dict(storage_options or {})
+        self._fs: Any = None
+        self._path = ""
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.url
+
+    def _resolve(self) -> tuple[Any, str]:
+        with self._lock:
+            if self._fs is None:
+                import fsspec
+
+                self._fs, self._path = fsspec.core.url_to_fs(self.url, **self.storage_options)
+            return self._fs, self._path
+
+    def read(self, start: int, stop: int) -> bytes:
+        fs, path = self._resolve()
+        return bytes(fs.cat_file(path, start=start, end=stop))
+
+    def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
+        if len(ranges) == 0:
+            return []
+        fs, path = self._resolve()
+        starts = [int(s) for s in ranges[:, 0]]
+        stops = [int(s) for s in ranges[:, 1]]
+        return [bytes(b) for b in fs.cat_ranges([path] * len(starts), starts, stops)]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"url": self.url, "storage_options": self.storage_options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["url"], state["storage_options"])
+
+
+def open_source(
+    target: str | os.PathLike[str] | BinaryIO | ByteSource,
+    storage_options: Mapping[str, Any] | None = None,
+) -> ByteSource:
+    """The byte source for a path, a URL (``"scheme://..."``) or a file-like object.
+
+    ``storage_options`` go to fsspec and imply a URL or path read through fsspec.
+    """
+    if isinstance(target, ByteSource):
+        return target
+    if isinstance(target, str | os.PathLike):
+        path = os.fspath(target)
+        if storage_options is not None or "://" in path:
+            return FsspecSource(path, storage_options)
+        return LocalFileSource(path)
+    if storage_options is not None:
+        raise ValueError("storage_options apply only to paths and URLs, not to file objects")
+    return FileObjectSource(target)
