@@ -1,0 +1,80 @@
+"""Partial decode: a region read fetches only the byte runs of the region."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import given
+from hypothesis import strategies as st
+
+from xarray_hurray.layout import layout_for_shape
+from xarray_hurray.zarr import HurrayCodec
+from xarray_hurray.zarr.counting import CountingStore
+
+CHUNK = (32, 32)
+
+
+def written(serializer) -> tuple[zarr.Array, CountingStore, np.ndarray]:
+    """A 64 x 64 float32 array of 2 x 2 chunks, and its counting store with the log cleared."""
+    expected = np.arange(64 * 64, dtype="float32").reshape(64, 64)
+    store = CountingStore(zarr.storage.MemoryStore())
+    array = zarr.create_array(
+        store,
+        shape=expected.shape,
+        chunks=CHUNK,
+        dtype="float32",
+        serializer=serializer,
+        compressors=None,
+    )
+    array[...] = expected
+    store.log.clear()
+    return array, store, expected
+
+
+@pytest.mark.parametrize("kind", ["hilbert", "morton", "row-major"])
+def test_reads_exactly_the_runs_of_the_box(kind) -> None:
+    array, store, expected = written(HurrayCodec(kind))
+    np.testing.assert_array_equal(array[4:12, 9:15], expected[4:12, 9:15])
+    runs = layout_for_shape(kind, CHUNK).ranges((4, 9), (12, 15), CHUNK)
+    assert store.log.requests == len(runs)
+    assert store.log.bytes_read == 4 * int((runs[:, 1] - runs[:, 0]).sum())
+
+
+def test_fewer_bytes_than_the_bytes_codec() -> None:
+    hurray, hurray_store, expected = written(HurrayCodec("hilbert"))
+    plain, plain_store, _ = written(zarr.codecs.BytesCodec())
+    region = (slice(16, 32), slice(32, 48))  # an aligned quarter of chunk (0, 1)
+    np.testing.assert_array_equal(hurray[region], expected[region])
+    np.testing.assert_array_equal(plain[region], expected[region])
+    assert plain_store.log.bytes_read == 32 * 32 * 4
+    assert hurray_store.log.bytes_read == 16 * 16 * 4
+    assert hurray_store.log.requests == 1
+
+
+def test_compressed_chunks_are_read_whole() -> None:
+    store = CountingStore(zarr.storage.MemoryStore())
+    array = zarr.create_array(
+        store,
+        shape=(32, 32),
+        chunks=CHUNK,
+        dtype="int32",
+        serializer=HurrayCodec("hilbert"),
+        compressors=zarr.codecs.GzipCodec(),
+    )
+    array[...] = 7
+    store.log.clear()
+    assert (array[3:5, 3:5] == 7).all()
+    assert store.log.requests == 1
+
+
+@given(st.data())
+def test_any_selection_matches_numpy(data) -> None:
+    array, _, expected = written(HurrayCodec(data.draw(st.sampled_from(["hilbert", "morton"]))))
+    lo = data.draw(st.tuples(st.integers(0, 63), st.integers(0, 63)))
+    hi = tuple(data.draw(st.integers(a, 64)) for a in lo)
+    step = data.draw(st.integers(1, 5))
+    region = (slice(lo[0], hi[0], step), slice(lo[1], hi[1]))
+    np.testing.assert_array_equal(array[region], expected[region])
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, 63), min_size=1, max_size=6))))
+    np.testing.assert_array_equal(array.oindex[rows, lo[1] : hi[1]], expected[rows, lo[1] : hi[1]])
