@@ -113,8 +113,17 @@ def unpack(keys: np.ndarray, bitmap: BitMap, coord_dtype: np.dtype) -> np.ndarra
         if first + count < key_bits:
             np.bitwise_and(piece, np.uint64((1 << count) - 1), out=piece)
         for d in range(len(bitmap)):
-            columns[d] |= table[d][piece]
+            columns[d] |= table[d][piece.view(np.intp)]
     return columns
+
+
+def store_columns(out: np.ndarray, columns: np.ndarray) -> None:
+    """Write columns of shape ``(rank, n)`` into ``out`` of shape ``(n, rank)``, one at a time.
+
+    Column by column is several times faster than one strided, casting write of ``columns.T``.
+    """
+    for d, column in enumerate(columns):
+        out[:, d] = column
 
 
 def as_index_array(values: object, name: str) -> np.ndarray:

@@ -19,6 +19,7 @@ from .bits import (
     coordinate_dtype,
     interleaved_bitmap,
     pack,
+    store_columns,
     unpack,
 )
 from .errors import LayoutError
@@ -163,5 +164,5 @@ def hilbert_decode(index: object, rank: int, order: int) -> np.ndarray:
     for start in range(0, keys.shape[0], BLOCK):
         x = unpack(keys[start : start + BLOCK], bitmap, dtype)
         _transpose_to_axes(x, order)
-        out[start : start + BLOCK] = x.T
+        store_columns(out[start : start + BLOCK], x)
     return out.reshape((*array.shape, rank))

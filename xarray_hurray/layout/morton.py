@@ -20,6 +20,7 @@ from .bits import (
     coordinate_dtype,
     interleaved_bitmap,
     pack,
+    store_columns,
     unpack,
 )
 from .errors import LayoutError
@@ -27,10 +28,11 @@ from .errors import LayoutError
 
 def parse_morton_bits(bits: Sequence[int]) -> tuple[int, ...]:
     """Validate per-dimension ``morton_bits`` and return them as a tuple of ints."""
-    try:
-        parsed = tuple(int(b) for b in bits)
-    except (TypeError, ValueError) as err:
-        raise LayoutError(f"morton_bits must be a sequence of integers, got {bits!r}") from err
+    if isinstance(bits, str | bytes) or not all(
+        isinstance(b, int | np.integer) and not isinstance(b, bool) for b in bits
+    ):
+        raise LayoutError(f"morton_bits must be a sequence of integers, got {bits!r}")
+    parsed = tuple(int(b) for b in bits)
     if any(b < 0 for b in parsed):
         raise LayoutError(f"morton_bits must be non-negative, got {parsed}")
     if sum(parsed) > MAX_KEY_BITS:
@@ -90,5 +92,7 @@ def morton_decode(index: object, bits: Sequence[int]) -> np.ndarray:
     keys = array.reshape(-1).astype(np.uint64, copy=False)
     out = np.empty((keys.shape[0], len(bits)), dtype=np.int64)
     for start in range(0, keys.shape[0], BLOCK):
-        out[start : start + BLOCK] = unpack(keys[start : start + BLOCK], bitmap, dtype).T
+        store_columns(
+            out[start : start + BLOCK], unpack(keys[start : start + BLOCK], bitmap, dtype)
+        )
     return out.reshape((*array.shape, len(bits)))
