@@ -22,7 +22,7 @@ from .container import (
     parse_codecs,
 )
 from .container.codecs import CodecSpec
-from .layout import Layout, layout_for_shape, layout_from_config
+from .layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}
@@ -73,6 +73,8 @@ def _layout(spec: str | Mapping[str, Any] | Layout, chunks: tuple[int, ...]) -> 
         return spec
     if isinstance(spec, Mapping):
         return layout_from_config(spec)
+    if not chunks and spec in LAYOUT_NAMES:
+        return RowMajorLayout()  # a single element: every order is the same
     return layout_for_shape(spec, chunks)
 
 

@@ -1,0 +1,209 @@
+"""Write with to_hurray, read with open_dataset(engine="hurray"): the data comes back."""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import dask.array as da
+import fsspec
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from hurray_datasets import NUMERIC_DTYPES, everything, numeric
+from hypothesis import given
+from hypothesis import strategies as st
+
+import xarray_hurray as xh
+
+
+def roundtrip(ds: xr.Dataset, path, **kwargs) -> xr.Dataset:
+    xh.to_hurray(ds, path, **kwargs)
+    return xr.open_dataset(path, engine="hurray")
+
+
+def test_everything_roundtrips(tmp_path):
+    ds = everything()
+    with roundtrip(ds, tmp_path / "all.hurray") as out:
+        xr.testing.assert_identical(out, ds)
+
+
+@pytest.mark.parametrize("dtype", NUMERIC_DTYPES)
+@pytest.mark.parametrize("shape", [(), (7,), (9, 13), (3, 5, 17)])
+def test_numeric_dtypes_and_ranks(tmp_path, dtype, shape):
+    dims = ("a", "b", "c")[: len(shape)]
+    ds = xr.Dataset({"v": (dims, numeric(dtype, shape))})
+    with roundtrip(ds, tmp_path / "n.hurray", chunk_bytes=64) as out:
+        assert out["v"].dtype == np.dtype(dtype)
+        xr.testing.assert_identical(out, ds)
+
+
+@pytest.mark.parametrize("layout", ["auto", "hilbert", "morton", "row-major"])
+@pytest.mark.parametrize("chunk_order", ["hilbert", "morton", "row-major"])
+@pytest.mark.parametrize("compressor", [None, "zstd", "lz4", "zlib", "blosc"])
+def test_layouts_orders_and_codecs(tmp_path, layout, chunk_order, compressor):
+    data = numeric("float64", (40, 40), seed=3)
+    ds = xr.Dataset({"v": (("y", "x"), data)})
+    encoding = {"v": {"chunks": (16, 16)}}
+    kwargs = {"layout": layout, "chunk_order": chunk_order, "compressor": compressor}
+    with roundtrip(ds, tmp_path / "l.hurray", encoding=encoding, **kwargs) as out:
+        xr.testing.assert_identical(out, ds)
+        assert out["v"].encoding["layout"]["name"] == ("hilbert" if layout == "auto" else layout)
+        assert out["v"].encoding["chunk_order"] == chunk_order
+
+
+def test_cf_encoding_roundtrips(tmp_path):
+    temp = np.array([[271.15, np.nan], [300.0, 250.55]])
+    ds = xr.Dataset(
+        {"t": (("y", "x"), temp), "when": (("y",), pd.to_datetime(["2020-01-01", "NaT"]))}
+    )
+    encoding = {
+        "t": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 273.15, "_FillValue": -999},
+        "when": {"units": "hours since 2000-01-01", "calendar": "standard", "dtype": "int64"},
+    }
+    xh.to_hurray(ds, tmp_path / "cf.hurray", encoding=encoding)
+    raw = xr.open_dataset(tmp_path / "cf.hurray", engine="hurray", mask_and_scale=False)
+    assert raw["t"].dtype == np.int16
+    assert raw["t"].attrs["_FillValue"] == -999
+    assert raw["t"].attrs["scale_factor"] == 0.01
+    out = xr.open_dataset(tmp_path / "cf.hurray", engine="hurray")
+    xr.testing.assert_allclose(out, ds, atol=0.005)
+    assert out["when"].encoding["units"] == "hours since 2000-01-01"
+    # the decoded encoding writes the same file again
+    xh.to_hurray(out, tmp_path / "again.hurray")
+    assert (tmp_path / "again.hurray").read_bytes() == (tmp_path / "cf.hurray").read_bytes()
+
+
+def test_decoders_can_be_switched_off(tmp_path):
+    ds = everything()
+    xh.to_hurray(ds, tmp_path / "d.hurray")
+    raw = xr.open_dataset(
+        tmp_path / "d.hurray", engine="hurray", decode_times=False, decode_timedelta=False
+    )
+    assert raw["time"].dtype.kind == "i" and "since" in raw["time"].attrs["units"]
+    assert raw["elapsed"].dtype.kind == "i"
+    no_coords = xr.open_dataset(tmp_path / "d.hurray", engine="hurray", decode_coords=False)
+    assert "lat" not in no_coords.coords and "coordinates" in no_coords["temp"].attrs
+    dropped = xr.open_dataset(tmp_path / "d.hurray", engine="hurray", drop_variables=["temp"])
+    assert "temp" not in dropped
+    coder = xr.coders.CFDatetimeCoder(use_cftime=True)
+    cf = xr.open_dataset(tmp_path / "d.hurray", engine="hurray", decode_times=coder)
+    assert type(cf["time"].values[0]).__module__.startswith("cftime")
+
+
+def test_coordinates_attribute_and_2d_coords(tmp_path):
+    ds = everything()
+    xh.to_hurray(ds, tmp_path / "c.hurray")
+    out = xr.open_dataset(tmp_path / "c.hurray", engine="hurray")
+    assert set(out.coords) == set(ds.coords)
+    assert out["lat"].dims == ("y", "x")
+
+
+def test_accessor_writes_the_same_file(tmp_path):
+    ds = everything()
+    xh.to_hurray(ds, tmp_path / "f.hurray")
+    ds.hurray.to_hurray(tmp_path / "a.hurray")
+    assert (tmp_path / "a.hurray").read_bytes() == (tmp_path / "f.hurray").read_bytes()
+
+
+def test_dask_chunks_set_stored_chunks_and_chunks_align(tmp_path):
+    data = numeric("float32", (50, 64), seed=5)
+    ds = xr.Dataset({"v": (("y", "x"), da.from_array(data, chunks=(16, 32)))})
+    xh.to_hurray(ds, tmp_path / "d.hurray")
+    out = xr.open_dataset(tmp_path / "d.hurray", engine="hurray", chunks={})
+    assert out["v"].chunks == ((16, 16, 16, 2), (32, 32))
+    assert out["v"].encoding["preferred_chunks"] == {"y": 16, "x": 32}
+    xr.testing.assert_identical(out.compute(), ds.compute())
+
+
+def test_auto_chunks_are_about_a_mebibyte_of_power_of_two_sides(tmp_path):
+    ds = xr.Dataset({"v": (("t", "y", "x"), np.zeros((3, 300, 500), dtype="f4"))})
+    xh.to_hurray(ds, tmp_path / "a.hurray")
+    var = xh.open_hurray(tmp_path / "a.hurray").variable("v")
+    assert var.chunks == (3, 256, 256)  # 4 * 256 * 256 float32 = 1 MiB, t cut to its length
+    assert var.layout.name == "morton"
+    assert xh.open_hurray(tmp_path / "a.hurray").header.file_length < 10_000
+
+
+@pytest.mark.parametrize("opener", ["path", "str", "fileobj", "memory-url"])
+def test_opens_paths_file_objects_and_urls(tmp_path, opener):
+    ds = everything()
+    path = tmp_path / "o.hurray"
+    xh.to_hurray(ds, path)
+    if opener == "path":
+        target, kwargs = path, {}
+    elif opener == "str":
+        target, kwargs = str(path), {}
+    elif opener == "fileobj":
+        target, kwargs = io.BytesIO(path.read_bytes()), {}
+    else:
+        target, kwargs = "memory://hurray-test/o.hurray", {"storage_options": {}}
+        with fsspec.open(target, "wb") as f:
+            f.write(path.read_bytes())
+    with xr.open_dataset(target, engine="hurray", **kwargs) as out:
+        xr.testing.assert_identical(out.load(), ds)
+
+
+def test_engine_is_guessed_from_suffix_and_magic(tmp_path):
+    ds = xr.Dataset({"v": (("x",), np.arange(4))})
+    xh.to_hurray(ds, tmp_path / "a.hurray")
+    (tmp_path / "a.bin").write_bytes((tmp_path / "a.hurray").read_bytes())
+    for name in ("a.hurray", "a.bin"):
+        xr.testing.assert_identical(xr.open_dataset(tmp_path / name), ds)
+    entry = xh.xarray_backend.HurrayBackendEntrypoint()
+    assert not entry.guess_can_open(tmp_path / "missing.nc")
+    assert "hurray" in xr.backends.list_engines()
+
+
+def test_opened_dataset_pickles_without_file_handles(tmp_path):
+    ds = everything()
+    xh.to_hurray(ds, tmp_path / "p.hurray")
+    out = xr.open_dataset(tmp_path / "p.hurray", engine="hurray")
+    out["temp"][0, 0, 0].load()  # the source has opened its handle
+    clone = pickle.loads(pickle.dumps(out))
+    xr.testing.assert_identical(clone.load(), ds)
+    reader = xh.open_hurray(tmp_path / "p.hurray")
+    reader.read("temp")
+    assert b"BufferedReader" not in pickle.dumps(reader)
+
+
+def test_existing_file_is_replaced(tmp_path):
+    path = tmp_path / "r.hurray"
+    xh.to_hurray(xr.Dataset({"a": (("x",), np.arange(3))}), path)
+    new = xr.Dataset({"b": (("x",), np.arange(5.0))})
+    xh.to_hurray(new, path)
+    xr.testing.assert_identical(xr.open_dataset(path, engine="hurray"), new)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.hurray"]
+
+
+names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=8)
+dims = st.sampled_from(["x", "y", "z"])
+
+
+@st.composite
+def datasets(draw):
+    sizes = {d: draw(st.integers(0, 9)) for d in ("x", "y", "z")}
+    variables = {}
+    for name in draw(st.lists(names, min_size=1, max_size=4, unique=True)):
+        var_dims = tuple(draw(st.lists(dims, max_size=3, unique=True)))
+        shape = tuple(sizes[d] for d in var_dims)
+        dtype = draw(st.sampled_from([*NUMERIC_DTYPES, "U4", "S2", "object"]))
+        seed = draw(st.integers(0, 2**16))
+        if dtype == "object":
+            values = np.empty(shape, dtype=object)
+            values[...] = draw(names)
+        elif dtype[0] in "US":
+            values = numeric("int8", shape, seed).astype(dtype)
+        else:
+            values = numeric(dtype, shape, seed)
+        variables[name] = (var_dims, values, {"n": draw(st.integers(-5, 5)), "s": draw(names)})
+    attrs = draw(st.dictionaries(names, st.integers(-(2**40), 2**40) | names, max_size=3))
+    return xr.Dataset(variables, attrs=attrs)
+
+
+@given(ds=datasets(), layout=st.sampled_from(["auto", "morton", "row-major"]))
+def test_generated_datasets_roundtrip(tmp_path_factory, ds, layout):
+    path = tmp_path_factory.mktemp("gen") / "g.hurray"
+    with roundtrip(ds, path, layout=layout, chunk_bytes=32) as out:
+        xr.testing.assert_identical(out.load(), ds)
