@@ -5,5 +5,14 @@ Importing this package needs zarr; :mod:`xarray_hurray.layout` does not.
 """
 
 from .codec import HurrayCodec
+from .compat import UnsupportedZarrError
+from .numcodecs_codec import HurrayNumcodec
+from .shards import HilbertShardingCodec, using_hilbert_shards
 
-__all__ = ["HurrayCodec"]
+__all__ = [
+    "HilbertShardingCodec",
+    "HurrayCodec",
+    "HurrayNumcodec",
+    "UnsupportedZarrError",
+    "using_hilbert_shards",
+]
