@@ -1,0 +1,249 @@
+"""Bad files raise HurrayFormatError naming the problem; bad input fails before writing."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import dask.array as da
+import fsspec
+import numpy as np
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.container.checksum import crc32c
+from xarray_hurray.container.format import HEADER, HEADER_SIZE
+from xarray_hurray.layout import LayoutError
+
+
+@pytest.fixture
+def good(tmp_path):
+    """A small valid file and its bytes."""
+    ds = xr.Dataset(
+        {"v": (("y", "x"), np.arange(256.0).reshape(16, 16))},
+        attrs={"title": "good"},
+    )
+    path = tmp_path / "good.hurray"
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (8, 8)}}, compressor=None)
+    return path, bytearray(path.read_bytes())
+
+
+def _fields(blob: bytes) -> tuple:
+    return HEADER.unpack_from(blob)
+
+
+def _rewrite_header(blob: bytearray, **changes: int) -> bytearray:
+    names = ["magic", "major", "minor", "flags", "meta_off", "meta_len", "index_off"]
+    names += ["index_len", "file_len", "meta_crc"]
+    fields = dict(zip(names, _fields(blob), strict=True)) | changes
+    body = HEADER.pack(*fields.values())
+    blob[:HEADER_SIZE] = body + struct.pack("<I", crc32c(body))
+    return blob
+
+
+def _open_and_read(path):
+    with xr.open_dataset(path, engine="hurray") as ds:
+        return ds.load()
+
+
+def _corrupt(path, blob: bytes, match: str):
+    path.write_bytes(bytes(blob))
+    with pytest.raises(xh.HurrayFormatError, match=match):
+        _open_and_read(path)
+
+
+def _data_offset(blob: bytes) -> int:
+    fields = _fields(blob)
+    return fields[6] + fields[7]
+
+
+def test_error_is_a_value_error():
+    assert issubclass(xh.HurrayFormatError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda b: b"GIF89a" + b[6:], "not a Hurray file: magic"),
+        (lambda b: b[:5], "not a Hurray file|truncated header"),
+        (lambda b: b[:40], "truncated header"),
+        (lambda b: b[: HEADER_SIZE + 10], "truncated"),
+        (lambda b: b[:-1], "truncated"),
+        (lambda b: b + b"extra", "appended"),
+        (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.0"),
+        (lambda b: _rewrite_header(b, minor=7), "unsupported format version 1.7"),
+        (lambda b: _rewrite_header(b, flags=1), "flags"),
+        (lambda b: _rewrite_header(b, meta_off=70), "metadata offset"),
+        (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "checksum mismatch in header"),
+        (lambda b: b[:70] + bytes([b[70] ^ 1]) + b[71:], "checksum mismatch in metadata"),
+    ],
+)
+def test_bad_headers_and_metadata(good, mutate, match):
+    path, blob = good
+    _corrupt(path, mutate(blob), match)
+
+
+def test_corrupt_index_and_chunk_are_caught(good):
+    path, blob = good
+    index_at = _fields(blob)[6]
+    broken = blob.copy()
+    broken[index_at + 3] ^= 0xFF
+    _corrupt(path, broken, "checksum mismatch in the index of variable 'v'")
+    broken = blob.copy()
+    broken[_data_offset(blob) + 100] ^= 0x01
+    _corrupt(path, broken, r"checksum mismatch in chunk \d+ of variable 'v'")
+
+
+def test_index_pointing_outside_the_data_is_caught(good):
+    path, blob = good
+    index_at = _fields(blob)[6]
+    entries = np.frombuffer(
+        blob, dtype=[("o", "<u8"), ("s", "<u8"), ("c", "<u4")], count=4, offset=index_at
+    ).copy()
+    entries["s"][2] = 10**6
+    body = entries.tobytes()
+    blob[index_at : index_at + len(body) + 4] = body + struct.pack("<I", crc32c(body))
+    _corrupt(path, blob, "chunk 2 of variable 'v' .* outside the data region")
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda m: m["variables"][0]["layout"].update(hilbert_order=2), "hilbert constraint 1"),
+        (lambda m: m["variables"][0].update(dtype="datetime64"), "unknown element type"),
+        (lambda m: m["variables"][0].update(codecs=[{"id": "gzip"}]), "unsupported codec"),
+        (lambda m: m["variables"][0].update(extra=1), "needs exactly the keys"),
+        (lambda m: m["variables"][0].update(chunks=[8, 0]), "chunks must be"),
+        (lambda m: m["variables"].append(m["variables"][0]), "unique"),
+        (lambda m: m.update(groups=[]), "exactly the keys attrs and variables"),
+    ],
+)
+def test_invalid_metadata_with_valid_checksums(good, edit, match):
+    path, blob = good
+    fields = _fields(blob)
+    meta = json.loads(bytes(blob[HEADER_SIZE : HEADER_SIZE + fields[5]]))
+    edit(meta)
+    new_meta = json.dumps(meta).encode()
+    rest = blob[fields[6] :]
+    shift = len(new_meta) - fields[5]
+    out = bytearray(blob[:HEADER_SIZE]) + new_meta + rest
+    out = _rewrite_header(
+        out,
+        meta_len=len(new_meta),
+        index_off=fields[6] + shift,
+        file_len=fields[8] + shift,
+        meta_crc=crc32c(new_meta),
+    )
+    _corrupt(path, out, f"invalid metadata: .*{match}")
+
+
+def test_truncation_is_caught_when_the_size_is_unknown(good):
+    _, blob = good
+    url = "memory://hurray-errors/cut.hurray"
+    with fsspec.open(url, "wb") as f:
+        f.write(bytes(blob[:-10]))
+    with pytest.raises(xh.HurrayFormatError, match="truncated"):
+        _open_and_read(url)
+
+
+# --- writing ---------------------------------------------------------------------
+
+
+def _assert_nothing_written(directory, before=()):
+    assert sorted(p.name for p in directory.iterdir()) == sorted(before)
+
+
+@pytest.mark.parametrize(
+    ("ds", "kwargs", "error", "match"),
+    [
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3, dtype="V4"))}),
+            {},
+            TypeError,
+            "variable 'v': dtype .* cannot be stored",
+        ),
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3))}, attrs={"meta": {"a": 1}}),
+            {},
+            TypeError,
+            "attribute 'meta'",
+        ),
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3), {"when": b"bytes"})}),
+            {},
+            TypeError,
+            "variable 'v': attribute 'when'",
+        ),
+        (
+            xr.Dataset({"v": (("y", "x"), np.zeros((16, 8)))}),
+            {"layout": "hilbert"},
+            LayoutError,
+            "variable 'v': .*hilbert",
+        ),
+        (
+            xr.Dataset({"v": (("y", "x"), np.zeros((16, 8)))}),
+            {"encoding": {"v": {"zlib": True, "complevel": 4}}},
+            ValueError,
+            r"invalid encoding keys \['complevel', 'zlib'\] for variable 'v'",
+        ),
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3))}),
+            {"encoding": {"w": {"chunks": (1,)}}},
+            ValueError,
+            "'w', which is not a variable",
+        ),
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3))}),
+            {"compressor": "gzip"},
+            ValueError,
+            "unsupported codec",
+        ),
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3))}),
+            {"encoding": {"v": {"chunks": (0,)}}},
+            ValueError,
+            "variable 'v': chunks must be",
+        ),
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3))}),
+            {"chunk_order": "zigzag"},
+            ValueError,
+            "chunk order 'zigzag'",
+        ),
+        (
+            xr.Dataset({"v": (("x", "y"), np.zeros((3, 3)))}),
+            {"encoding": {"v": {"chunk_axes": ["t"]}}},
+            ValueError,
+            r"chunk_axes \['t'\]",
+        ),
+        (
+            xr.Dataset({"v": (("x",), da.zeros(10, chunks=(3, 4, 3)))}),
+            {},
+            ValueError,
+            "dask chunks .* not uniform",
+        ),
+    ],
+)
+def test_bad_input_fails_before_any_byte_is_written(tmp_path, ds, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        xh.to_hurray(ds, tmp_path / "out.hurray", **kwargs)
+    _assert_nothing_written(tmp_path)
+
+
+def test_failed_write_leaves_no_partial_file_and_keeps_the_old_one(tmp_path):
+    path = tmp_path / "out.hurray"
+    old = xr.Dataset({"v": (("x",), np.arange(4))})
+    xh.to_hurray(old, path)
+    before = path.read_bytes()
+
+    def explode(block, block_info=None):
+        if block_info[0]["chunk-location"] == (2,):
+            raise RuntimeError("source went away")
+        return block
+
+    failing = da.arange(40, chunks=10).map_blocks(explode, meta=np.array((), dtype=np.int64))
+    with pytest.raises(RuntimeError, match="source went away"):
+        xh.to_hurray(xr.Dataset({"v": (("x",), failing)}), path)
+    _assert_nothing_written(tmp_path, ["out.hurray"])
+    assert path.read_bytes() == before
