@@ -1,0 +1,108 @@
+"""The I/O layer: range planning against a brute-force check, and byte sources."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import pickle
+
+import fsspec
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from xarray_hurray.io import (
+    FileObjectSource,
+    FsspecSource,
+    LocalFileSource,
+    MergePolicy,
+    open_source,
+    plan_reads,
+)
+
+ranges = st.lists(
+    st.tuples(st.integers(0, 10_000), st.integers(0, 500)).map(lambda t: (t[0], t[0] + t[1])),
+    max_size=40,
+)
+
+
+@given(ranges=ranges, gap=st.integers(0, 300), cap=st.integers(1, 3000))
+def test_plan_covers_every_range_and_respects_the_policy(ranges, gap, cap):
+    starts = np.array([r[0] for r in ranges], dtype=np.int64)
+    stops = np.array([r[1] for r in ranges], dtype=np.int64)
+    plan = plan_reads(starts, stops, MergePolicy(max_gap=gap, max_request=cap))
+    requests = plan.requests
+    assert np.all(requests[1:, 0] > requests[:-1, 1]) or len(requests) < 2  # sorted, disjoint
+    for start, stop, request in zip(starts, stops, plan.request_of, strict=True):
+        assert requests[request, 0] <= start and stop <= requests[request, 1]
+    for (a0, a1), (b0, b1) in itertools.pairwise(requests):
+        # two neighbours were kept apart by the gap or by the size cap
+        assert b0 - a1 > gap or b1 - a0 > cap
+    for request, (r0, r1) in enumerate(requests):
+        members = plan.request_of == request
+        # a request is exactly the hull of its ranges: no byte beyond them is read
+        assert r0 == starts[members].min() and r1 == stops[members].max()
+
+
+def test_plan_examples():
+    plan = plan_reads([0, 10, 30, 1000], [10, 20, 40, 1010], MergePolicy(max_gap=10))
+    assert plan.requests.tolist() == [[0, 40], [1000, 1010]]
+    assert plan.request_of.tolist() == [0, 0, 0, 1]
+    plan = plan_reads([0, 10, 20], [10, 20, 30], MergePolicy(max_gap=0, max_request=20))
+    assert plan.requests.tolist() == [[0, 20], [20, 30]]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("max_gap", -1), ("max_request", 0), ("max_gap", 1.5)]
+)
+def test_merge_policy_rejects_bad_values(field, value):
+    with pytest.raises(ValueError, match=field):
+        MergePolicy(**{field: value})
+
+
+@pytest.fixture
+def payload(tmp_path):
+    data = bytes(range(256)) * 40
+    path = tmp_path / "bytes.bin"
+    path.write_bytes(data)
+    url = "memory://hurray-io/bytes.bin"
+    with fsspec.open(url, "wb") as f:
+        f.write(data)
+    return data, path, url
+
+
+@pytest.mark.parametrize("kind", ["path", "fileobj", "url"])
+def test_sources_read_ranges_and_survive_pickling(payload, kind):
+    data, path, url = payload
+    source = {
+        "path": lambda: open_source(path),
+        "fileobj": lambda: open_source(io.BytesIO(data)),
+        "url": lambda: open_source(url),
+    }[kind]()
+    expected_type = {"path": LocalFileSource, "fileobj": FileObjectSource, "url": FsspecSource}
+    assert isinstance(source, expected_type[kind])
+    assert source.read(5, 9) == data[5:9]
+    assert source.read(len(data) - 2, len(data) + 5) == data[-2:]  # short at the end
+    ranges = np.array([[0, 3], [100, 300], [9000, 9100]])
+    assert source.read_ranges(ranges) == [data[a:b] for a, b in ranges]
+    clone = pickle.loads(pickle.dumps(source))
+    assert clone.read(7, 70) == data[7:70]
+    assert source.size() in (None, len(data))
+
+
+def test_local_source_pickles_without_its_handle(payload):
+    _, path, _ = payload
+    source = LocalFileSource(path)
+    source.read(0, 1)
+    state = pickle.dumps(source)
+    assert b"BufferedReader" not in state and len(state) < 200
+    source.close()
+    assert source.read(0, 2) == bytes([0, 1])
+
+
+def test_storage_options_need_a_path():
+    with pytest.raises(ValueError, match="storage_options"):
+        open_source(io.BytesIO(b""), storage_options={"anon": True})
+    with pytest.raises(TypeError, match="file-like"):
+        FileObjectSource(42)
