@@ -149,15 +149,35 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         self, byte_getter: ByteGetter, selection: Any, chunk_spec: ArraySpec
     ) -> NDBuffer | None:
         """Read ``selection`` of one chunk, fetching only the byte runs that hold it."""
+        lo, hi, local = selection_box(selection, chunk_spec.shape)
+        if any(lo) or hi != tuple(chunk_spec.shape):
+            box = await self._read_box(byte_getter, lo, hi, chunk_spec)
+        else:
+            chunk_bytes = await byte_getter.get(prototype=chunk_spec.prototype)
+            box = None if chunk_bytes is None else self._decode_sync(chunk_bytes, chunk_spec)
+        if box is None:
+            return None
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(
+            np.asarray(box.as_numpy_array()[local])
+        )
+
+    async def _read_box(
+        self,
+        byte_getter: ByteGetter,
+        lo: tuple[int, ...],
+        hi: tuple[int, ...],
+        chunk_spec: ArraySpec,
+    ) -> NDBuffer | None:
+        """The box ``lo <= x < hi`` of a chunk from its byte runs; None if the chunk is absent."""
         shape = chunk_spec.shape
         dtype = chunk_spec.dtype.to_native_dtype()
         layout = self.layout_for(shape)
-        lo, hi, local = selection_box(selection, shape)
-        runs = layout.ranges(lo, hi, shape) * dtype.itemsize
+        runs = layout.ranges(lo, hi, shape)
         parts = await asyncio.gather(
             *(
                 byte_getter.get(
-                    prototype=chunk_spec.prototype, byte_range=RangeByteRequest(int(a), int(b))
+                    prototype=chunk_spec.prototype,
+                    byte_range=RangeByteRequest(int(a) * dtype.itemsize, int(b) * dtype.itemsize),
                 )
                 for a, b in runs
             )
@@ -168,10 +188,8 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
             [np.empty(0, np.uint8), *(part.as_numpy_array() for part in parts)]
         ).view(stored_dtype(dtype, self.endian))
         box = tuple(slice(a, b) for a, b in zip(lo, hi, strict=True))
-        wanted = layout.positions(shape).reshape(shape)[box]
-        values = data[runs_offsets(runs // dtype.itemsize, wanted)]
-        array = values.astype(dtype, copy=False)[local]
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(np.asarray(array))
+        values = data[runs_offsets(runs, layout.positions(shape).reshape(shape)[box])]
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(values.astype(dtype, copy=False))
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         """Bytes of an encoded chunk: the layout's buffer, padding included."""
