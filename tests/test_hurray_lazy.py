@@ -12,19 +12,7 @@ from hypothesis.extra import numpy as hnp
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.container.format import HEAD_SIZE
-from xarray_hurray.io import LocalFileSource, MergePolicy
-
-
-class CountingSource(LocalFileSource):
-    """A local file that records every request made to it."""
-
-    def __init__(self, path) -> None:
-        super().__init__(path)
-        self.requests: list[tuple[int, int]] = []
-
-    def read(self, start: int, stop: int) -> bytes:
-        self.requests.append((start, stop))
-        return super().read(start, stop)
+from xarray_hurray.io import CountingSource, LocalFileSource, MergePolicy
 
 
 @st.composite
@@ -87,7 +75,7 @@ def test_xarray_selections_are_lazy_and_right(tmp_path):
 
 
 def _reader(path, gap: int = 0) -> tuple[ContainerReader, CountingSource]:
-    source = CountingSource(path)
+    source = CountingSource(LocalFileSource(path))
     return ContainerReader(source, MergePolicy(max_gap=gap)), source
 
 

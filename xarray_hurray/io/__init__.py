@@ -5,11 +5,13 @@
   path, a file-like object or an fsspec URL.
 """
 
+from .counting import CountingSource
 from .plan import MergePolicy, ReadPlan, plan_reads
 from .source import ByteSource, FileObjectSource, FsspecSource, LocalFileSource, open_source
 
 __all__ = [
     "ByteSource",
+    "CountingSource",
     "FileObjectSource",
     "FsspecSource",
     "LocalFileSource",

@@ -1,0 +1,44 @@
+"""A byte source that logs the requests it serves, for planning tools and benchmarks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .source import ByteSource
+
+
+class CountingSource(ByteSource):
+    """Serve reads from ``source`` and record each request as ``(start, stop)``.
+
+    One recorded entry is one request the wrapped source received; merged ranges
+    count once.
+    """
+
+    def __init__(self, source: ByteSource) -> None:
+        self.source = source
+        self.requests: list[tuple[int, int]] = []
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes requested so far."""
+        return sum(stop - start for start, stop in self.requests)
+
+    def read(self, start: int, stop: int) -> bytes:
+        self.requests.append((start, stop))
+        return self.source.read(start, stop)
+
+    def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
+        self.requests.extend((int(a), int(b)) for a, b in ranges)
+        return self.source.read_ranges(ranges)
+
+    def size(self) -> int | None:
+        return self.source.size()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"source": self.source, "requests": []}
