@@ -207,3 +207,29 @@ def test_generated_datasets_roundtrip(tmp_path_factory, ds, layout):
     path = tmp_path_factory.mktemp("gen") / "g.hurray"
     with roundtrip(ds, path, layout=layout, chunk_bytes=32) as out:
         xr.testing.assert_identical(out.load(), ds)
+
+
+def test_opens_an_s3_url_with_storage_options(tmp_path, s3):
+    import s3fs
+
+    ds = everything()
+    xh.to_hurray(ds, tmp_path / "s.hurray")
+    fs = s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
+    fs.put(str(tmp_path / "s.hurray"), f"{s3.bucket}/s.hurray")
+    url = f"s3://{s3.bucket}/s.hurray"
+    with xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options) as out:
+        xr.testing.assert_identical(out.load(), ds)
+        assert out["temp"][2, 3:5, 7].values.tolist() == ds["temp"][2, 3:5, 7].values.tolist()
+
+
+def test_concurrent_reads_from_threads_agree(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = numeric("float64", (64, 64), seed=9)
+    xh.to_hurray(xr.Dataset({"v": (("y", "x"), data)}), tmp_path / "c.hurray", chunk_bytes=512)
+    reader = xh.open_hurray(tmp_path / "c.hurray")
+    boxes = [(slice(i, i + 20), slice(63 - i - 20, 63 - i)) for i in range(0, 40, 3)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda box: reader.read("v", box), boxes * 4))
+    for box, result in zip(boxes * 4, results, strict=True):
+        np.testing.assert_array_equal(result, data[box])
