@@ -185,7 +185,8 @@ dims = st.sampled_from(["x", "y", "z"])
 def datasets(draw):
     sizes = {d: draw(st.integers(0, 9)) for d in ("x", "y", "z")}
     variables = {}
-    for name in draw(st.lists(names, min_size=1, max_size=4, unique=True)):
+    var_names = names.filter(lambda n: n not in sizes)  # a dimension name is no scalar
+    for name in draw(st.lists(var_names, min_size=1, max_size=4, unique=True)):
         var_dims = tuple(draw(st.lists(dims, max_size=3, unique=True)))
         shape = tuple(sizes[d] for d in var_dims)
         dtype = draw(st.sampled_from([*NUMERIC_DTYPES, "U4", "S2", "object"]))
