@@ -100,6 +100,14 @@ def test_buffer_size(layout, shape, size):
     assert layout.buffer_size(shape) == size
 
 
+def test_rank_zero_morton_holds_one_element():
+    layout = MortonLayout(())
+    buffer = layout.encode(np.array(2.5))
+    assert buffer.tolist() == [2.5]
+    assert layout.decode(buffer, ()) == np.array(2.5)
+    np.testing.assert_array_equal(layout.ranges((), ()), [[0, 1]])
+
+
 def test_decode_rejects_a_buffer_of_the_wrong_size():
     with pytest.raises(LayoutError, match="must hold 16 elements, got 15"):
         HilbertLayout(2, 2).decode(np.zeros(15), (4, 4))

@@ -8,6 +8,7 @@ with zero bits drops out of the key.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -68,7 +69,7 @@ def morton_encode(coords: object, bits: Sequence[int]) -> np.ndarray:
         check_range(array[..., d], n, f"coords[..., {d}]")
     dtype = coordinate_dtype(max(bits, default=0))
     bitmap = interleaved_bitmap(bits)
-    points = array.reshape(-1, len(bits))
+    points = array.reshape(math.prod(array.shape[:-1]), len(bits))
     out = np.empty(points.shape[0], dtype=np.uint64)
     for start in range(0, points.shape[0], BLOCK):
         columns = np.ascontiguousarray(points[start : start + BLOCK].T, dtype=dtype)
