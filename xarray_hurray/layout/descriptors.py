@@ -118,13 +118,18 @@ class Layout(ABC):
     def decode(self, buffer: np.ndarray, shape: Sequence[int]) -> np.ndarray:
         """The array of ``shape`` held by ``buffer``; padding is never read."""
         shape = self.validate(shape)
+        buffer = self._check_buffer(buffer, shape)
+        return np.take(buffer, self.positions(shape), mode="clip").reshape(shape)
+
+    def _check_buffer(self, buffer: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """``buffer`` flattened, or a :class:`LayoutError` if its size is wrong."""
         buffer = np.asarray(buffer).reshape(-1)
         if buffer.size != self.buffer_size(shape):
             raise LayoutError(
                 f"{self.name} buffer for shape {shape} must hold "
                 f"{self.buffer_size(shape)} elements, got {buffer.size}"
             )
-        return np.take(buffer, self.positions(shape), mode="clip").reshape(shape)
+        return buffer
 
     def ranges(
         self, lo: Sequence[int], hi: Sequence[int], shape: Sequence[int] | None = None
@@ -173,13 +178,7 @@ class RowMajorLayout(Layout):
 
     def decode(self, buffer: np.ndarray, shape: Sequence[int]) -> np.ndarray:
         shape = self.validate(shape)
-        buffer = np.asarray(buffer).reshape(-1)
-        if buffer.size != math.prod(shape):
-            raise LayoutError(
-                f"row-major buffer for shape {shape} must hold {math.prod(shape)} elements, "
-                f"got {buffer.size}"
-            )
-        return buffer.reshape(shape)
+        return self._check_buffer(buffer, shape).reshape(shape)
 
     def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return row_major_box_runs(lo, hi, shape)

@@ -37,69 +37,67 @@ def check_curve(rank: int, order: int) -> None:
         )
 
 
+class _Scratch:
+    """Work columns reused by every step of one transform."""
+
+    def __init__(self, like: np.ndarray) -> None:
+        self.t = np.empty_like(like)
+        self.flip = np.empty_like(like)
+        self.keep = np.empty_like(like)
+
+
+def _low_mask_where_bit(column: np.ndarray, q: int, out: np.ndarray) -> np.ndarray:
+    """``2**q - 1`` where bit ``q`` of ``column`` is set, else 0."""
+    np.right_shift(column, q, out=out)
+    np.bitwise_and(out, 1, out=out)
+    np.multiply(out, column.dtype.type((1 << q) - 1), out=out)
+    return out
+
+
+def _invert_or_exchange(x: np.ndarray, i: int, q: int, scratch: _Scratch) -> None:
+    """One step of Skilling's loop for bit ``q`` of ``x[i]``.
+
+    Where the bit is set the low ``q`` bits of ``x[0]`` are inverted; where it is
+    clear the low ``q`` bits of ``x[0]`` and ``x[i]`` are exchanged.
+    """
+    x0 = x[0]
+    flip = _low_mask_where_bit(x[i], q, scratch.flip)
+    if i == 0:
+        x0 ^= flip
+        return
+    t = np.bitwise_xor(x0, x[i], out=scratch.t)
+    t &= np.bitwise_xor(flip, x.dtype.type((1 << q) - 1), out=scratch.keep)
+    x[i] ^= t
+    flip ^= t
+    x0 ^= flip
+
+
 def _axes_to_transpose(x: np.ndarray, order: int) -> None:
     """Skilling's forward transform, in place on columns ``x`` of shape ``(r, n)``."""
     rank = x.shape[0]
-    x0 = x[0]
-    t = np.empty_like(x0)
-    flip = np.empty_like(x0)
-    keep = np.empty_like(x0)
-    q = order - 1
-    while q > 0:
-        p = x.dtype.type((1 << q) - 1)
+    scratch = _Scratch(x[0])
+    for q in range(order - 1, 0, -1):
         for i in range(rank):
-            # flip = P where bit q of x[i] is set, else 0
-            np.right_shift(x[i], q, out=flip)
-            np.bitwise_and(flip, 1, out=flip)
-            np.multiply(flip, p, out=flip)
-            if i == 0:
-                x0 ^= flip
-                continue
-            # where the bit is clear, exchange the low bits of x[0] and x[i]
-            np.bitwise_xor(x0, x[i], out=t)
-            np.bitwise_xor(flip, p, out=keep)
-            t &= keep
-            x[i] ^= t
-            flip ^= t
-            x0 ^= flip
-        q -= 1
+            _invert_or_exchange(x, i, q, scratch)
     for i in range(1, rank):
         x[i] ^= x[i - 1]
-    t[:] = 0
-    last = x[rank - 1]
+    t = np.zeros_like(x[0])
     for q in range(order - 1, 0, -1):
-        np.right_shift(last, q, out=flip)
-        np.bitwise_and(flip, 1, out=flip)
-        np.multiply(flip, x.dtype.type((1 << q) - 1), out=flip)
-        t ^= flip
+        t ^= _low_mask_where_bit(x[rank - 1], q, scratch.flip)
     x ^= t
 
 
 def _transpose_to_axes(x: np.ndarray, order: int) -> None:
     """Skilling's inverse transform, in place on columns ``x`` of shape ``(r, n)``."""
     rank = x.shape[0]
-    x0 = x[0]
     t = x[rank - 1] >> 1
     for i in range(rank - 1, 0, -1):
         x[i] ^= x[i - 1]
-    x0 ^= t
-    flip = np.empty_like(x0)
-    keep = np.empty_like(x0)
+    x[0] ^= t
+    scratch = _Scratch(x[0])
     for q in range(1, order):
-        p = x.dtype.type((1 << q) - 1)
         for i in range(rank - 1, -1, -1):
-            np.right_shift(x[i], q, out=flip)
-            np.bitwise_and(flip, 1, out=flip)
-            np.multiply(flip, p, out=flip)
-            if i == 0:
-                x0 ^= flip
-                continue
-            np.bitwise_xor(x0, x[i], out=t)
-            np.bitwise_xor(flip, p, out=keep)
-            t &= keep
-            x[i] ^= t
-            flip ^= t
-            x0 ^= flip
+            _invert_or_exchange(x, i, q, scratch)
 
 
 def hilbert_encode(coords: object, order: int) -> np.ndarray:
