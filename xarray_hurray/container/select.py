@@ -53,7 +53,9 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
         if positions.size and (positions.min() < 0 or positions.max() >= length):
             raise IndexError(f"index {key!r} out of bounds for an axis of length {length}")
     ids, inverse = np.unique(positions // chunk, return_inverse=True)
-    out_positions = tuple(np.flatnonzero(inverse == k) for k in range(len(ids)))
+    by_chunk = np.argsort(inverse, kind="stable")
+    counts = np.bincount(inverse, minlength=len(ids))
+    out_positions = tuple(np.split(by_chunk, np.cumsum(counts)[:-1])) if len(ids) else ()
     in_positions = tuple(
         positions[out] - cid * chunk for out, cid in zip(out_positions, ids.tolist(), strict=True)
     )
