@@ -10,6 +10,7 @@ elements in C order; non-finite floats are written ``"NaN"``, ``"Infinity"`` and
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -91,9 +92,41 @@ def decode_attr(value: Any) -> Any:
     dtype = parse_element_type(value["dtype"])
     if dtype.kind not in "biufcU":
         raise ValueError(f"numpy attributes cannot have element type {value['dtype']!r}")
-    items = [_item_from_json(item, dtype.kind) for item in value["data"]]
-    array = np.array(items, dtype=dtype).reshape(value["shape"])
+    shape, data = value["shape"], value["data"]
+    if not isinstance(shape, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+    ):
+        raise ValueError(f"the shape of a numpy attribute must list integers >= 0, got {shape!r}")
+    if not isinstance(data, list) or len(data) != math.prod(shape):
+        raise ValueError(f"a numpy attribute of shape {shape} needs {math.prod(shape)} items")
+    bad = [item for item in data if not _item_fits(item, dtype)]
+    if bad:
+        raise ValueError(f"item {bad[0]!r} cannot be an element of type {value['dtype']}")
+    items = [_item_from_json(item, dtype.kind) for item in data]
+    array = np.array(items, dtype=dtype).reshape(shape)
     return array[()] if array.ndim == 0 else array
+
+
+def _is_float_item(item: Any) -> bool:
+    if isinstance(item, str):
+        return item in _NON_FINITE
+    if isinstance(item, int) and not isinstance(item, bool):
+        return abs(item) <= sys.float_info.max
+    return isinstance(item, float)
+
+
+def _item_fits(item: Any, dtype: np.dtype) -> bool:
+    """Whether the JSON ``item`` is a valid element of a numpy attribute of ``dtype``."""
+    if dtype.kind == "b":
+        return isinstance(item, bool)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return isinstance(item, int) and not isinstance(item, bool) and info.min <= item <= info.max
+    if dtype.kind == "f":
+        return _is_float_item(item)
+    if dtype.kind == "c":
+        return isinstance(item, list) and len(item) == 2 and all(map(_is_float_item, item))
+    return isinstance(item, str) and len(item) <= dtype.itemsize // 4
 
 
 def encode_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .codecs import CodecChain
-from .elements import STRING, from_bytes, pad_value, to_bytes
+from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
+from .limits import MAX_CHUNK_BYTES
 from .metadata import VariableMeta
 
 
@@ -20,6 +21,11 @@ class ChunkCodec:
         self.variable = variable
         self.chain = CodecChain(variable.codecs)
         self.buffer_size = variable.layout.buffer_size(variable.chunks)
+        itemsize = parse_element_type(variable.dtype).itemsize
+        self.max_decoded = (
+            MAX_CHUNK_BYTES if variable.dtype == STRING else self.buffer_size * itemsize
+        )
+        """Most bytes decoding one chunk may produce."""
 
     def encode(self, block: np.ndarray) -> bytes:
         """The stored bytes of ``block``, a chunk that may be cut short at the array's edge."""
@@ -36,8 +42,13 @@ class ChunkCodec:
             full = np.full(var.chunks, fill, dtype=block.dtype)
             full[tuple(slice(0, n) for n in block.shape)] = block
             block = full
-        buffer = var.layout.encode(block, fill)
-        return self.chain.encode(to_bytes(buffer, var.dtype))
+        raw = to_bytes(var.layout.encode(block, fill), var.dtype)
+        if raw.nbytes > self.max_decoded:
+            raise ValueError(
+                f"a chunk of variable {var.name!r} takes {raw.nbytes} bytes, more than the "
+                f"{MAX_CHUNK_BYTES} a chunk may hold; use smaller chunks"
+            )
+        return self.chain.encode(raw)
 
     def decode(self, data: bytes) -> np.ndarray:
         """The full chunk (padding included) stored as ``data``.
@@ -45,8 +56,11 @@ class ChunkCodec:
         Raises
         ------
         ValueError
-            When the decoded bytes do not hold one chunk.
+            When the decoded bytes do not hold one chunk, or a codec frame declares
+            more bytes than one chunk (decoding stops before allocating them).
+        RuntimeError
+            When a codec library rejects the bytes.
         """
-        raw = self.chain.decode(data)
+        raw = self.chain.decode(data, self.max_decoded)
         buffer = from_bytes(raw, self.variable.dtype, self.buffer_size)
         return self.variable.layout.decode(buffer, self.variable.chunks)

@@ -9,6 +9,8 @@ import numcodecs
 import numpy as np
 from numcodecs.abc import Codec
 
+from .bounded import decode_bounded
+
 ALLOWED_CODECS = ("zstd", "lz4", "zlib", "blosc")
 """numcodecs ids a chain may hold.  An empty chain stores the bytes as they are."""
 
@@ -66,9 +68,7 @@ class CodecChain:
             out = codec.encode(out)
         return bytes(out) if not isinstance(out, np.ndarray) else out.tobytes()
 
-    def decode(self, data: bytes) -> bytes:
-        """The bytes ``data`` was encoded from."""
-        out: Any = data
-        for codec in reversed(self.codecs):
-            out = codec.decode(out)
-        return out if isinstance(out, bytes) else np.asarray(out).tobytes()
+    def decode(self, data: bytes, limit: int) -> bytes:
+        """The bytes ``data`` was encoded from; frames declaring more than ``limit``
+        bytes are rejected before they are decoded (:func:`.bounded.decode_bounded`)."""
+        return decode_bounded(self.codecs, data, limit)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .checksum import crc32c, verify
 from .errors import HurrayFormatError
+from .limits import MAX_METADATA_BYTES
 
 MAGIC = b"\x89HURRAY\n"
 """The first eight bytes of every Hurray file."""
@@ -110,6 +111,11 @@ class Header:
         if self.metadata_offset != HEADER_SIZE:
             raise HurrayFormatError(
                 f"metadata offset {self.metadata_offset} != header size {HEADER_SIZE}"
+            )
+        if self.metadata_length > MAX_METADATA_BYTES:
+            raise HurrayFormatError(
+                f"metadata length {self.metadata_length} exceeds the {MAX_METADATA_BYTES} "
+                "bytes a reader accepts"
             )
         if self.index_offset != self.metadata_offset + self.metadata_length:
             raise HurrayFormatError(

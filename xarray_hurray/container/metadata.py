@@ -14,17 +14,50 @@ import numpy as np
 from ..layout import LAYOUT_NAMES, Layout, LayoutError, curve_order, layout_from_config
 from .attrs import decode_attrs, encode_attrs
 from .codecs import parse_codecs
-from .elements import parse_element_type
+from .elements import STRING, parse_element_type
 from .errors import HurrayFormatError
 from .format import INDEX_ENTRY
+from .limits import (
+    MAX_CHUNK_BYTES,
+    MAX_CODECS,
+    MAX_LENGTH,
+    MAX_METADATA_BYTES,
+    MAX_NESTING,
+    MAX_RANK,
+)
 
 
 def _int_tuple(values: Sequence[int], what: str, minimum: int) -> tuple[int, ...]:
     if not isinstance(values, list | tuple) or not all(
-        isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= minimum for v in values
+        isinstance(v, int | np.integer) and not isinstance(v, bool) and minimum <= v <= MAX_LENGTH
+        for v in values
     ):
-        raise ValueError(f"{what} must be a list of integers >= {minimum}, got {values!r}")
+        raise ValueError(
+            f"{what} must be a list of integers from {minimum} to {MAX_LENGTH}, got {values!r}"
+        )
+    if len(values) > MAX_RANK:
+        raise ValueError(f"{what} has {len(values)} entries; at most {MAX_RANK} axes are allowed")
     return tuple(int(v) for v in values)
+
+
+def check_name(name: Any, what: str) -> str:
+    """``name`` if it can name a variable or dimension: a non-empty string that UTF-8
+    can encode (no lone surrogates).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``what`` and the problem.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a string, got {name!r} of type {type(name).__name__}")
+    if not name:
+        raise ValueError(f"{what} must not be empty")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {name!r} is not valid Unicode text (lone surrogate)") from None
+    return name
 
 
 @dataclass(frozen=True)
@@ -53,22 +86,29 @@ class VariableMeta:
             raise type(err)(f"variable {self.name!r}: {err}") from None
 
     def _validate(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError("the name must be a non-empty string")
+        check_name(self.name, "the variable name")
         shape = _int_tuple(self.shape, "shape", 0)
-        if not isinstance(self.dims, list | tuple) or not all(
-            isinstance(d, str) for d in self.dims
-        ):
+        if not isinstance(self.dims, list | tuple):
             raise ValueError(f"dims must be a list of strings, got {self.dims!r}")
+        for dim in self.dims:
+            check_name(dim, "a dimension name")
         if len(set(self.dims)) != len(self.dims) or len(self.dims) != len(shape):
             raise ValueError(f"dims {list(self.dims)} must be distinct, one per axis of {shape}")
-        parse_element_type(self.dtype)
+        dtype = parse_element_type(self.dtype)
         chunks = _int_tuple(self.chunks, "chunks", 1)
         if len(chunks) != len(shape):
             raise ValueError(f"chunks {chunks} must have one entry per axis of shape {shape}")
         if not isinstance(self.layout, Layout):
             raise TypeError(f"layout must be a Layout, got {self.layout!r}")
         self.layout.validate(chunks)
+        itemsize = 4 if self.dtype == STRING else dtype.itemsize
+        if self.layout.buffer_size(chunks) * itemsize > MAX_CHUNK_BYTES:
+            raise ValueError(
+                f"a chunk of shape {chunks} and layout {self.layout.to_config()} holds more "
+                f"than {MAX_CHUNK_BYTES} bytes, the largest chunk allowed"
+            )
+        if not isinstance(self.codecs, list | tuple) or len(self.codecs) > MAX_CODECS:
+            raise ValueError(f"codecs must be a list of at most {MAX_CODECS} codecs")
         if self.chunk_order not in LAYOUT_NAMES:
             raise ValueError(
                 f"chunk order {self.chunk_order!r} is not one of {', '.join(LAYOUT_NAMES)}"
@@ -173,7 +213,11 @@ class DatasetMeta:
                         f"dimension {dim!r} has length {sizes[dim]} and, in variable "
                         f"{var.name!r}, {size}"
                     )
-        encode_attrs(self.attrs)
+        size = len(self.to_bytes())
+        if size > MAX_METADATA_BYTES:
+            raise ValueError(
+                f"the metadata takes {size} bytes, more than the {MAX_METADATA_BYTES} allowed"
+            )
 
     def variable(self, name: str) -> VariableMeta:
         """The variable called ``name``; :class:`KeyError` if there is none."""
@@ -193,12 +237,84 @@ class DatasetMeta:
         return {v.name: int(o) for v, o in zip(self.variables, offsets, strict=False)}
 
     def to_bytes(self) -> bytes:
-        """The metadata as compact UTF-8 JSON."""
+        """The metadata as compact UTF-8 JSON.
+
+        Raises
+        ------
+        ValueError
+            When an attribute holds text that UTF-8 cannot encode (a lone surrogate).
+        """
         obj = {
             "attrs": encode_attrs(self.attrs),
             "variables": [v.to_json() for v in self.variables],
         }
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        if _nesting(obj) > MAX_NESTING:
+            raise ValueError(f"attributes nest lists deeper than the {MAX_NESTING} levels allowed")
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        try:
+            return text.encode()
+        except UnicodeEncodeError as err:
+            bad = text[max(err.start - 40, 0) : err.end + 10]
+            raise ValueError(
+                f"the metadata holds text that is not valid Unicode (lone surrogate) near {bad!r}"
+            ) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        keys = [k for k, _ in pairs]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        raise ValueError(f"an object repeats the keys {repeated}")
+    return obj
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number; non-finite values are written as strings")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is out of range")
+    return value
+
+
+def _nesting(obj: Any) -> int:
+    """Deepest nesting of lists and dicts in ``obj``, found without recursion."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, list | dict):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def load_json(data: bytes) -> Any:
+    """Parse metadata JSON strictly: no NaN or infinite numbers, no repeated keys, at
+    most :data:`MAX_NESTING` levels.
+
+    Raises
+    ------
+    HurrayFormatError
+        Naming what is wrong.
+    """
+    try:
+        obj = json.loads(
+            data.decode("utf-8"),
+            object_pairs_hook=_unique_keys,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+        )
+    except RecursionError:
+        raise HurrayFormatError("metadata JSON is nested too deeply") from None
+    except ValueError as err:
+        raise HurrayFormatError(f"metadata is not valid UTF-8 JSON: {err}") from None
+    if _nesting(obj) > MAX_NESTING:
+        raise HurrayFormatError(f"metadata JSON is nested deeper than {MAX_NESTING} levels")
+    return obj
 
 
 def parse_metadata(data: bytes) -> DatasetMeta:
@@ -209,10 +325,7 @@ def parse_metadata(data: bytes) -> DatasetMeta:
     HurrayFormatError
         Naming what is invalid.
     """
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise HurrayFormatError(f"metadata is not UTF-8 JSON: {err}") from None
+    obj = load_json(data)
     try:
         if not isinstance(obj, dict) or set(obj) != {"attrs", "variables"}:
             raise ValueError("the metadata needs exactly the keys attrs and variables")
@@ -222,5 +335,5 @@ def parse_metadata(data: bytes) -> DatasetMeta:
             attrs=decode_attrs(obj["attrs"]),
             variables=tuple(VariableMeta.from_json(v) for v in obj["variables"]),
         )
-    except (ValueError, TypeError, KeyError, LayoutError) as err:
+    except (ValueError, TypeError, KeyError, OverflowError, LayoutError) as err:
         raise HurrayFormatError(f"invalid metadata: {err}") from None

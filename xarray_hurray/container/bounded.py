@@ -1,0 +1,109 @@
+"""Decoding a codec chain without letting the data choose how much memory it takes.
+
+Every codec the format allows records, or implies, how many bytes its output has.
+Before a codec runs, that size is read from its frame header and checked against a
+limit, so a small chunk cannot expand into a huge allocation (a decompression bomb):
+decoding stops at the chunk's declared size.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numcodecs.abc import Codec
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_BLOSC_HEADER = struct.Struct("<BBBBIII")
+
+
+def expansion_bound(size: int) -> int:
+    """The most bytes any allowed codec writes when encoding ``size`` bytes.
+
+    Incompressible input grows a little (block headers, frame headers); this is a
+    generous bound on that growth for zstd, lz4, zlib and blosc.
+    """
+    return size + size // 64 + 1024
+
+
+def _zstd_content_size(data: bytes) -> int:
+    """The content size declared by the first Zstandard frame of ``data`` (RFC 8878)."""
+    if len(data) < 5 or data[:4] != _ZSTD_MAGIC:
+        raise ValueError("not a Zstandard frame: wrong magic number")
+    descriptor = data[4]
+    single_segment = (descriptor >> 5) & 1
+    dict_id_size = (0, 1, 2, 4)[descriptor & 3]
+    fcs_size = (single_segment, 2, 4, 8)[descriptor >> 6]
+    if fcs_size == 0:
+        raise ValueError("the Zstandard frame does not declare its content size")
+    start = 5 + (1 - single_segment) + dict_id_size
+    if len(data) < start + fcs_size:
+        raise ValueError("truncated Zstandard frame header")
+    size = int.from_bytes(data[start : start + fcs_size], "little")
+    return size + 256 if fcs_size == 2 else size
+
+
+def _lz4_content_size(data: bytes) -> int:
+    if len(data) < 4:
+        raise ValueError("truncated LZ4 chunk: no length prefix")
+    return struct.unpack_from("<I", data)[0]
+
+
+def _blosc_content_size(data: bytes) -> int:
+    if len(data) < _BLOSC_HEADER.size:
+        raise ValueError("truncated Blosc frame header")
+    nbytes, _, cbytes = _BLOSC_HEADER.unpack_from(data)[4:]
+    if cbytes != len(data):
+        raise ValueError(f"the Blosc frame records {cbytes} bytes but has {len(data)}")
+    return nbytes
+
+
+_DECLARED_SIZE = {"zstd": _zstd_content_size, "lz4": _lz4_content_size}
+_DECLARED_SIZE["blosc"] = _blosc_content_size
+
+
+def _zlib_decode(data: bytes, limit: int) -> bytes:
+    stream = zlib.decompressobj()
+    try:
+        out = stream.decompress(data, limit + 1)
+    except zlib.error as err:
+        raise ValueError(f"invalid zlib stream: {err}") from None
+    if len(out) > limit:
+        raise ValueError(f"the zlib stream expands past {limit} bytes")
+    if not stream.eof or stream.unused_data:
+        raise ValueError("the zlib stream is truncated or followed by extra bytes")
+    return out
+
+
+def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
+    """Undo ``codecs`` (applied in order when encoding) on ``data``, never producing
+    more than ``limit`` bytes at the last step or more than that step's input allows
+    at the steps before it.
+
+    Raises
+    ------
+    ValueError
+        When a codec's frame declares more bytes than allowed, or is malformed.
+    RuntimeError
+        When a codec library rejects the data.
+    """
+    caps = []
+    for _ in codecs:
+        caps.insert(0, expansion_bound(caps[0]) if caps else limit)
+    out: Any = data
+    for codec, cap in zip(reversed(codecs), caps, strict=True):
+        out = bytes(out) if not isinstance(out, bytes) else out
+        if codec.codec_id == "zlib":
+            out = _zlib_decode(out, cap)
+            continue
+        declared = _DECLARED_SIZE[codec.codec_id](out)
+        if declared > cap:
+            raise ValueError(
+                f"the {codec.codec_id} frame declares {declared} bytes, more than the "
+                f"{cap} this chunk can hold"
+            )
+        out = codec.decode(out)
+    return out if isinstance(out, bytes) else np.asarray(out).tobytes()

@@ -1,0 +1,27 @@
+"""Limits a reader enforces before it trusts sizes and counts taken from a file.
+
+A file can declare anything; these caps keep a hostile or damaged file from making
+the reader allocate memory that its bytes do not justify or recurse without end.
+Writers check the same limits, so every file this package writes is readable.
+"""
+
+from __future__ import annotations
+
+MAX_METADATA_BYTES = 64 * 2**20
+"""Largest metadata a reader parses."""
+
+MAX_NESTING = 32
+"""Deepest nesting of JSON arrays and objects in the metadata."""
+
+MAX_RANK = 32
+"""Most axes a variable may have (numpy allows 64)."""
+
+MAX_LENGTH = 2**62
+"""Longest axis: sizes stay far from the 64-bit limits of numpy indexing."""
+
+MAX_CODECS = 8
+"""Longest codec chain."""
+
+MAX_CHUNK_BYTES = 2**31
+"""Largest decoded chunk, padding included, in bytes: the most one chunk may
+allocate.  For ``string`` variables this bounds the length table and text together."""
