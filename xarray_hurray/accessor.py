@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import xarray as xr
+from dask.delayed import Delayed
 
 from .xarray_writer import to_hurray
 
@@ -17,7 +18,7 @@ class HurrayAccessor:
     def __init__(self, dataset: xr.Dataset) -> None:
         self._dataset = dataset
 
-    def to_hurray(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
-        """Write the dataset to ``path``; the arguments are those of
+    def to_hurray(self, path: str | os.PathLike[str], **kwargs: Any) -> Delayed | None:
+        """Write the dataset to ``path``; the arguments and the result are those of
         :func:`xarray_hurray.to_hurray`."""
-        to_hurray(self._dataset, path, **kwargs)
+        return to_hurray(self._dataset, path, **kwargs)

@@ -8,20 +8,14 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import xarray as xr
+from dask.delayed import Delayed, delayed
 from xarray import conventions
 from xarray.backends.common import ensure_dtype_not_object
 
-from .container import (
-    ChunkCodec,
-    ContainerWriter,
-    DatasetMeta,
-    VariableMeta,
-    element_type,
-    parse_codecs,
-)
+from .container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from .container.codecs import CodecSpec
+from .dask_write import DEFAULT_WINDOW, DaskWrite
 from .layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
@@ -161,7 +155,10 @@ def to_hurray(
     chunk_order: str = "hilbert",
     compressor: CodecSpec | Sequence[CodecSpec] = "zstd",
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-) -> None:
+    compute: bool = True,
+    progress: bool | None = None,
+    window: int = DEFAULT_WINDOW,
+) -> Delayed | None:
     """Write ``ds`` to a Hurray file at ``path``.
 
     Variables are CF-encoded with xarray's conventions (times, ``_FillValue``,
@@ -192,12 +189,28 @@ def to_hurray(
         numcodecs config or codec, or a list of those.
     chunk_bytes
         Target chunk size in bytes when neither encoding nor dask chunks set it.
+    compute
+        Write now; if False, return a :class:`dask.delayed.Delayed` whose computation
+        performs the whole write.
+    progress
+        Draw a progress bar on standard error; by default, when it is a terminal.
+    window
+        Encoded chunks of dask-backed variables in flight per Dask worker.  Each
+        stored chunk is encoded by its own task, and the encoded chunks are
+        appended in placement order as they arrive, so memory stays near
+        ``workers * window`` chunks.
+
+    Returns
+    -------
+    dask.delayed.Delayed or None
+        The pending write when ``compute`` is False.
 
     Raises
     ------
     ValueError, TypeError
         For unknown encoding keys, unsupported dtypes or attributes, invalid layouts
-        or codecs, naming the variable.
+        or codecs, and dask chunks that end inside a stored chunk (rechunk, or
+        choose ``encoding["chunks"]`` dividing the dask chunks), naming the variable.
     """
     defaults = {"layout": layout, "chunk_order": chunk_order, "compressor": compressor}
     variables, attrs = encode_dataset(ds, encoding or {})
@@ -207,12 +220,8 @@ def to_hurray(
             describe_variable(name, var, defaults, chunk_bytes) for name, var in variables.items()
         ),
     )
-    codecs = {var.name: ChunkCodec(var) for var in metadata.variables}
-    with ContainerWriter(path, metadata) as writer:
-        for var, chunk_id in writer.placement():
-            corner = np.unravel_index(chunk_id, var.grid_shape)
-            block = tuple(
-                slice(i * c, (i + 1) * c) for i, c in zip(corner, var.chunks, strict=True)
-            )
-            values = np.asarray(variables[var.name][block].values)
-            writer.write_chunk(var.name, chunk_id, codecs[var.name].encode(values))
+    write = DaskWrite(path, metadata, variables, window=window, progress=progress)
+    if not compute:
+        return delayed(write.run, pure=False)()
+    write.run()
+    return None
