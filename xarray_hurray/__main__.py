@@ -1,0 +1,5 @@
+"""``python -m xarray_hurray``: the ``hurray`` command."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,5 @@
+"""The ``hurray`` command: ``demo``, ``info``, ``convert``, ``plan`` and ``verify``."""
+
+from .main import main
+
+__all__ = ["main"]

@@ -1,0 +1,98 @@
+"""What the subcommands share: the user-error type and opening a file named on the
+command line."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ..container import MAGIC, ContainerReader
+from ..io import ByteSource, open_source
+
+
+class CliError(Exception):
+    """A user mistake: printed as one line, and the command exits with :attr:`status`.
+
+    Parameters
+    ----------
+    message
+        What went wrong, naming the input at fault.
+    status
+        Exit status; 2 for usage mistakes.
+    """
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def parse_storage_options(items: Sequence[str] | None) -> dict[str, Any] | None:
+    """``["key=value", ...]`` to a dict; values are JSON where they parse, else strings.
+
+    Raises
+    ------
+    CliError
+        For an item without ``=``.
+    """
+    if not items:
+        return None
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"storage option {item!r} is not of the form key=value")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+def open_checked_source(target: str, storage_options: dict[str, Any] | None) -> ByteSource:
+    """The byte source of ``target`` once it is known to exist and to be a Hurray file.
+
+    Raises
+    ------
+    CliError
+        For a missing or unreadable file, or one that does not start with the magic.
+    """
+    is_url = "://" in target
+    if not is_url and storage_options is None:
+        if not os.path.exists(target):
+            raise CliError(f"no such file: {target}")
+        if os.path.isdir(target):
+            raise CliError(f"{target} is a directory, not a Hurray file")
+    source = open_source(target, storage_options)
+    try:
+        head = source.read(0, len(MAGIC))
+    except FileNotFoundError:
+        raise CliError(f"no such file: {target}") from None
+    except OSError as err:
+        raise CliError(f"cannot read {target}: {err}") from None
+    if head != MAGIC:
+        raise CliError(f"{target} is not a Hurray file (it does not start with {MAGIC!r})")
+    return source
+
+
+def open_reader(target: str, storage_options: dict[str, Any] | None = None) -> ContainerReader:
+    """The container reader of the Hurray file at ``target`` (a path or URL)."""
+    return ContainerReader(open_checked_source(target, storage_options))
+
+
+def variable_names(reader: ContainerReader, names: Sequence[str] | None) -> list[str]:
+    """``names``, each checked to be a variable of the file, or every variable.
+
+    Raises
+    ------
+    CliError
+        Naming the unknown variable and the ones the file holds.
+    """
+    known = [v.name for v in reader.metadata.variables]
+    if not names:
+        return known
+    for name in names:
+        if name not in known:
+            raise CliError(f"no variable {name!r} in {reader.source.name}; it holds {known}")
+    return list(names)

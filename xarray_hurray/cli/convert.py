@@ -1,0 +1,204 @@
+"""``hurray convert``: netCDF, Zarr or Hurray in; Hurray, or Zarr with the ``hurray``
+codec, out; through xarray and dask."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import xarray as xr
+from dask.diagnostics import ProgressBar
+
+from ..container import MAGIC
+from ..container.codecs import ALLOWED_CODECS
+from ..layout import LAYOUT_NAMES
+from ..xarray_writer import CF_ENCODING, STRING_ITEMSIZE, auto_chunks, to_hurray
+from .common import CliError
+
+FIXED_KINDS = "biufcmM"
+"""numpy dtype kinds the Zarr ``hurray`` codec stores (fixed-size elements)."""
+
+
+def parse_chunks(text: str | None) -> dict[str, int]:
+    """``"time=1,y=256,x=256"`` to ``{"time": 1, "y": 256, "x": 256}``.
+
+    Raises
+    ------
+    CliError
+        For bad syntax or a size below 1.
+    """
+    chunks: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        dim, sep, size = item.partition("=")
+        if not sep or not dim.strip() or not size.strip().isdigit() or int(size) < 1:
+            raise CliError(f"bad chunks item {item!r}: expected dim=size with size >= 1")
+        chunks[dim.strip()] = int(size)
+    return chunks
+
+
+def _is_hurray(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def open_input(path: str) -> xr.Dataset:
+    """Open ``path`` lazily (dask arrays): a Hurray file, a Zarr store, or anything an
+    installed xarray engine opens (netCDF through netCDF4, h5netcdf or scipy).
+
+    Raises
+    ------
+    CliError
+        For a missing input or one no engine opens.
+    """
+    if "://" not in path and not os.path.exists(path):
+        raise CliError(f"no such file or directory: {path}")
+    if _is_hurray(path):
+        engine: str | None = "hurray"
+    elif os.path.isdir(path) or path.rstrip("/").endswith(".zarr"):
+        engine = "zarr"
+    else:
+        engine = None
+    try:
+        return xr.open_dataset(path, engine=engine, chunks={})
+    except (ValueError, OSError) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise CliError(f"cannot open {path}: {first}") from None
+
+
+def plan_chunks(ds: xr.Dataset, chosen: Mapping[str, int]) -> dict[Hashable, tuple[int, ...]]:
+    """The chunk shape of every variable: ``chosen`` sizes where given (capped at the
+    dimension's length), about 1 MiB chunks along the other dimensions.
+
+    Raises
+    ------
+    CliError
+        For a dimension the dataset does not have.
+    """
+    unknown = sorted(set(chosen) - {str(d) for d in ds.dims})
+    if unknown:
+        raise CliError(f"--chunks names dimensions {unknown} not in {sorted(map(str, ds.dims))}")
+    plan = {}
+    for name, var in ds.variables.items():
+        itemsize = STRING_ITEMSIZE if var.dtype.kind in "OUS" else var.dtype.itemsize
+        auto = auto_chunks(var.shape, itemsize)
+        plan[name] = tuple(
+            min(chosen.get(str(d), c), n) or 1
+            for d, c, n in zip(var.dims, auto, var.shape, strict=True)
+        )
+    return plan
+
+
+def prepare(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]]) -> xr.Dataset:
+    """``ds`` with dask chunks matching ``chunks`` and only CF keys left in each
+    variable's encoding (the input's storage settings do not carry over)."""
+    data, coords = {}, {}
+    for name, var in ds.variables.items():
+        var = var.copy(deep=False)
+        var.encoding = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
+        if name not in ds.indexes and var.ndim:
+            var = var.chunk(dict(zip(var.dims, chunks[name], strict=True)))
+        (coords if name in ds.coords else data)[name] = var
+    return xr.Dataset(data, coords=coords, attrs=ds.attrs)
+
+
+def zarr_compressors(name: str) -> list[Any] | None:
+    """The Zarr v3 codecs standing for compressor ``name``."""
+    from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
+
+    return {
+        "none": None,
+        "zstd": [ZstdCodec()],
+        "zlib": [GzipCodec()],
+        "blosc": [BloscCodec()],
+        "lz4": [BloscCodec(cname="lz4")],
+    }[name]
+
+
+def write_zarr(
+    ds: xr.Dataset, out: str, chunks: Mapping[Hashable, tuple[int, ...]], args: argparse.Namespace
+) -> None:
+    """Write a Zarr v3 store whose fixed-size variables use the ``hurray`` codec."""
+    from ..zarr import HurrayCodec
+
+    encoding: dict[Hashable, dict[str, Any]] = {}
+    for name, var in ds.variables.items():
+        enc: dict[str, Any] = {
+            "chunks": chunks[name],
+            "compressors": zarr_compressors(args.compressor),
+        }
+        if var.dtype.kind in FIXED_KINDS and var.ndim:
+            enc["serializer"] = HurrayCodec(args.layout)
+        encoding[name] = enc
+    delayed = ds.to_zarr(
+        out, mode="w", zarr_format=3, consolidated=False, encoding=encoding, compute=False
+    )
+    with ProgressBar():
+        delayed.compute()
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register ``hurray convert``."""
+    parser = commands.add_parser(
+        "convert",
+        help="netCDF, Zarr or Hurray in; Hurray (or Zarr with the hurray codec) out",
+        description="Convert a dataset through xarray and dask. IN is a netCDF file, a Zarr "
+        "store or a Hurray file; OUT is a Hurray file, or a Zarr v3 store using the hurray "
+        "codec when it ends with .zarr.",
+    )
+    parser.add_argument("input", metavar="IN")
+    parser.add_argument("output", metavar="OUT")
+    parser.add_argument(
+        "--layout",
+        choices=("auto", *LAYOUT_NAMES),
+        default="auto",
+        help="element layout in each chunk",
+    )
+    parser.add_argument(
+        "--chunk-order",
+        choices=LAYOUT_NAMES,
+        help="curve the chunks follow in a Hurray file (default: hilbert)",
+    )
+    parser.add_argument(
+        "--chunks",
+        metavar="DIM=N,...",
+        help="chunk sizes, as time=1,y=256,x=256 (other dims: about 1 MiB chunks)",
+    )
+    parser.add_argument(
+        "--compressor", choices=("none", *ALLOWED_CODECS), default="zstd", help="default: zstd"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Convert ``args.input`` to ``args.output``."""
+    to_zarr = args.output.rstrip("/").endswith(".zarr")
+    if to_zarr and args.chunk_order:
+        raise CliError(
+            "--chunk-order applies to Hurray output only; a Zarr store has no chunk order"
+        )
+    if os.path.exists(args.output) and not args.overwrite:
+        raise CliError(f"{args.output} exists; pass --overwrite to replace it")
+    chosen = parse_chunks(args.chunks)
+    ds = open_input(args.input)
+    chunks = plan_chunks(ds, chosen)
+    ds = prepare(ds, chunks)
+    if to_zarr:
+        write_zarr(ds, args.output, chunks, args)
+    else:
+        with ProgressBar():
+            to_hurray(
+                ds,
+                args.output,
+                encoding={name: {"chunks": c} for name, c in chunks.items()},
+                layout=args.layout,
+                chunk_order=args.chunk_order or "hilbert",
+                compressor=args.compressor,
+            )
+    print(f"wrote {args.output}")
+    return 0

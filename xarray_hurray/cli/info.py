@@ -1,0 +1,142 @@
+"""``hurray info``: what a Hurray file holds and how it is stored."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from ..container import ContainerReader, VariableMeta
+from ..container.elements import STRING, parse_element_type
+from .common import open_reader, parse_storage_options
+
+
+def _jsonable(value: Any) -> Any:
+    """Attribute values as JSON types (arrays as lists, bytes as text)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def describe(reader: ContainerReader, var: VariableMeta) -> dict[str, Any]:
+    """The facts ``hurray info`` reports about one variable.
+
+    ``raw_bytes`` (the array's size in memory) and ``compression_ratio`` are None for
+    variable-length strings, whose in-memory size is not fixed.
+    """
+    stored = int(reader.index(var.name)["size"].sum())
+    raw = (
+        None
+        if var.dtype == STRING
+        else math.prod(var.shape) * parse_element_type(var.dtype).itemsize
+    )
+    return {
+        "name": var.name,
+        "dims": list(var.dims),
+        "shape": list(var.shape),
+        "dtype": var.dtype,
+        "chunks": list(var.chunks),
+        "chunk_count": var.chunk_count,
+        "layout": var.layout.to_config(),
+        "chunk_order": var.chunk_order,
+        "chunk_axes": [var.dims[a] for a in var.curve_axes or ()],
+        "codecs": [dict(c) for c in var.codecs],
+        "stored_bytes": stored,
+        "raw_bytes": raw,
+        "compression_ratio": round(raw / stored, 3) if raw is not None and stored else None,
+        "attrs": dict(var.attrs),
+    }
+
+
+def report(reader: ContainerReader) -> dict[str, Any]:
+    """Everything ``hurray info`` reports about a file, as a JSON-ready dict."""
+    header = reader.header
+    return {
+        "file": reader.source.name,
+        "format_version": ".".join(map(str, header.version)),
+        "file_bytes": header.file_length,
+        "attrs": dict(reader.metadata.attrs),
+        "variables": [describe(reader, var) for var in reader.metadata.variables],
+    }
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, np.generic | np.ndarray):
+        value = value.tolist()
+    return repr(value)
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n} B"
+
+
+def _layout_name(config: dict[str, Any]) -> str:
+    extra = {k: v for k, v in config.items() if k != "name"}
+    return config["name"] + (f" {extra}" if extra else "")
+
+
+def format_text(facts: dict[str, Any]) -> str:
+    """The human-readable form of :func:`report`."""
+    lines = [
+        f"{facts['file']}: Hurray format {facts['format_version']}, {_size(facts['file_bytes'])}"
+    ]
+    for key, value in facts["attrs"].items():
+        lines.append(f"  :{key} = {_show(value)}")
+    for var in facts["variables"]:
+        dims = ", ".join(f"{d}={n}" for d, n in zip(var["dims"], var["shape"], strict=True))
+        lines.append(f"\n{var['name']} ({dims}) {var['dtype']}")
+        chunks = " x ".join(map(str, var["chunks"])) or "scalar"
+        lines.append(f"  chunks       {chunks} ({var['chunk_count']} chunks)")
+        lines.append(f"  layout       {_layout_name(var['layout'])}")
+        axes = ", ".join(var["chunk_axes"]) or "-"
+        lines.append(f"  chunk order  {var['chunk_order']} over ({axes})")
+        codecs = ", ".join(c["id"] for c in var["codecs"]) or "none"
+        lines.append(f"  codecs       {codecs}")
+        ratio = var["compression_ratio"]
+        sizes = f"{_size(var['stored_bytes'])} stored, {_size(var['raw_bytes'])} raw"
+        lines.append(f"  size         {sizes}" + (f", ratio {ratio:.2f}" if ratio else ""))
+        for key, value in var["attrs"].items():
+            lines.append(f"  :{key} = {_show(value)}")
+    return "\n".join(lines)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register ``hurray info``."""
+    parser = commands.add_parser(
+        "info",
+        help="variables, chunks, layout, sizes and attributes of a Hurray file",
+        description="Describe a Hurray file: variables, dims, dtype, chunk shape, layout, "
+        "chunk order, codecs, stored and raw sizes, compression ratio and attributes.",
+    )
+    parser.add_argument("file", metavar="FILE_OR_URL", help="a path or fsspec URL")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="fsspec storage option (VALUE parsed as JSON where it can be); repeatable",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the description of ``args.file``."""
+    reader = open_reader(args.file, parse_storage_options(args.storage_option))
+    facts = report(reader)
+    if args.json:
+        print(json.dumps(facts, indent=2, default=_jsonable))
+    else:
+        print(format_text(facts))
+    return 0
