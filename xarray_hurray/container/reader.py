@@ -28,7 +28,8 @@ class ContainerReader:
     source
         Where the bytes are.
     policy
-        How byte ranges are merged into requests.
+        How byte ranges are merged into requests; by default the source's own
+        (object stores merge wider gaps than local files).
     verify_checksums
         Check the crc32c of every chunk before decoding it.  ``False`` trusts the
         chunk bytes and saves that time; header, metadata and indexes are still
@@ -45,7 +46,7 @@ class ContainerReader:
         self, source: ByteSource, policy: MergePolicy | None = None, verify_checksums: bool = True
     ) -> None:
         self.source = source
-        self.policy = policy or MergePolicy()
+        self.policy = policy or source.default_policy()
         self.verify_checksums = verify_checksums
         head = source.read(0, HEAD_SIZE)
         self.header = Header.unpack(head)

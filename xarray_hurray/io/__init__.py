@@ -2,21 +2,33 @@
 
 - :class:`MergePolicy` and :func:`plan_reads`: which requests serve a set of byte ranges.
 - :func:`open_source`: a picklable, thread-safe reader of byte ranges from a local
-  path, a file-like object or an fsspec URL.
+  path, a file-like object or an fsspec URL; ``ObstoreSource`` (module
+  ``obstore_source``, optional extra) reads an object of an obstore store.
+- :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
+  imply (``OBJECT_STORE`` for remote sources).
+- :func:`upload_target`, :func:`staged_upload`: writes to URLs and stores as a local
+  file uploaded whole.
 """
 
+from .costs import OBJECT_STORE, CostModel
 from .counting import CountingSource
 from .plan import MergePolicy, ReadPlan, plan_reads
 from .source import ByteSource, FileObjectSource, FsspecSource, LocalFileSource, open_source
+from .upload import UploadTarget, staged_upload, upload_target
 
 __all__ = [
+    "OBJECT_STORE",
     "ByteSource",
+    "CostModel",
     "CountingSource",
     "FileObjectSource",
     "FsspecSource",
     "LocalFileSource",
     "MergePolicy",
     "ReadPlan",
+    "UploadTarget",
     "open_source",
     "plan_reads",
+    "staged_upload",
+    "upload_target",
 ]

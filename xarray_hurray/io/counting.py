@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .plan import MergePolicy
 from .source import ByteSource
 
 
@@ -39,6 +40,9 @@ class CountingSource(ByteSource):
 
     def size(self) -> int | None:
         return self.source.size()
+
+    def default_policy(self) -> MergePolicy:
+        return self.source.default_policy()
 
     def __getstate__(self) -> dict[str, Any]:
         return {"source": self.source, "requests": []}

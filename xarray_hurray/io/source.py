@@ -15,6 +15,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from .costs import OBJECT_STORE
+from .plan import MergePolicy
+
 
 class ByteSource(ABC):
     """Random access to the bytes of one file."""
@@ -35,6 +38,10 @@ class ByteSource(ABC):
     def size(self) -> int | None:
         """Size of the file in bytes when it is known without a request, else None."""
         return None
+
+    def default_policy(self) -> MergePolicy:
+        """The merge policy for reads from this source when the caller gives none."""
+        return MergePolicy()
 
 
 class LocalFileSource(ByteSource):
@@ -114,7 +121,11 @@ class FileObjectSource(ByteSource):
 
 
 class FsspecSource(ByteSource):
-    """A URL read through fsspec; the file system is created lazily per process."""
+    """A URL read through fsspec; the file system is created lazily per process.
+
+    The ranges of one read go to the file system's ``cat_ranges``, which asynchronous
+    file systems (s3fs, gcsfs, adlfs, HTTP) fetch concurrently.
+    """
 
     def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
         self.url = url
@@ -145,7 +156,20 @@ class FsspecSource(ByteSource):
         fs, path = self._resolve()
         starts = [int(s) for s in ranges[:, 0]]
         stops = [int(s) for s in ranges[:, 1]]
-        return [bytes(b) for b in fs.cat_ranges([path] * len(starts), starts, stops)]
+        blobs = fs.cat_ranges([path] * len(starts), starts, stops, on_error="raise")
+        return [bytes(b) for b in blobs]
+
+    def default_policy(self) -> MergePolicy:
+        return OBJECT_STORE.merge_policy()
+
+    def upload(self, local_path: str | os.PathLike[str]) -> None:
+        """Put the finished file ``local_path`` at this URL.
+
+        The file system's own upload is used (for s3fs a single put, or a multipart
+        upload for large files): the object appears only when the upload completes.
+        """
+        fs, path = self._resolve()
+        fs.put_file(os.fspath(local_path), path)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"url": self.url, "storage_options": self.storage_options}
