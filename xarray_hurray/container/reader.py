@@ -18,6 +18,7 @@ from .format import HEAD_SIZE, Header
 from .index import unpack_index
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
+from .threads import ordered_map
 
 
 class ContainerReader:
@@ -114,8 +115,8 @@ class ContainerReader:
     def iter_chunks(self, name: str, chunk_ids: np.ndarray) -> Iterator[np.ndarray]:
         """Decoded full chunks ``chunk_ids`` (row-major flat indices) of ``name``, in turn.
 
-        All requests are planned and fetched first; chunks are checked and decoded one
-        at a time as the caller consumes them.
+        All requests are planned and fetched first; chunks are then checked and
+        decoded in parallel on a shared thread pool, a little ahead of the caller.
         """
         var = self.variable(name)
         entries = self.index(name)[chunk_ids]
@@ -124,6 +125,7 @@ class ContainerReader:
         plan = plan_reads(starts, stops, self.policy)
         blobs = self.source.read_ranges(plan.requests)
         codec = ChunkCodec(var)
+        pieces: list[tuple[bytes, int, str]] = []
         for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
             request = int(plan.request_of[i])
             req_start, req_stop = plan.requests[request].tolist()
@@ -139,13 +141,18 @@ class ContainerReader:
                 else blob[start - req_start : stop - req_start]
             )
             what = f"chunk {int(chunk_ids[i])} of variable {name!r}"
+            pieces.append((data, int(entries["crc32c"][i]), what))
+
+        def decode(piece: tuple[bytes, int, str]) -> np.ndarray:
+            data, crc, what = piece
             if self.verify_checksums:
-                verify(data, int(entries["crc32c"][i]), what)
+                verify(data, crc, what)
             try:
-                chunk = codec.decode(data)
+                return codec.decode(data)
             except (ValueError, RuntimeError) as err:
                 raise HurrayFormatError(f"cannot decode {what}: {err}") from None
-            yield chunk
+
+        yield from ordered_map(decode, pieces)
 
     def read(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
         """Outer selection ``key`` (one int, slice or integer array per axis) of ``name``.

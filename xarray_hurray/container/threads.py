@@ -1,0 +1,66 @@
+"""A process-wide thread pool that decodes the chunks of one read in parallel.
+
+Decompression (zstd, lz4, zlib, blosc in numcodecs), checksums and the layout
+permutation release the GIL for most of their work, so threads overlap them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = -1
+_pool_lock = threading.Lock()
+
+
+def pool_threads() -> int:
+    """Threads of the decode pool: one per CPU."""
+    return os.cpu_count() or 1
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    """The pool of this process (a forked child makes its own: threads do not fork)."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            _pool = ThreadPoolExecutor(pool_threads(), thread_name_prefix="hurray-decode")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def ordered_map(func: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+    """``func`` of each item, in item order, run on the shared pool.
+
+    At most twice as many items as the pool has threads are in flight, so results
+    are held only a little ahead of the consumer.  A single item runs in the
+    calling thread.  An exception in ``func`` is raised when its result is
+    reached; items not yet started are then dropped.
+    """
+    if len(items) < 2 or pool_threads() < 2:
+        yield from map(func, items)
+        return
+    pool = _shared_pool()
+    pending: deque[Future[R]] = deque()
+    upcoming = iter(items)
+    try:
+        for item in upcoming:
+            pending.append(pool.submit(func, item))
+            if len(pending) >= 2 * pool_threads():
+                break
+        while pending:
+            result = pending.popleft().result()
+            for item in islice(upcoming, 1):
+                pending.append(pool.submit(func, item))
+            yield result
+    finally:
+        for future in pending:
+            future.cancel()
