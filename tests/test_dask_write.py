@@ -1,0 +1,211 @@
+"""Dask-backed writes: one task per stored chunk, placement order, a bounded window,
+compute=False, progress, misaligned chunks and failing tasks."""
+
+from __future__ import annotations
+
+import threading
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+import xarray as xr
+from dask.delayed import Delayed
+from hurray_datasets import numeric
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xarray_hurray as xh
+
+
+def smooth(shape: tuple[int, ...], dtype: str = "float32") -> np.ndarray:
+    """A compressible field with some noise."""
+    grids = np.meshgrid(*(np.linspace(0, 3, n) for n in shape), indexing="ij")
+    noise = np.random.default_rng(1).standard_normal(shape) * 0.01
+    return (np.sin(sum(grids)) + noise).astype(dtype)
+
+
+def write_both(tmp_path, ds_numpy: xr.Dataset, ds_dask: xr.Dataset, **kwargs):
+    """Write the numpy-backed and the dask-backed dataset; return both files' bytes."""
+    xh.to_hurray(ds_numpy, tmp_path / "numpy.hurray", **kwargs)
+    xh.to_hurray(ds_dask, tmp_path / "dask.hurray", **kwargs)
+    return (tmp_path / "numpy.hurray").read_bytes(), (tmp_path / "dask.hurray").read_bytes()
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
+@pytest.mark.parametrize("order", ["hilbert", "morton", "row-major"])
+@pytest.mark.parametrize("window", [1, 3])
+def test_dask_write_is_the_numpy_write_byte_for_byte(tmp_path, scheduler, order, window):
+    values = smooth((70, 48, 5))
+    chunks = (16, 16, 5)
+    ds = xr.Dataset(
+        {"v": (("y", "x", "t"), values), "t": ("t", np.arange(5))},
+        attrs={"title": "smooth"},
+    )
+    lazy = ds.copy()
+    lazy["v"] = lazy["v"].chunk(dict(zip(("y", "x", "t"), chunks, strict=True)))
+    kwargs = {"encoding": {"v": {"chunks": chunks}}, "chunk_order": order, "window": window}
+    with dask.config.set(scheduler=scheduler, num_workers=2):
+        numpy_bytes, dask_bytes = write_both(tmp_path, ds, lazy, **kwargs)
+    assert dask_bytes == numpy_bytes
+    out = xr.open_dataset(tmp_path / "dask.hurray", engine="hurray")
+    xr.testing.assert_identical(out, ds)
+
+
+@settings(max_examples=25)
+@given(
+    data=st.data(),
+    rank=st.integers(0, 3),
+    layout=st.sampled_from(["auto", "morton", "row-major"]),
+)
+def test_dask_chunks_made_of_whole_stored_chunks_write_the_same_file(
+    tmp_path_factory, data, rank, layout
+):
+    shape = tuple(data.draw(st.integers(1, 24)) for _ in range(rank))
+    stored = tuple(data.draw(st.integers(1, 8)) for _ in range(rank))
+    multiples = tuple(data.draw(st.integers(1, 3)) for _ in range(rank))
+    values = numeric("int16", shape, seed=rank)
+    dims = ("a", "b", "c")[:rank]
+    ds = xr.Dataset({"v": (dims, values)})
+    lazy = xr.Dataset(
+        {
+            "v": (
+                dims,
+                da.from_array(
+                    values, chunks=tuple(s * m for s, m in zip(stored, multiples, strict=True))
+                ),
+            )
+        }
+    )
+    tmp_path = tmp_path_factory.mktemp("multiples")
+    kwargs = {"encoding": {"v": {"chunks": stored}}, "layout": layout}
+    with dask.config.set(scheduler="threads", num_workers=2):
+        numpy_bytes, dask_bytes = write_both(tmp_path, ds, lazy, **kwargs)
+    assert dask_bytes == numpy_bytes
+
+
+def test_mixed_dask_numpy_and_lazy_file_variables_round_trip(tmp_path):
+    base = xr.Dataset(
+        {
+            "temp": (("y", "x"), smooth((40, 30))),
+            "mask": (("y", "x"), numeric("bool", (40, 30))),
+            "when": ("y", np.datetime64("2001-01-01") + np.arange(40) * np.timedelta64(6, "h")),
+            "scalar": ((), np.float64(2.5)),
+        },
+        coords={"x": np.arange(30) * 0.5},
+    )
+    xh.to_hurray(base, tmp_path / "source.hurray", encoding={"mask": {"chunks": (8, 8)}})
+    from_file = xr.open_dataset(tmp_path / "source.hurray", engine="hurray")
+    mixed = xr.Dataset(
+        {
+            "temp": base["temp"].chunk({"y": 16, "x": 10}),
+            "mask": from_file["mask"],  # lazy backend array, no dask
+            "when": base["when"].chunk({"y": 8}),  # CF-encoded lazily by xarray
+            "scalar": base["scalar"].chunk(),
+        },
+        coords={"x": base["x"]},
+    )
+    xh.to_hurray(mixed, tmp_path / "mixed.hurray")
+    out = xr.open_dataset(tmp_path / "mixed.hurray", engine="hurray")
+    xr.testing.assert_identical(out, base)
+    assert out["temp"].encoding["chunks"] == (16, 10)
+
+
+def test_chunks_are_computed_a_window_at_a_time_in_placement_order(tmp_path):
+    computed: list[tuple[int, ...]] = []
+    lock = threading.Lock()
+
+    def record(block, block_info=None):
+        with lock:
+            computed.append(tuple(block_info[0]["chunk-location"]))
+        return block
+
+    values = smooth((64, 64))
+    source = da.from_array(values, chunks=8).map_blocks(record, dtype=values.dtype)
+    window, workers = 2, 2
+    with dask.config.set(scheduler="threads", num_workers=workers):
+        xh.to_hurray(xr.Dataset({"v": (("y", "x"), source)}), tmp_path / "w.hurray", window=window)
+    var = xh.open_hurray(tmp_path / "w.hurray").variable("v")
+    expected = [np.unravel_index(i, var.grid_shape) for i in var.placement.tolist()]
+    batch = window * workers
+    assert len(computed) == len(expected) == 64
+    for start in range(0, 64, batch):
+        got = set(computed[start : start + batch])
+        assert got == {tuple(int(i) for i in e) for e in expected[start : start + batch]}
+
+
+def test_compute_false_returns_a_delayed_that_writes_the_file(tmp_path):
+    values = smooth((50, 40))
+    ds = xr.Dataset({"v": (("y", "x"), da.from_array(values, chunks=(16, 16)))})
+    pending = xh.to_hurray(ds, tmp_path / "later.hurray", compute=False)
+    assert isinstance(pending, Delayed)
+    assert list(tmp_path.iterdir()) == []
+    accessor_pending = ds.hurray.to_hurray(tmp_path / "accessor.hurray", compute=False)
+    with dask.config.set(scheduler="threads", num_workers=2):
+        dask.compute(pending, accessor_pending)
+    xh.to_hurray(ds, tmp_path / "now.hurray")
+    now = (tmp_path / "now.hurray").read_bytes()
+    assert (tmp_path / "later.hurray").read_bytes() == now
+    assert (tmp_path / "accessor.hurray").read_bytes() == now
+
+
+def test_progress_bar_on_request_and_silent_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    ds = xr.Dataset({"v": (("y", "x"), da.zeros((40, 40), chunks=10, dtype="f4"))})
+    xh.to_hurray(ds, tmp_path / "quiet.hurray")
+    assert capsys.readouterr().err == ""
+    xh.to_hurray(ds, tmp_path / "loud.hurray", progress=True)
+    err = capsys.readouterr().err
+    assert err.startswith("\rwriting loud.hurray |")
+    assert "100% 16/16 chunks" in err.rsplit("\r", 1)[1]
+    assert err.endswith("\n") and err.count("\n") == 1
+    xh.to_hurray(ds, tmp_path / "off.hurray", progress=False)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("dask_chunks", "encoding", "match"),
+    [
+        ((10, 16), {"chunks": (16, 16)}, r"dask chunks \(10, 10, 10, 10, 8\) along 'y'"),
+        ((32, 24), {"chunks": (16, 16)}, r"dask chunks \(24, 24\) along 'x'.*ends at 24"),
+        ((16, 16), {"chunks": (32, 16)}, r"along 'y'.*stored chunks of 32"),
+    ],
+)
+def test_dask_chunks_ending_inside_a_stored_chunk_are_refused(
+    tmp_path, dask_chunks, encoding, match
+):
+    ds = xr.Dataset({"v": (("y", "x"), da.zeros((48, 48), chunks=dask_chunks))})
+    ds["v"] = ds["v"].chunk(dict(zip(("y", "x"), dask_chunks, strict=True)))
+    with pytest.raises(ValueError, match=match) as raised:
+        xh.to_hurray(ds, tmp_path / "bad.hurray", encoding={"v": encoding})
+    assert "variable 'v'" in str(raised.value) and "ds.chunk(" in str(raised.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_a_failing_task_aborts_the_write_and_keeps_the_old_file(tmp_path, compute):
+    path = tmp_path / "keep.hurray"
+    xh.to_hurray(xr.Dataset({"v": (("x",), np.arange(6))}), path)
+    before = path.read_bytes()
+
+    def explode(block, block_info=None):
+        if block_info[0]["chunk-location"] == (7,):
+            raise RuntimeError("disk on fire")
+        return block
+
+    failing = da.arange(100, chunks=10).map_blocks(explode, dtype=np.int64)
+    ds = xr.Dataset({"v": (("x",), failing)})
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        with dask.config.set(scheduler="threads", num_workers=2):
+            pending = xh.to_hurray(ds, path, compute=compute, window=1)
+            if not compute:
+                pending.compute()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.hurray"]
+    assert path.read_bytes() == before
+
+
+def test_window_must_be_a_positive_integer(tmp_path):
+    ds = xr.Dataset({"v": (("x",), da.zeros(4, chunks=2))})
+    for window in (0, 1.5, True):
+        with pytest.raises(ValueError, match="window must be an integer >= 1"):
+            xh.to_hurray(ds, tmp_path / "w.hurray", window=window)
+    assert list(tmp_path.iterdir()) == []
