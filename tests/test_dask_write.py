@@ -67,16 +67,8 @@ def test_dask_chunks_made_of_whole_stored_chunks_write_the_same_file(
     values = numeric("int16", shape, seed=rank)
     dims = ("a", "b", "c")[:rank]
     ds = xr.Dataset({"v": (dims, values)})
-    lazy = xr.Dataset(
-        {
-            "v": (
-                dims,
-                da.from_array(
-                    values, chunks=tuple(s * m for s, m in zip(stored, multiples, strict=True))
-                ),
-            )
-        }
-    )
+    dask_chunks = tuple(s * m for s, m in zip(stored, multiples, strict=True))
+    lazy = xr.Dataset({"v": (dims, da.from_array(values, chunks=dask_chunks))})
     tmp_path = tmp_path_factory.mktemp("multiples")
     kwargs = {"encoding": {"v": {"chunks": stored}}, "layout": layout}
     with dask.config.set(scheduler="threads", num_workers=2):
