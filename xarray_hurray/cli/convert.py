@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import uuid
+import warnings
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -13,7 +16,7 @@ from dask.diagnostics import ProgressBar
 
 from ..container import MAGIC
 from ..container.codecs import ALLOWED_CODECS
-from ..layout import LAYOUT_NAMES
+from ..layout import LAYOUT_NAMES, LayoutError, layout_for_shape
 from ..xarray_writer import CF_ENCODING, STRING_ITEMSIZE, auto_chunks, to_hurray
 from .common import CliError
 
@@ -64,7 +67,10 @@ def open_input(path: str) -> xr.Dataset:
     else:
         engine = None
     try:
-        return xr.open_dataset(path, engine=engine, chunks={})
+        with warnings.catch_warnings():
+            # Zarr stores without consolidated metadata are expected here.
+            warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
+            return xr.open_dataset(path, engine=engine, chunks={})
     except (ValueError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise CliError(f"cannot open {path}: {first}") from None
@@ -106,6 +112,47 @@ def prepare(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]]) -> xr.Da
     return xr.Dataset(data, coords=coords, attrs=ds.attrs)
 
 
+def layouts(ds: xr.Dataset, layout: str) -> dict[Hashable, str]:
+    """``layout`` for variables of two or more dimensions; ``"auto"`` for the others,
+    whose single axis a Hilbert curve cannot run along."""
+    return {name: layout if var.ndim >= 2 else "auto" for name, var in ds.variables.items()}
+
+
+def check_layouts(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], layout: str) -> None:
+    """Check, before anything is written, that each variable's layout holds its chunks.
+
+    Raises
+    ------
+    CliError
+        Naming the variable, its chunks and what to change.
+    """
+    for name, kind in layouts(ds, layout).items():
+        if not ds.variables[name].ndim:
+            continue
+        try:
+            layout_for_shape(kind, chunks[name])
+        except LayoutError as err:
+            raise CliError(
+                f"variable {name!r}: a {kind} layout cannot hold chunks {chunks[name]} ({err}); "
+                "choose --layout auto or morton, or --chunks of equal power-of-two sides"
+            ) from None
+
+
+def write_hurray(
+    ds: xr.Dataset, out: str, chunks: Mapping[Hashable, tuple[int, ...]], args: argparse.Namespace
+) -> None:
+    """Write a Hurray file through dask, with a progress bar."""
+    layout = layouts(ds, args.layout)
+    to_hurray(
+        ds,
+        out,
+        encoding={name: {"chunks": c, "layout": layout[name]} for name, c in chunks.items()},
+        chunk_order=args.chunk_order or "hilbert",
+        compressor=args.compressor,
+        progress=True,
+    )
+
+
 def zarr_compressors(name: str) -> list[Any] | None:
     """The Zarr v3 codecs standing for compressor ``name``."""
     from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
@@ -122,9 +169,14 @@ def zarr_compressors(name: str) -> list[Any] | None:
 def write_zarr(
     ds: xr.Dataset, out: str, chunks: Mapping[Hashable, tuple[int, ...]], args: argparse.Namespace
 ) -> None:
-    """Write a Zarr v3 store whose fixed-size variables use the ``hurray`` codec."""
+    """Write a Zarr v3 store whose fixed-size variables use the ``hurray`` codec.
+
+    The store is built beside ``out`` and moved into place once complete, so a
+    failed write leaves ``out`` as it was.
+    """
     from ..zarr import HurrayCodec
 
+    layout = layouts(ds, args.layout)
     encoding: dict[Hashable, dict[str, Any]] = {}
     for name, var in ds.variables.items():
         enc: dict[str, Any] = {
@@ -132,13 +184,23 @@ def write_zarr(
             "compressors": zarr_compressors(args.compressor),
         }
         if var.dtype.kind in FIXED_KINDS and var.ndim:
-            enc["serializer"] = HurrayCodec(args.layout)
+            enc["serializer"] = HurrayCodec(layout[name])
         encoding[name] = enc
-    delayed = ds.to_zarr(
-        out, mode="w", zarr_format=3, consolidated=False, encoding=encoding, compute=False
-    )
-    with ProgressBar():
-        delayed.compute()
+    tmp = f"{out.rstrip('/')}.{uuid.uuid4().hex}.tmp"
+    try:
+        delayed = ds.to_zarr(
+            tmp, mode="w-", zarr_format=3, consolidated=False, encoding=encoding, compute=False
+        )
+        with ProgressBar():
+            delayed.compute()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    elif os.path.exists(out):
+        os.remove(out)
+    os.replace(tmp, out)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -187,18 +249,11 @@ def run(args: argparse.Namespace) -> int:
     chosen = parse_chunks(args.chunks)
     ds = open_input(args.input)
     chunks = plan_chunks(ds, chosen)
+    check_layouts(ds, chunks, args.layout)
     ds = prepare(ds, chunks)
     if to_zarr:
         write_zarr(ds, args.output, chunks, args)
     else:
-        with ProgressBar():
-            to_hurray(
-                ds,
-                args.output,
-                encoding={name: {"chunks": c} for name, c in chunks.items()},
-                layout=args.layout,
-                chunk_order=args.chunk_order or "hilbert",
-                compressor=args.compressor,
-            )
+        write_hurray(ds, args.output, chunks, args)
     print(f"wrote {args.output}")
     return 0
