@@ -1,0 +1,245 @@
+"""The ``hurray`` command, run in-process through ``main`` and once as a subprocess."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.cli import main
+from xarray_hurray.cli.demo import REGIONS, run_demo
+from xarray_hurray.container import ContainerReader
+from xarray_hurray.container.format import HEADER_SIZE
+from xarray_hurray.io import LocalFileSource, MergePolicy, plan_reads
+from xarray_hurray.layout import curve_order
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, xr.Dataset]:
+    """A small 2-D dataset stored with Hilbert chunk order: a grid of 8 x 8 chunks."""
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((128, 128)).astype("f4")
+    ds = xr.Dataset(
+        {"v": (("y", "x"), values, {"units": "m"})},
+        coords={"y": np.arange(128.0), "x": np.arange(128.0)},
+        attrs={"title": "sample"},
+    )
+    path = tmp_path_factory.mktemp("cli") / "sample.hurray"
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (16, 16)}}, chunk_order="hilbert")
+    return path, ds
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_info_json_matches_the_file(sample, capsys):
+    path, ds = sample
+    status, out, _ = run(capsys, "info", str(path), "--json")
+    assert status == 0
+    facts = json.loads(out)
+    v = next(var for var in facts["variables"] if var["name"] == "v")
+    assert v["dims"] == ["y", "x"] and v["shape"] == [128, 128] and v["dtype"] == "float32"
+    assert v["chunks"] == [16, 16] and v["chunk_count"] == 64
+    assert v["chunk_order"] == "hilbert" and v["layout"]["name"] == "hilbert"
+    assert v["raw_bytes"] == ds["v"].nbytes
+    index = ContainerReader(LocalFileSource(path)).index("v")
+    assert v["stored_bytes"] == int(index["size"].sum())
+    assert v["compression_ratio"] == pytest.approx(ds["v"].nbytes / v["stored_bytes"], rel=1e-3)
+    assert v["attrs"]["units"] == "m" and facts["attrs"] == {"title": "sample"}
+    assert facts["file_bytes"] == path.stat().st_size
+
+
+def test_info_text_names_every_variable(sample, capsys):
+    status, out, _ = run(capsys, "info", str(sample[0]))
+    assert status == 0
+    for name in ("v (y=128, x=128) float32", "chunks       16 x 16 (64 chunks)", ":units = 'm'"):
+        assert name in out
+
+
+def brute_force_costs(path: Path, rows: slice, cols: slice) -> dict[str, tuple[int, int]]:
+    """Runs and requests per chunk order, by laying the stored chunks out again by hand."""
+    reader = ContainerReader(LocalFileSource(path))
+    sizes = reader.index("v")["size"].astype(int)
+    grid = (8, 8)
+    wanted = {
+        r * 8 + c
+        for r in range(rows.start // 16, (rows.stop - 1) // 16 + 1)
+        for c in range(cols.start // 16, (cols.stop - 1) // 16 + 1)
+    }
+    base = int(reader.index("v")["offset"].min())
+    out = {}
+    for kind in ("row-major", "morton", "hilbert"):
+        offset, spans = base, []
+        for chunk in curve_order(grid, kind).tolist():
+            if chunk in wanted:
+                spans.append((offset, offset + sizes[chunk]))
+            offset += sizes[chunk]
+        runs = 1 + sum(a[1] != b[0] for a, b in itertools.pairwise(spans))
+        starts, stops = np.array(spans).T
+        requests = len(plan_reads(starts, stops, MergePolicy(max_gap=0)).requests)
+        out[kind] = (runs, requests)
+    return out
+
+
+def test_plan_counts_agree_with_a_brute_force_layout(sample, capsys):
+    path, _ = sample
+    status, out, _ = run(
+        capsys, "plan", str(path), "--var", "v", "--region", "y=16:80, x=0:64", "--max-gap", "0"
+    )
+    assert status == 0
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
+    truth = brute_force_costs(path, slice(16, 80), slice(0, 64))
+    for kind, (runs, requests) in truth.items():
+        assert rows[kind][1:4] == ["16", str(runs), str(requests)]
+    assert "(this file)" in " ".join(rows["hilbert"])
+    # The real requests listed come from the file's own index.
+    assert f"requests after merging: {truth['hilbert'][1]}" in out
+
+
+def test_plan_lists_merged_ranges_inside_the_file(sample, capsys):
+    path, _ = sample
+    status, out, _ = run(capsys, "plan", str(path), "--var", "v", "--region", "y=0:40", "--all")
+    assert status == 0
+    ranges = [line.split("  ")[1] for line in out.splitlines() if line.startswith("  [")]
+    spans = [tuple(int(n) for n in r.strip("[)").split(", ")) for r in ranges]
+    assert all(HEADER_SIZE <= a < b <= path.stat().st_size for a, b in spans)
+    assert "raw byte ranges (one per chunk): 24" in out
+
+
+def test_verify_ok_then_corrupt(sample, tmp_path, capsys):
+    path, _ = sample
+    status, out, _ = run(capsys, "verify", str(path))
+    assert status == 0 and "ok (66 chunks" in out
+    damaged = tmp_path / "damaged.hurray"
+    data = bytearray(path.read_bytes())
+    entries = ContainerReader(LocalFileSource(path)).index("v")
+    for chunk in (5, 40):
+        data[int(entries["offset"][chunk]) + 3] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    status, _, err = run(capsys, "verify", str(damaged))
+    assert status == 1
+    assert err.count("checksum mismatch") == 2
+    assert "chunk 5 of variable 'v'" in err and "chunk 40 of variable 'v'" in err
+    assert err.strip().splitlines()[-1].startswith("hurray: error:")
+
+
+def test_verify_corrupt_header_is_status_1(sample, tmp_path, capsys):
+    data = bytearray(sample[0].read_bytes())
+    data[20] ^= 0x01
+    damaged = tmp_path / "header.hurray"
+    damaged.write_bytes(bytes(data))
+    status, _, err = run(capsys, "verify", str(damaged))
+    assert status == 1 and "corrupt" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["info", "{missing}"], "no such file"),
+        (["info", "{text}"], "is not a Hurray file"),
+        (["verify", "{text}"], "is not a Hurray file"),
+        (["plan", "{file}", "--var", "nope"], "no variable 'nope'"),
+        (["plan", "{file}", "--var", "v", "--region", "y=0-5"], "bad region item"),
+        (["plan", "{file}", "--var", "v", "--region", "z=0:5"], "has no dimension 'z'"),
+        (["plan", "{file}", "--var", "v", "--region", "y=900"], "out of bounds"),
+        (["plan", "{file}", "--var", "v", "--region", "y=1,y=2"], "appears twice"),
+        (["info", "{file}", "--storage-option", "novalue"], "key=value"),
+        (["convert", "{missing}", "{out}"], "no such file"),
+        (["convert", "{file}", "{out}", "--chunks", "y=0"], "bad chunks item"),
+        (["convert", "{file}", "{out}", "--chunks", "q=4"], "not in"),
+        (["convert", "{file}", "{file}"], "exists; pass --overwrite"),
+        (["convert", "{file}", "{out_zarr}", "--chunk-order", "hilbert"], "Hurray output only"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_user_mistakes_are_one_line_and_status_2(sample, tmp_path, capsys, argv, message):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a hurray file\n")
+    names = {
+        "missing": str(tmp_path / "missing.hurray"),
+        "text": str(text),
+        "file": str(sample[0]),
+        "out": str(tmp_path / "out.hurray"),
+        "out_zarr": str(tmp_path / "out.zarr"),
+    }
+    status, _, err = run(capsys, *(a.format(**names) for a in argv))
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1 and err.startswith("hurray: error:")
+    assert message in err
+    assert not (tmp_path / "out.hurray").exists() and not (tmp_path / "out.zarr").exists()
+
+
+def test_convert_netcdf_to_hurray_and_zarr(sample, tmp_path, capsys):
+    _, ds = sample
+    source = tmp_path / "in.nc"
+    ds.to_netcdf(source)
+    hurray = tmp_path / "out.hurray"
+    status, out, _ = run(
+        capsys, "convert", str(source), str(hurray), "--chunks", "y=32,x=32",
+        "--chunk-order", "morton", "--compressor", "zlib",
+    )  # fmt: skip
+    assert status == 0 and "wrote" in out
+    back = xr.open_dataset(hurray, engine="hurray")
+    xr.testing.assert_identical(back, ds)
+    reader = ContainerReader(LocalFileSource(hurray))
+    v = reader.variable("v")
+    assert v.chunks == (32, 32) and v.chunk_order == "morton" and v.codecs[0]["id"] == "zlib"
+    store = tmp_path / "out.zarr"
+    status, _, _ = run(capsys, "convert", str(hurray), str(store), "--layout", "hilbert")
+    assert status == 0
+    opened = xr.open_dataset(store, engine="zarr", consolidated=False)
+    xr.testing.assert_identical(opened, ds)
+    assert opened["v"].encoding["serializer"].to_dict()["configuration"]["layout"] == "hilbert"
+
+
+def test_convert_refuses_a_layout_that_cannot_hold_the_chunks(sample, tmp_path, capsys):
+    out = tmp_path / "bad.zarr"
+    status, _, err = run(
+        capsys, "convert", str(sample[0]), str(out), "--layout", "hilbert", "--chunks", "y=16,x=8"
+    )
+    assert status == 2 and "variable 'v'" in err and "cannot hold chunks (16, 8)" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_demo_counts_and_files(tmp_path):
+    paths, tables = run_demo(tmp_path)
+    assert set(paths) == {"hilbert", "morton", "row-major", "zarr v3"}
+    assert all(p.exists() for p in paths.values())
+    merged, unmerged = tables.values()
+    assert list(merged) == list(REGIONS)
+    country = unmerged["a country, one day"]
+    # A 4 x 4 block of chunks aligned to the curve: one run along Hilbert and Morton,
+    # one per row in row-major order, one per chunk in Zarr.
+    assert (country["hilbert"].requests, country["morton"].requests) == (1, 1)
+    assert country["row-major"].requests == 4 and country["zarr v3"].requests == 16
+    band = unmerged["a latitude band, one day"]
+    assert band["row-major"].requests == 1 < band["hilbert"].requests
+    for row in unmerged.values():
+        sizes = {c.bytes_read for name, c in row.items() if name != "zarr v3"}
+        assert len(sizes) == 1  # without merging every order reads just the chunks needed
+
+
+def test_module_runs_as_a_subprocess(sample):
+    result = subprocess.run(
+        [sys.executable, "-m", "xarray_hurray", "verify", str(sample[0])],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "xarray_hurray", "info", "/no/such/file.hurray"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert missing.stderr == "hurray: error: no such file: /no/such/file.hurray\n"
