@@ -4,6 +4,7 @@
 - :class:`ContainerReader`: plans merged range reads for outer selections.
 - :class:`DatasetMeta`, :class:`VariableMeta`: the validated description.
 - :class:`HurrayFormatError`: everything that makes a file unreadable.
+- :func:`verify_file`: every problem of a file, checked end to end.
 """
 
 from .chunk import ChunkCodec
@@ -13,6 +14,7 @@ from .errors import HurrayFormatError
 from .format import MAGIC, VERSION
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .reader import ContainerReader
+from .verify import verify_file
 from .writer import ContainerWriter
 
 __all__ = [
@@ -28,4 +30,5 @@ __all__ = [
     "element_type",
     "parse_codecs",
     "parse_metadata",
+    "verify_file",
 ]

@@ -180,6 +180,8 @@ class VariableMeta:
             raise ValueError(f"chunk_order needs the keys curve and axes, got {order!r}")
         if not isinstance(obj["codecs"], list):
             raise ValueError(f"codecs must be a list, got {obj['codecs']!r}")
+        if not isinstance(obj["attrs"], Mapping):
+            raise ValueError(f"attrs must be an object, got {obj['attrs']!r}")
         return cls(
             name=obj["name"],
             dims=obj["dims"],
