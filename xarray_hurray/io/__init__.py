@@ -12,7 +12,7 @@
 
 from .costs import OBJECT_STORE, CostModel
 from .counting import CountingSource
-from .plan import MergePolicy, ReadPlan, plan_reads
+from .plan import MergePolicy, ReadPlan, as_merge_policy, plan_reads
 from .source import ByteSource, FileObjectSource, FsspecSource, LocalFileSource, open_source
 from .upload import UploadTarget, staged_upload, upload_target
 
@@ -27,6 +27,7 @@ __all__ = [
     "MergePolicy",
     "ReadPlan",
     "UploadTarget",
+    "as_merge_policy",
     "open_source",
     "plan_reads",
     "staged_upload",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,28 @@ class MergePolicy:
                 )
         if self.max_request == 0:
             raise ValueError("MergePolicy.max_request must be positive")
+
+
+def as_merge_policy(spec: MergePolicy | Mapping[str, int] | None) -> MergePolicy | None:
+    """``spec`` as a :class:`MergePolicy`: a policy, a mapping of its fields, or None.
+
+    Raises
+    ------
+    ValueError
+        For a mapping with keys other than ``max_gap`` and ``max_request``, or bad values.
+    TypeError
+        For anything else.
+    """
+    if spec is None or isinstance(spec, MergePolicy):
+        return spec
+    if isinstance(spec, Mapping):
+        unknown = sorted(set(spec) - {"max_gap", "max_request"})
+        if unknown:
+            raise ValueError(
+                f"unknown merge policy keys {unknown}; valid keys are max_gap and max_request"
+            )
+        return MergePolicy(**spec)
+    raise TypeError(f"merge_policy must be a MergePolicy or a mapping, got {spec!r}")
 
 
 @dataclass(frozen=True)

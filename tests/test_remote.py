@@ -1,0 +1,365 @@
+"""Hurray files on object storage: moto's S3 server, an HTTP server and fsspec memory,
+all on this machine; s3fs and obstore clients."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.container import ContainerReader
+from xarray_hurray.container.format import HEAD_SIZE
+from xarray_hurray.io import (
+    OBJECT_STORE,
+    CostModel,
+    CountingSource,
+    FsspecSource,
+    LocalFileSource,
+    MergePolicy,
+)
+
+SIDE, CHUNK = 256, 32
+
+
+@pytest.fixture(scope="module")
+def ds() -> xr.Dataset:
+    rng = np.random.default_rng(3)
+    y, x = np.mgrid[0:SIDE, 0:SIDE] / SIDE
+    field = (np.sin(5 * x) * np.cos(3 * y) + 0.1 * rng.standard_normal((SIDE, SIDE))).astype("f4")
+    return xr.Dataset(
+        {"v": (("y", "x"), field, {"units": "K"})},
+        coords={"x": np.arange(SIDE, dtype="f8") * 0.5},
+        attrs={"title": "remote"},
+    )
+
+
+def write(ds: xr.Dataset, target: object, **kwargs: object) -> None:
+    xh.to_hurray(ds, target, encoding={"v": {"chunks": (CHUNK, CHUNK)}}, **kwargs)
+
+
+def s3fs_of(s3) -> object:
+    import s3fs
+
+    return s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
+
+
+def assert_same(out: xr.Dataset, ds: xr.Dataset) -> None:
+    np.testing.assert_array_equal(out["v"].values, ds["v"].values)
+    np.testing.assert_array_equal(out["x"].values, ds["x"].values)
+    assert out["v"].attrs == {"units": "K"} and out.attrs == {"title": "remote"}
+
+
+# ---------------------------------------------------------------- the cost model
+
+
+def test_object_store_policy_follows_from_the_cost_model():
+    model = CostModel(latency=0.02, bandwidth=100e6, concurrency=10)
+    assert model == OBJECT_STORE
+    # gap: 20 ms of latency shared by 10 requests, worth 2 ms of a 100 MB/s link
+    assert OBJECT_STORE.merge_policy() == MergePolicy(max_gap=200_000, max_request=20_000_000)
+    # merging at the break-even gap leaves the modelled time unchanged
+    split = model.seconds(requests=2, nbytes=2 * 10**6)
+    merged = model.seconds(requests=1, nbytes=2 * 10**6 + model.max_gap)
+    assert merged == pytest.approx(split)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "word"),
+    [
+        ({"latency": 0.0, "bandwidth": 1e6, "concurrency": 1}, "latency"),
+        ({"latency": 0.01, "bandwidth": -1.0, "concurrency": 1}, "bandwidth"),
+        ({"latency": 0.01, "bandwidth": 1e6, "concurrency": 0}, "concurrency"),
+    ],
+)
+def test_cost_model_refuses_nonsense(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        CostModel(**kwargs)
+
+
+def test_remote_sources_default_to_the_object_store_policy(tmp_path):
+    remote = FsspecSource("s3://bucket/x.hurray")
+    assert remote.default_policy() == OBJECT_STORE.merge_policy()
+    assert CountingSource(remote).default_policy() == OBJECT_STORE.merge_policy()
+    assert LocalFileSource(tmp_path / "x").default_policy() == MergePolicy()
+
+
+# ---------------------------------------------------------------- S3 through s3fs
+
+
+def test_s3_write_then_open_dataset(ds, s3):
+    url = f"s3://{s3.bucket}/dir/x.hurray"
+    write(ds, url, storage_options=s3.storage_options)
+    assert s3fs_of(s3).ls(f"{s3.bucket}/dir") == [f"{s3.bucket}/dir/x.hurray"]
+    with xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options) as out:
+        assert_same(out, ds)
+        region = out["v"][37:141, 90:200].values
+    np.testing.assert_array_equal(region, ds["v"].values[37:141, 90:200])
+
+
+def test_s3_reads_with_dask_and_after_pickling(ds, s3):
+    url = f"s3://{s3.bucket}/x.hurray"
+    write(ds, url, storage_options=s3.storage_options)
+    reader = xh.open_hurray(url, storage_options=s3.storage_options)
+    clone = pickle.loads(pickle.dumps(reader))
+    np.testing.assert_array_equal(clone.read("v"), ds["v"].values)
+    with (
+        dask.config.set(scheduler="threads"),
+        xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options, chunks={}) as out,
+    ):
+        assert out["v"].chunks == ((CHUNK,) * (SIDE // CHUNK),) * 2
+        assert float(out["v"].sum()) == pytest.approx(float(ds["v"].sum(dtype="f8")), rel=1e-5)
+
+
+def test_s3_open_is_one_request_and_the_index_is_fetched_once(ds, s3):
+    url = f"s3://{s3.bucket}/x.hurray"
+    write(ds, url, storage_options=s3.storage_options)
+    source = CountingSource(FsspecSource(url, s3.storage_options))
+    reader = ContainerReader(source)
+    assert source.requests == [(0, HEAD_SIZE)]
+    reader.index("v")  # 64 chunks: the index came with the head
+    assert len(source.requests) == 1
+    reader.read("v", (slice(0, 40), slice(0, 40)))
+    reader.read("v", (slice(100, 140), slice(0, 40)))
+    data_start = reader.header.data_offset  # later requests fetch chunks only
+    assert len(source.requests) > 1 and all(a >= data_start for a, _ in source.requests[1:])
+
+
+def test_s3_index_beyond_the_head_costs_one_request_then_is_cached(s3):
+    # 20,000 chunks: a 400 kB index, past the first 64 KiB read
+    big = xr.Dataset({"w": (("t",), np.arange(20_000, dtype="i4"))})
+    url = f"s3://{s3.bucket}/big.hurray"
+    xh.to_hurray(
+        big, url, encoding={"w": {"chunks": (1,)}}, compressor=None,
+        storage_options=s3.storage_options,
+    )  # fmt: skip
+    source = CountingSource(FsspecSource(url, s3.storage_options))
+    with xr.open_dataset(source, engine="hurray") as out:
+        assert len(source.requests) == 1
+        assert int(out["w"][12_345]) == 12_345
+        assert len(source.requests) == 3  # the index, then the chunk
+        assert int(out["w"][19_999]) == 19_999
+        assert len(source.requests) == 4  # the cached index is not fetched again
+
+
+def chunk_ranges(reader: ContainerReader, key: tuple[slice, ...]) -> list[tuple[int, int]]:
+    """Sorted byte ranges of the chunks a box touches, straight from the index."""
+    rows = [range(s.start // CHUNK, (s.stop - 1) // CHUNK + 1) for s in key]
+    ids = [i * (SIDE // CHUNK) + j for i in rows[0] for j in rows[1]]
+    index = reader.index("v")
+    return sorted(
+        (int(index["offset"][c]), int(index["offset"][c] + index["size"][c])) for c in ids
+    )
+
+
+def contiguous_runs(ranges: list[tuple[int, int]]) -> int:
+    return 1 + sum(a != stop for (_, stop), (a, _) in itertools.pairwise(ranges))
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ({"max_gap": 0, "max_request": 1}, len),  # one request per chunk
+        ({"max_gap": 0}, contiguous_runs),  # one request per contiguous run
+        (MergePolicy(max_gap=10**9, max_request=10**9), lambda ranges: 1),
+    ],
+)
+def test_s3_merge_policy_through_backend_kwargs(ds, s3, policy, expected):
+    url = f"s3://{s3.bucket}/x.hurray"
+    write(ds, url, storage_options=s3.storage_options)
+    key = (slice(20, 150), slice(70, 190))
+    source = CountingSource(FsspecSource(url, s3.storage_options))
+    with xr.open_dataset(source, engine="hurray", backend_kwargs={"merge_policy": policy}) as out:
+        before = len(source.requests)
+        np.testing.assert_array_equal(out["v"][key].values, ds["v"].values[key])
+    ranges = chunk_ranges(xh.open_hurray(url, storage_options=s3.storage_options), key)
+    assert len(source.requests) - before == expected(ranges)
+
+
+def test_bad_merge_policy_is_refused_by_name(ds, tmp_path):
+    write(ds, tmp_path / "x.hurray")
+    with pytest.raises(ValueError, match="max_gaps"):
+        xr.open_dataset(tmp_path / "x.hurray", engine="hurray", merge_policy={"max_gaps": 1})
+    with pytest.raises(TypeError, match="merge_policy"):
+        xr.open_dataset(tmp_path / "x.hurray", engine="hurray", merge_policy=65536)
+
+
+def failing_copy(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` with a dask-backed variable whose last block fails to compute."""
+
+    def block(x: np.ndarray, block_info: dict | None = None) -> np.ndarray:
+        if block_info[0]["chunk-location"] == (SIDE // CHUNK - 1, SIDE // CHUNK - 1):
+            raise RuntimeError("disk on fire")
+        return x
+
+    data = da.from_array(ds["v"].values, chunks=CHUNK).map_blocks(block, dtype="f4")
+    return ds.assign(v=(("y", "x"), data, ds["v"].attrs))
+
+
+def test_s3_failed_write_leaves_the_old_object(ds, s3):
+    url = f"s3://{s3.bucket}/x.hurray"
+    write(ds, url, storage_options=s3.storage_options)
+    fs = s3fs_of(s3)
+    before = fs.cat_file(f"{s3.bucket}/x.hurray")
+    with dask.config.set(scheduler="threads"), pytest.raises(RuntimeError, match="disk on fire"):
+        write(failing_copy(ds * 2), url, storage_options=s3.storage_options)
+    assert fs.ls(s3.bucket) == [f"{s3.bucket}/x.hurray"]
+    assert fs.cat_file(f"{s3.bucket}/x.hurray") == before
+
+
+def test_storage_options_for_a_local_path_are_refused(ds, tmp_path):
+    with pytest.raises(ValueError, match="storage_options"):
+        write(ds, tmp_path / "x.hurray", storage_options={"anon": True})
+    assert not any(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- fsspec memory://
+
+
+def test_memory_url_round_trip(ds):
+    url = f"memory://hurray-{uuid.uuid4().hex}/x.hurray"
+    write(ds, url)
+    with xr.open_dataset(url, engine="hurray") as out:
+        assert_same(out, ds)
+
+
+# ---------------------------------------------------------------- http(s)://
+
+
+DELAY = 0.25
+"""Seconds the test HTTP server waits before answering each request."""
+
+
+class RangeHandler(SimpleHTTPRequestHandler):
+    """Serve files with single-range ``Range`` requests, after a fixed delay."""
+
+    delay = 0.0
+
+    def do_GET(self) -> None:
+        path = Path(self.translate_path(self.path))
+        if not path.is_file():
+            self.send_error(404)
+            return
+        data = path.read_bytes()
+        time.sleep(self.delay)
+        match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        if match:
+            start = int(match[1])
+            stop = min(int(match[2]) + 1 if match[2] else len(data), len(data))
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{len(data)}")
+            data = data[start:stop]
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+class RangeServer(ThreadingHTTPServer):
+    """A threading HTTP server whose listen queue holds a burst of concurrent requests."""
+
+    request_queue_size = 64
+
+
+@pytest.fixture
+def http_root(tmp_path) -> Iterator[tuple[str, Path]]:
+    """An HTTP server on 127.0.0.1 serving ``tmp_path``, ``DELAY`` seconds per request."""
+
+    class Handler(RangeHandler):
+        delay = DELAY
+
+        def __init__(self, *args: object) -> None:
+            super().__init__(*args, directory=os.fspath(tmp_path))
+
+    server = RangeServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_url_reads_a_region_with_concurrent_requests(ds, http_root):
+    base, root = http_root
+    write(ds, root / "x.hurray", chunk_order="row-major")
+    source = CountingSource(FsspecSource(f"{base}/x.hurray"))
+    reader = ContainerReader(source, MergePolicy(max_gap=0))
+    key = (slice(0, 8 * CHUNK), slice(0, CHUNK))  # a column of chunks: 8 separate ranges
+    start = time.perf_counter()
+    region = reader.read("v", key)
+    elapsed = time.perf_counter() - start
+    np.testing.assert_array_equal(region, ds["v"].values[key])
+    assert len(source.requests) == 1 + 8
+    assert elapsed < 4 * DELAY  # 8 requests, not one after another
+
+
+def test_http_open_dataset(ds, http_root):
+    base, root = http_root
+    write(ds, root / "x.hurray")
+    with xr.open_dataset(f"{base}/x.hurray", engine="hurray") as out:
+        assert_same(out, ds)
+
+
+# ---------------------------------------------------------------- obstore
+
+
+@pytest.fixture
+def obstore_s3(s3):
+    pytest.importorskip("obstore")
+    from obstore.store import S3Store
+
+    return S3Store(
+        s3.bucket,
+        endpoint=s3.url,
+        access_key_id="testing",
+        secret_access_key="testing",
+        region="us-west-2",
+        virtual_hosted_style_request=False,
+        client_options={"allow_http": True},
+    )
+
+
+def test_obstore_write_then_open_dataset(ds, s3, obstore_s3):
+    from xarray_hurray.io.obstore_source import ObstoreSource
+
+    write(ds, ObstoreSource(obstore_s3, "o/x.hurray"))
+    assert s3fs_of(s3).ls(f"{s3.bucket}/o") == [f"{s3.bucket}/o/x.hurray"]
+    source = CountingSource(ObstoreSource(obstore_s3, "o/x.hurray"))
+    with xr.open_dataset(source, engine="hurray") as out:
+        # the head, then the "x" coordinate that xarray loads to index it
+        assert source.requests[0] == (0, HEAD_SIZE) and len(source.requests) == 2
+        assert_same(out, ds)
+    clone = pickle.loads(pickle.dumps(ObstoreSource(obstore_s3, "o/x.hurray")))
+    assert clone.read(0, 8) == source.read(0, 8)
+    assert clone.read(10**9, 10**9 + 8) == b""
+
+
+def test_obstore_failed_write_leaves_the_old_object(ds, s3, obstore_s3):
+    from xarray_hurray.io.obstore_source import ObstoreSource
+
+    target = ObstoreSource(obstore_s3, "x.hurray")
+    write(ds, target)
+    before = target.read(0, 10**9)
+    with dask.config.set(scheduler="threads"), pytest.raises(RuntimeError, match="disk on fire"):
+        write(failing_copy(ds), target)
+    assert target.read(0, 10**9) == before
