@@ -16,7 +16,7 @@ from xarray.core.utils import FrozenDict
 
 from .container import MAGIC, ContainerReader, VariableMeta
 from .container.elements import STRING, parse_element_type
-from .io import ByteSource, MergePolicy, open_source
+from .io import ByteSource, MergePolicy, as_merge_policy, open_source
 
 
 class HurrayBackendArray(BackendArray):
@@ -96,10 +96,12 @@ def open_hurray(
     target: str | os.PathLike[str] | BinaryIO | ByteSource,
     *,
     storage_options: Mapping[str, Any] | None = None,
-    merge_policy: MergePolicy | None = None,
+    merge_policy: MergePolicy | Mapping[str, int] | None = None,
 ) -> ContainerReader:
-    """The container reader of a Hurray file at a path, URL or file-like object."""
-    return ContainerReader(open_source(target, storage_options), merge_policy)
+    """The container reader of a Hurray file at a path, URL, file-like object or byte
+    source; ``merge_policy`` (a policy or a mapping of its fields) overrides the
+    source's default."""
+    return ContainerReader(open_source(target, storage_options), as_merge_policy(merge_policy))
 
 
 class HurrayBackendEntrypoint(BackendEntrypoint):
@@ -139,7 +141,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         use_cftime: bool | None = None,
         decode_timedelta: Any = None,
         storage_options: Mapping[str, Any] | None = None,
-        merge_policy: MergePolicy | None = None,
+        merge_policy: MergePolicy | Mapping[str, int] | None = None,
     ) -> xr.Dataset:
         reader = open_hurray(
             filename_or_obj, storage_options=storage_options, merge_policy=merge_policy
