@@ -16,6 +16,7 @@ from xarray.backends.common import ensure_dtype_not_object
 from .container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from .container.codecs import CodecSpec
 from .dask_write import DEFAULT_WINDOW, DaskWrite
+from .io import UploadTarget, staged_upload, upload_target
 from .layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
@@ -146,9 +147,19 @@ def encode_dataset(
     return encoded, attrs
 
 
+def _run(write: DaskWrite, remote: UploadTarget | None) -> None:
+    """Run ``write``; for a remote target, into a local file then uploaded whole."""
+    if remote is None:
+        write.run()
+        return
+    with staged_upload(remote, write.path.name) as local:
+        write.path = local
+        write.run()
+
+
 def to_hurray(
     ds: xr.Dataset,
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | UploadTarget,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
     layout: str | Mapping[str, Any] | Layout = "auto",
@@ -158,6 +169,7 @@ def to_hurray(
     compute: bool = True,
     progress: bool | None = None,
     window: int = DEFAULT_WINDOW,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Delayed | None:
     """Write ``ds`` to a Hurray file at ``path``.
 
@@ -171,7 +183,10 @@ def to_hurray(
     ds
         The dataset.
     path
-        The file to create or replace.
+        The file to create or replace: a local path, a URL (``"s3://..."``,
+        ``"memory://..."``, any fsspec file system that writes) or an upload target
+        such as :class:`~xarray_hurray.io.obstore_source.ObstoreSource`.  Remote files
+        are written to a local temporary file and uploaded whole once complete.
     encoding
         Per-variable settings: the CF keys of ``to_netcdf`` and ``to_zarr``
         (``dtype``, ``_FillValue``, ``missing_value``, ``scale_factor``,
@@ -199,6 +214,8 @@ def to_hurray(
         stored chunk is encoded by its own task, and the encoded chunks are
         appended in placement order as they arrive, so memory stays near
         ``workers * window`` chunks.
+    storage_options
+        fsspec options for a URL ``path`` (credentials, endpoint).
 
     Returns
     -------
@@ -212,6 +229,7 @@ def to_hurray(
         or codecs, and dask chunks that end inside a stored chunk (rechunk, or
         choose ``encoding["chunks"]`` dividing the dask chunks), naming the variable.
     """
+    remote = upload_target(path, storage_options)
     defaults = {"layout": layout, "chunk_order": chunk_order, "compressor": compressor}
     variables, attrs = encode_dataset(ds, encoding or {})
     metadata = DatasetMeta(
@@ -220,8 +238,9 @@ def to_hurray(
             describe_variable(name, var, defaults, chunk_bytes) for name, var in variables.items()
         ),
     )
-    write = DaskWrite(path, metadata, variables, window=window, progress=progress)
+    local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
+    write = DaskWrite(local, metadata, variables, window=window, progress=progress)
     if not compute:
-        return delayed(write.run, pure=False)()
-    write.run()
+        return delayed(_run, pure=False)(write, remote)
+    _run(write, remote)
     return None
