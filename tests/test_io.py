@@ -33,7 +33,8 @@ def test_plan_covers_every_range_and_respects_the_policy(ranges, gap, cap):
     stops = np.array([r[1] for r in ranges], dtype=np.int64)
     plan = plan_reads(starts, stops, MergePolicy(max_gap=gap, max_request=cap))
     requests = plan.requests
-    assert np.all(requests[1:, 0] > requests[:-1, 1]) or len(requests) < 2  # sorted, disjoint
+    # sorted and disjoint; neighbours may touch when the size cap split them
+    assert np.all(requests[1:, 0] >= requests[:-1, 1]) or len(requests) < 2
     for start, stop, request in zip(starts, stops, plan.request_of, strict=True):
         assert requests[request, 0] <= start and stop <= requests[request, 1]
     for (a0, a1), (b0, b1) in itertools.pairwise(requests):
