@@ -33,3 +33,28 @@ def test_plot_chunk_orders(tmp_path):
     }
     assert set(counts) == {"hilbert", "morton", "row-major"}
     assert counts["hilbert"] <= counts["row-major"]
+
+
+def test_out_of_core_dask(tmp_path):
+    out = tmp_path / "field.hurray"
+    args = ("--steps", "2", "--side", "512", "--chunk", "128", "--out", str(out))
+    stdout = run_example("out_of_core_dask.py", *args)
+    assert "region and mean match the source" in stdout
+    assert out.read_bytes()[:8] == b"\x89HURRAY\n"
+
+
+def test_s3_region_read():
+    pytest.importorskip("moto.server")
+    pytest.importorskip("s3fs")
+    stdout = run_example("s3_region_read.py")
+    assert "read a 256 x 256 region through xarray" in stdout
+    assert "the region (16 chunks) took" in stdout
+
+
+def test_zarr_codec():
+    stdout = run_example("zarr_codec.py")
+    requests = {
+        line.split()[0]: line.split()[-2] for line in stdout.splitlines() if "request(s)" in line
+    }
+    assert requests == {"bytes": "256", "hurray": "4"}
+    assert "identical" in stdout
