@@ -1,0 +1,215 @@
+"""Damaged and hostile files: only HurrayFormatError, never another exception, a
+hang or an allocation the file's bytes do not justify."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import struct
+import zlib
+
+import numcodecs
+import numpy as np
+import pytest
+import xarray as xr
+from fuzz_cases import (
+    HEADER,
+    HEADER_SIZE,
+    mutate,
+    read_everything,
+    reseal,
+    small_file,
+    tiny_file,
+    with_metadata,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import xarray_hurray as xh
+from xarray_hurray.container import verify_file
+from xarray_hurray.container.limits import MAX_NESTING
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory) -> bytes:
+    return small_file(tmp_path_factory.mktemp("fuzz"))
+
+
+@pytest.fixture(scope="module")
+def truth(good) -> dict[str, object]:
+    return read_everything(good)
+
+
+def _same(a: dict[str, object], b: dict[str, object]) -> bool:
+    return a.keys() == b.keys() and all(
+        np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else repr(a[k]) == repr(b[k])
+        for k in a
+    )
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_damaged_files_raise_only_format_errors(good, truth, seed):
+    kind, blob = mutate(good, random.Random(seed))
+    try:
+        result = read_everything(blob)
+    except xh.HurrayFormatError:
+        return
+    if "seal" not in kind and kind != "json":
+        # nothing outside a checksum: an unsealed change that reads must change nothing
+        assert blob == good and _same(result, truth)
+
+
+def test_every_single_bit_flip_is_detected(tmp_path):
+    good = tiny_file(tmp_path)
+    flips = 0
+    for position in range(len(good)):
+        for bit in range(8):
+            blob = bytearray(good)
+            blob[position] ^= 1 << bit
+            with pytest.raises(xh.HurrayFormatError):
+                read_everything(bytes(blob))
+            flips += 1
+    assert flips == 8 * len(good)
+
+
+def test_verify_finds_every_damaged_chunk(good):
+    assert verify_file(io.BytesIO(good)) == []
+    blob = bytearray(good)
+    blob[-1] ^= 0x10
+    blob[-40] ^= 0x01
+    problems = verify_file(io.BytesIO(bytes(blob)))
+    assert len(problems) == 2 and all("checksum mismatch in chunk" in p for p in problems)
+    assert "truncated" in verify_file(io.BytesIO(good[:-5]))[0]
+
+
+def test_verify_finds_chunks_out_of_place(good):
+    index_offset = HEADER.unpack_from(good)[6]
+    blob = bytearray(good)
+    # swap the index entries of chunks 0 and 1 of the first variable: checksums
+    # still match their bytes, but the placement rule is broken
+    first, second = index_offset, index_offset + 20
+    blob[first : first + 20], blob[second : second + 20] = (
+        good[second : second + 20],
+        good[first : first + 20],
+    )
+    problems = verify_file(io.BytesIO(reseal(bytes(blob))))
+    assert problems and "its place in the chunk order" in problems[0]
+    assert read_everything(reseal(bytes(blob)))  # readable, only misplaced
+
+
+def _meta(good: bytes) -> dict:
+    return json.loads(good[HEADER_SIZE : HEADER_SIZE + HEADER.unpack_from(good)[5]])
+
+
+def _with_last_chunk(good: bytes, data: bytes) -> bytes:
+    """``good`` with its last chunk (the last entry of the last index, which is also
+    the last in the file for a one-dimensional variable) replaced by ``data``."""
+    index_offset, index_length = HEADER.unpack_from(good)[6:8]
+    entry_at = index_offset + index_length - 24
+    (offset,) = struct.unpack_from("<Q", good, entry_at)
+    blob = bytearray(good[:offset] + data)
+    blob[entry_at + 8 : entry_at + 16] = struct.pack("<Q", len(data))
+    fields = list(HEADER.unpack_from(blob))
+    fields[8] = len(blob)
+    blob[: HEADER.size] = HEADER.pack(*fields)
+    return reseal(bytes(blob))
+
+
+@pytest.mark.parametrize(
+    ("codec", "frame"),
+    [
+        ("zstd", numcodecs.Zstd().encode(bytes(2**26))),
+        ("lz4", numcodecs.LZ4().encode(bytes(2**26))),
+        ("zlib", zlib.compress(bytes(2**26), 9)),
+        ("blosc", numcodecs.Blosc().encode(bytes(2**26))),
+        ("lz4", struct.pack("<I", 2**32 - 1) + b"\0"),
+    ],
+)
+def test_decompression_bombs_stop_at_the_declared_chunk_size(tmp_path, codec, frame):
+    ds = xr.Dataset({"v": (("x",), np.arange(8.0))})
+    path = tmp_path / "bomb.hurray"
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (4,), "compressor": codec}})
+    blob = _with_last_chunk(path.read_bytes(), frame)
+    with pytest.raises(xh.HurrayFormatError, match=r"declares|expands past"):
+        read_everything(blob)
+
+
+def _set_variable(good: bytes, changes: dict) -> bytes:
+    meta = _meta(good)
+    meta["variables"][0].update(changes)
+    return with_metadata(good, json.dumps(meta).encode())
+
+
+DEEP = "[" * 100 + "]" * 100
+TYPED_INT8 = {"dtype": "int8", "shape": [1], "data": [300]}
+HILBERT_99 = {"name": "hilbert", "hilbert_rank": 2, "hilbert_order": 99}
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"shape": [10**12] * 2, "dims": ["p", "q"]}, "index region of"),
+        ({"shape": [2**64, 8]}, "integers from 0 to"),
+        ({"shape": [1] * 40, "chunks": [1] * 40, "dims": [f"d{i}" for i in range(40)]}, "32 axes"),
+        ({"chunks": [4, 2**40], "layout": {"name": "row-major"}}, "largest chunk"),
+        ({"codecs": [{"id": "zstd"}] * 9}, "at most 8 codecs"),
+        ({"codecs": [{"id": "pickle"}]}, "unsupported codec"),
+        ({"dtype": "object"}, "unknown element type"),
+        ({"layout": HILBERT_99}, "index limit"),
+        ({"attrs": {"a": TYPED_INT8}}, "cannot be an element"),
+        ({"attrs": {"a": TYPED_INT8 | {"shape": [10**12], "data": []}}}, "needs"),
+        ({"attrs": []}, "attrs must be an object"),
+        ({"name": ""}, "must not be empty"),
+    ],
+)
+def test_hostile_variables_are_rejected(good, changes, match):
+    with pytest.raises(xh.HurrayFormatError, match=match):
+        read_everything(_set_variable(good, changes))
+
+
+def test_a_string_that_looks_nested_is_a_string(good):
+    blob = _set_variable(good, {"attrs": {"a": DEEP}})
+    assert read_everything(blob)["z.attrs"]["a"] == DEEP
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ('{"attrs":{},"variables":[],"attrs":{}}', "repeats the keys"),
+        ('{"attrs":{"a":NaN},"variables":[]}', "not a JSON number"),
+        ('{"attrs":{"a":-Infinity},"variables":[]}', "not a JSON number"),
+        ('{"attrs":{"a":1e400},"variables":[]}', "out of range"),
+        ('{"attrs":{"a":' + DEEP + '},"variables":[]}', f"deeper than {MAX_NESTING}"),
+        ('{"attrs":{"a":' + DEEP * 1000 + '},"variables":[]}', "JSON"),
+        ('{"attrs":{"a":' + "[" * 10**5 + "]" * 10**5 + '},"variables":[]}', "nested"),
+        ("\ufeff{}", "JSON"),
+        ("[]", "exactly the keys attrs and variables"),
+    ],
+)
+def test_hostile_metadata_json_is_rejected(good, text, match):
+    with pytest.raises(xh.HurrayFormatError, match=match):
+        read_everything(with_metadata(good, text.encode()))
+
+
+def test_huge_metadata_length_is_rejected_before_reading_it(good):
+    fields = list(HEADER.unpack_from(good))
+    fields[5], fields[6], fields[8] = 2**62, 2**62 + HEADER_SIZE, 2**63
+    blob = HEADER.pack(*fields) + b"\0\0\0\0" + good[HEADER_SIZE:]
+    with pytest.raises(xh.HurrayFormatError, match="metadata length"):
+        read_everything(reseal(blob))
+
+
+def test_trusted_data_switch_skips_only_chunk_checksums(good, truth):
+    last = bytearray(good)
+    last[-1] ^= 0x01  # a byte of the last chunk, of the uncompressed variable "r"
+    with pytest.raises(xh.HurrayFormatError, match="checksum mismatch in chunk"):
+        read_everything(bytes(last))
+    trusted = read_everything(bytes(last), verify_checksums=False)
+    assert not np.array_equal(trusted["r"], truth["r"])
+    assert all(np.array_equal(trusted[k], truth[k]) for k in ("z", "l", "b", "s"))
+    with pytest.raises(xh.HurrayFormatError, match="checksum mismatch in metadata"):
+        read_everything(
+            bytes(good[:70]) + bytes([good[70] ^ 1]) + good[71:], verify_checksums=False
+        )
