@@ -1,0 +1,200 @@
+"""Crash-safe writes, concurrent readers and writer input that the format cannot hold."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import struct
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.container import verify_file
+from xarray_hurray.xarray_backend import open_hurray
+
+FORK = multiprocessing.get_context("fork")
+SIDE = 512
+
+
+def _versioned(version: int) -> xr.Dataset:
+    """A dataset whose every element records ``version``."""
+    return xr.Dataset({"v": (("y", "x"), np.full((SIDE, SIDE), float(version)))})
+
+
+def _write(version: int, path: str) -> None:
+    xh.to_hurray(_versioned(version), path, encoding={"v": {"chunks": (32, 32)}}, compressor=None)
+
+
+def _write_forever(path: str, first: int) -> None:
+    version = first
+    while True:
+        _write(version, path)
+        version += 1
+
+
+def _version_of(path) -> int:
+    """The version a complete, valid file holds; fails on anything else."""
+    assert verify_file(path) == []
+    values = open_hurray(path).read("v")
+    assert np.all(values == values.flat[0])
+    return int(values.flat[0])
+
+
+def test_killed_writers_never_damage_the_target(tmp_path):
+    target = tmp_path / "data.hurray"
+    _write(0, str(target))
+    start = time.perf_counter()
+    _write(0, str(target))
+    duration = time.perf_counter() - start
+    rng = random.Random(8)
+    version, kills = 0, 0
+    for _ in range(20):
+        writer = FORK.Process(target=_write_forever, args=(str(target), version + 1))
+        writer.start()
+        time.sleep(rng.uniform(0, 2 * duration))
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.join()
+        kills += writer.exitcode == -signal.SIGKILL
+        found = _version_of(target)  # never partial, never mixed
+        assert found >= version
+        version = found
+    assert kills == 20
+    leftovers = [p.name for p in tmp_path.iterdir() if p != target]
+    assert version > 0 and leftovers  # writes completed, and others were cut short
+    assert all(name.startswith(".data.hurray.") and name.endswith(".tmp") for name in leftovers)
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "data.hurray"
+    _write(3, str(target))
+    before = target.read_bytes()
+    bad = _versioned(4).assign(s=(("k",), np.array(["ok", "\ud800"], dtype=object)))
+    with pytest.raises(UnicodeEncodeError):
+        xh.to_hurray(bad, target, compressor=None)
+    assert target.read_bytes() == before
+    assert sorted(tmp_path.iterdir()) == [target]
+
+
+@pytest.fixture(scope="module")
+def random_file(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    truth = rng.standard_normal((200, 150, 3)).astype("f4")
+    path = tmp_path_factory.mktemp("conc") / "random.hurray"
+    ds = xr.Dataset({"v": (("z", "y", "x"), truth)})
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (16, 16, 2)}})
+    return path, truth
+
+
+def _random_keys(seed: int, shape: tuple[int, ...], count: int) -> list[tuple[slice, ...]]:
+    rng = random.Random(seed)
+    keys = []
+    for _ in range(count):
+        key = []
+        for n in shape:
+            a, b = sorted(rng.sample(range(n + 1), 2))
+            key.append(slice(a, b))
+        keys.append(tuple(key))
+    return keys
+
+
+def _check_regions(reader, truth: np.ndarray, seed: int) -> int:
+    for key in _random_keys(seed, truth.shape, 25):
+        np.testing.assert_array_equal(reader.read("v", key), truth[key])
+    return seed
+
+
+def test_threads_and_processes_read_the_numpy_truth(random_file):
+    path, truth = random_file
+    reader = open_hurray(path)
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(_check_regions, [reader] * 16, [truth] * 16, range(16)))
+    with ProcessPoolExecutor(3, mp_context=FORK) as pool:
+        seeds = range(100, 106)
+        assert list(pool.map(_check_regions, [reader] * 6, [truth] * 6, seeds)) == list(seeds)
+
+
+def test_an_open_reader_keeps_its_version_while_the_file_is_replaced(tmp_path):
+    target = tmp_path / "data.hurray"
+    _write(0, str(target))
+    reader = open_hurray(target)
+    writer = FORK.Process(target=_write_forever, args=(str(target), 1))
+    writer.start()
+    try:
+        seen = set()
+        for key in _random_keys(1, (SIDE, SIDE), 60):
+            seen.update(np.unique(reader.read("v", key)).tolist())
+            fresh = open_hurray(target)  # a new reader sees one whole version
+            assert np.unique(fresh.read("v", key)).size == 1
+        assert seen == {0.0}
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.join()
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c8", "c16"])
+def test_special_floats_round_trip_bit_exactly(tmp_path, dtype):
+    width = np.dtype(dtype).itemsize // (2 if dtype.startswith("c") else 1)
+    bits = {2: "<u2", 4: "<u4", 8: "<u8"}[width]
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0], dtype=f"f{width}")
+    payloads = specials.view(bits).copy()
+    exponent = {2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}[width]
+    payloads = np.concatenate([payloads, np.array([exponent | 1, exponent | 5], dtype=bits)])
+    values = payloads.view(f"f{width}")  # the last two are signalling NaNs with payloads
+    data = values if dtype.startswith("f") else values + 1j * values[::-1]
+    path = tmp_path / "special.hurray"
+    ds = xr.Dataset({"v": (("x",), data.astype(dtype))})
+    for compressor in (None, "zstd"):
+        xh.to_hurray(ds, path, compressor=compressor, encoding={"v": {"chunks": (4,)}})
+        back = open_hurray(path).read("v")
+        assert back.tobytes() == ds["v"].values.tobytes()
+    assert struct.unpack("<d", struct.pack("<d", -0.0)) == (-0.0,)
+
+
+DEEP_LIST: list = [1]
+for _ in range(40):
+    DEEP_LIST = [DEEP_LIST]
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda ds: ds.assign_attrs({1: "a"}), TypeError, "attribute names must be strings"),
+        (lambda ds: ds.assign_attrs(a={"nested": 1}), TypeError, "attribute 'a'"),
+        (lambda ds: ds.assign_attrs(a=object()), TypeError, "attribute 'a'"),
+        (lambda ds: ds.assign_attrs(a=b"bytes"), TypeError, "attribute 'a'"),
+        (lambda ds: ds.assign_attrs(a="\udcff"), ValueError, "not valid Unicode"),
+        (lambda ds: ds.assign_attrs(a=DEEP_LIST), ValueError, "deeper"),
+        (lambda ds: ds.rename_vars(v=1), TypeError, "must be strings"),
+        (lambda ds: ds.rename_vars(v="\ud800"), ValueError, "not valid Unicode"),
+        (lambda ds: ds.rename_dims(x=""), ValueError, "must not be empty"),
+        (lambda ds: ds.rename_dims(x=("a", 1)), TypeError, "must be strings"),
+    ],
+)
+def test_what_the_format_cannot_hold_fails_before_writing(tmp_path, make, error, match):
+    path = tmp_path / "bad.hurray"
+    path.write_bytes(b"previous content")
+    ds = make(xr.Dataset({"v": (("y", "x"), np.zeros((2, 3)))}))
+    with pytest.raises(error, match=match):
+        xh.to_hurray(ds, path)
+    assert path.read_bytes() == b"previous content"
+    assert sorted(tmp_path.iterdir()) == [path]
+
+
+def test_readers_in_many_threads_share_one_index_fetch(random_file):
+    path, truth = random_file
+    reader = open_hurray(path)
+    barrier = threading.Barrier(6)
+
+    def read(seed: int) -> bool:
+        barrier.wait()
+        return np.array_equal(reader.read("v"), truth) and seed >= 0
+
+    with ThreadPoolExecutor(6) as pool:
+        assert all(pool.map(read, range(6)))
