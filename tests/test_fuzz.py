@@ -213,3 +213,16 @@ def test_trusted_data_switch_skips_only_chunk_checksums(good, truth):
         read_everything(
             bytes(good[:70]) + bytes([good[70] ^ 1]) + good[71:], verify_checksums=False
         )
+
+
+@pytest.mark.parametrize("verify_checksums", [True, False])
+def test_open_dataset_passes_the_trusted_data_switch(tmp_path, good, truth, verify_checksums):
+    path = tmp_path / "damaged.hurray"
+    path.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    with xr.open_dataset(path, engine="hurray", verify_checksums=verify_checksums) as ds:
+        if verify_checksums:
+            with pytest.raises(xh.HurrayFormatError, match="checksum mismatch in chunk"):
+                ds["r"].load()
+        else:
+            assert not np.array_equal(ds["r"].values, truth["r"])
+        np.testing.assert_array_equal(ds["z"].values, truth["z"])

@@ -97,11 +97,15 @@ def open_hurray(
     *,
     storage_options: Mapping[str, Any] | None = None,
     merge_policy: MergePolicy | Mapping[str, int] | None = None,
+    verify_checksums: bool = True,
 ) -> ContainerReader:
     """The container reader of a Hurray file at a path, URL, file-like object or byte
     source; ``merge_policy`` (a policy or a mapping of its fields) overrides the
-    source's default."""
-    return ContainerReader(open_source(target, storage_options), as_merge_policy(merge_policy))
+    source's default; ``verify_checksums=False`` skips the crc32c of every chunk for
+    trusted data (header, metadata and indexes are always checked)."""
+    return ContainerReader(
+        open_source(target, storage_options), as_merge_policy(merge_policy), verify_checksums
+    )
 
 
 class HurrayBackendEntrypoint(BackendEntrypoint):
@@ -119,6 +123,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         "decode_timedelta",
         "storage_options",
         "merge_policy",
+        "verify_checksums",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -142,9 +147,13 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         decode_timedelta: Any = None,
         storage_options: Mapping[str, Any] | None = None,
         merge_policy: MergePolicy | Mapping[str, int] | None = None,
+        verify_checksums: bool = True,
     ) -> xr.Dataset:
         reader = open_hurray(
-            filename_or_obj, storage_options=storage_options, merge_policy=merge_policy
+            filename_or_obj,
+            storage_options=storage_options,
+            merge_policy=merge_policy,
+            verify_checksums=verify_checksums,
         )
         return StoreBackendEntrypoint().open_dataset(
             HurrayDataStore(reader),
