@@ -12,7 +12,7 @@ noise, generated chunk by chunk, so no writer ever holds the dataset.
 Usage::
 
     python benchmarks/out_of_core.py           # 2 GiB dataset, 512 MiB cap
-    python benchmarks/out_of_core.py --quick   # 32 MiB dataset, 8 MiB cap, smoke run
+    python benchmarks/out_of_core.py --quick   # 8 MiB dataset, 2 MiB cap, smoke run
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def stored_size(path: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="32 MiB dataset")
+    parser.add_argument("--quick", action="store_true", help="8 MiB dataset")
     parser.add_argument("--window", type=int, default=4, help="chunks in flight per worker")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -93,7 +93,7 @@ def main() -> None:
         writer, threads, side, chunk, target, window = args.child
         child(writer, int(threads), int(side), int(chunk), Path(target), int(window))
         return
-    args.side, args.chunk, cap = (2048, 256, 8 * MIB) if args.quick else (16384, 512, 512 * MIB)
+    args.side, args.chunk, cap = (1024, 128, 2 * MIB) if args.quick else (16384, 512, 512 * MIB)
     data_bytes = 2 * args.side**2 * 4
     chunk_bytes = args.chunk**2 * 4
     print(
