@@ -59,6 +59,25 @@ def test_info_json_matches_the_file(sample, capsys):
     assert facts["file_bytes"] == path.stat().st_size
 
 
+def test_info_json_is_strict_json_for_non_finite_values(tmp_path, capsys):
+    ds = xr.Dataset(
+        {"t": (("y", "x"), np.full((4, 4), np.nan, dtype="f4"))},
+        attrs={"peak": np.float64(np.inf), "series": [1.0, np.nan]},
+    )
+    ds["t"].encoding["_FillValue"] = np.nan
+    path = tmp_path / "nan.hurray"
+    xh.to_hurray(ds, path)
+    status, out, _ = run(capsys, "info", str(path), "--json")
+    assert status == 0
+
+    def reject(constant: str) -> None:
+        raise ValueError(f"non-standard JSON constant {constant}")
+
+    facts = json.loads(out, parse_constant=reject)
+    assert facts["attrs"] == {"peak": "Infinity", "series": [1.0, "NaN"]}
+    assert facts["variables"][0]["attrs"]["_FillValue"] == "NaN"
+
+
 def test_info_text_names_every_variable(sample, capsys):
     status, out, _ = run(capsys, "info", str(sample[0]))
     assert status == 0

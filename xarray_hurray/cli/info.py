@@ -10,18 +10,26 @@ from typing import Any
 import numpy as np
 
 from ..container import ContainerReader, VariableMeta
+from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
 from .common import open_reader, parse_storage_options
 
 
 def _jsonable(value: Any) -> Any:
-    """Attribute values as JSON types (arrays as lists, bytes as text)."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
+    """``value`` as strict JSON types: arrays as lists, bytes as text, and non-finite
+    floats as the strings the format itself uses (``"NaN"``, ``"Infinity"``)."""
+    if isinstance(value, np.ndarray | np.generic):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, float):
+        return float_to_json(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
+    if value is None or isinstance(value, bool | int | str):
+        return value
     return str(value)
 
 
@@ -136,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     reader = open_reader(args.file, parse_storage_options(args.storage_option))
     facts = report(reader)
     if args.json:
-        print(json.dumps(facts, indent=2, default=_jsonable))
+        print(json.dumps(_jsonable(facts), indent=2, allow_nan=False))
     else:
         print(format_text(facts))
     return 0

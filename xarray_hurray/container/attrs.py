@@ -21,7 +21,8 @@ from .elements import element_type, parse_element_type
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def _float_to_json(value: float) -> float | str:
+def float_to_json(value: float) -> float | str:
+    """``value``, or the format's string for it when it is not finite (strict JSON has no NaN)."""
     if math.isfinite(value):
         return value
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
@@ -33,9 +34,9 @@ def _float_from_json(value: float | str) -> float:
 
 def _item_to_json(item: Any, kind: str) -> Any:
     if kind == "f":
-        return _float_to_json(float(item))
+        return float_to_json(float(item))
     if kind == "c":
-        return [_float_to_json(item.real), _float_to_json(item.imag)]
+        return [float_to_json(item.real), float_to_json(item.imag)]
     return item
 
 
