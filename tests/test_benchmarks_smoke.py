@@ -6,13 +6,8 @@ columns read ``n/a`` and the script still succeeds.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "layouts.py"
+from scripts import run_script
 
 HEADERS = (
     "| r | p | direction | ours | numpy-hilbert-curve | hilbertcurve | ours / fastest peer |",
@@ -22,15 +17,7 @@ HEADERS = (
 
 
 def run(*args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+    return run_script("benchmarks/layouts.py", "--quick", *args)
 
 
 @pytest.mark.parametrize("args", [(), ("--no-peers",)], ids=["peers-if-installed", "no-peers"])

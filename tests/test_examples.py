@@ -1,24 +1,11 @@
 """Every example runs (a smoke test, so none rots) and prints what it promises."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
+from scripts import run_script
 
 
 def run_example(name: str, *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+    return run_script(f"examples/{name}", *args)
 
 
 def test_plot_chunk_orders(tmp_path):

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "region_reads.py"
+from scripts import run_script
 
 
 def test_region_reads_benchmark_quick(tmp_path):
@@ -15,13 +12,12 @@ def test_region_reads_benchmark_quick(tmp_path):
     # rows of another zarr version, as a run on another Python would save them
     row = {"shape": "2x2", "boxes": 1, "requests": 4, "bytes_read": 40, "bytes_needed": 40}
     other.write_text(json.dumps([{"layout": "zarr 9.9 sharded", "seconds": 0.1, **row}]))
-    run = subprocess.run(
-        [sys.executable, SCRIPT, "--quick", "--latency", "0.001", "--json", saved,
-         "--include", other, "--plot", image],
-        capture_output=True, text=True, timeout=120, check=True,
+    stdout = run_script(
+        "benchmarks/region_reads.py", "--quick", "--latency", "0.001", "--json", saved,
+        "--include", other, "--plot", image, timeout=120,
     )  # fmt: skip
-    assert "| 2x2 | hurray hilbert |" in run.stdout
-    assert "| 2x2 | zarr 9.9 sharded | 4.0 |" in run.stdout
+    assert "| 2x2 | hurray hilbert |" in stdout
+    assert "| 2x2 | zarr 9.9 sharded | 4.0 |" in stdout
     layouts = {r["layout"] for r in json.loads(saved.read_text())}
     assert {"hurray hilbert", "hurray morton", "hurray row-major"} <= layouts
     assert sum(name.endswith("unsharded") for name in layouts) == 1
