@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import random
 import signal
 import struct
@@ -17,6 +18,7 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
+from xarray_hurray.io import SourceChangedError
 from xarray_hurray.xarray_backend import open_hurray
 
 FORK = multiprocessing.get_context("fork")
@@ -146,6 +148,17 @@ def test_an_open_reader_keeps_its_version_while_the_file_is_replaced(tmp_path):
     finally:
         os.kill(writer.pid, signal.SIGKILL)
         writer.join()
+
+
+def test_a_pickled_reader_refuses_a_file_replaced_since_it_was_opened(tmp_path):
+    target = tmp_path / "data.hurray"
+    _write(0, str(target))
+    shipped = pickle.dumps(open_hurray(target))  # what a dask task carries to a worker
+    _write(1, str(target))
+    reader = pickle.loads(shipped)
+    with pytest.raises(SourceChangedError, match="replaced or modified after it was opened"):
+        reader.read("v")
+    assert np.unique(pickle.loads(pickle.dumps(open_hurray(target))).read("v")).tolist() == [1]
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c8", "c16"])

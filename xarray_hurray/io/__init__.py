@@ -13,7 +13,14 @@
 from .costs import OBJECT_STORE, CostModel
 from .counting import CountingSource
 from .plan import MergePolicy, ReadPlan, as_merge_policy, plan_reads
-from .source import ByteSource, FileObjectSource, FsspecSource, LocalFileSource, open_source
+from .source import (
+    ByteSource,
+    FileObjectSource,
+    FsspecSource,
+    LocalFileSource,
+    SourceChangedError,
+    open_source,
+)
 from .upload import UploadTarget, staged_upload, upload_target
 
 __all__ = [
@@ -26,6 +33,7 @@ __all__ = [
     "LocalFileSource",
     "MergePolicy",
     "ReadPlan",
+    "SourceChangedError",
     "UploadTarget",
     "as_merge_policy",
     "open_source",

@@ -44,11 +44,32 @@ class ByteSource(ABC):
         return MergePolicy()
 
 
-class LocalFileSource(ByteSource):
-    """A file on the local file system, read with ``os.pread`` (no shared seek)."""
+class SourceChangedError(OSError):
+    """The file behind a source was replaced or modified after it was first opened."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+
+def _identity(fd: int) -> tuple[int, int, int, int]:
+    """What tells one version of a file from another: device, inode, size, mtime."""
+    stat = os.fstat(fd)
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+class LocalFileSource(ByteSource):
+    """A file on the local file system, read with ``os.pread`` (no shared seek).
+
+    The first open records the file's identity (device, inode, size, modification
+    time), which travels with the pickled source; a reopen in another process, or
+    after :meth:`close`, that finds a different file raises :class:`SourceChangedError`
+    rather than mixing the old metadata with the new bytes.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        identity: tuple[int, int, int, int] | None = None,
+    ) -> None:
         self.path = os.fspath(path)
+        self._identity = identity
         self._file: BinaryIO | None = None
         self._pid = -1
         self._lock = threading.Lock()
@@ -60,8 +81,15 @@ class LocalFileSource(ByteSource):
     def _fileno(self) -> int:
         with self._lock:
             if self._file is None or self._pid != os.getpid():
-                self._file = open(self.path, "rb")
-                self._pid = os.getpid()
+                handle = open(self.path, "rb")
+                found = _identity(handle.fileno())
+                if self._identity is not None and found != self._identity:
+                    handle.close()
+                    raise SourceChangedError(
+                        f"{self.path} was replaced or modified after it was opened; "
+                        "open it again to read the new file"
+                    )
+                self._file, self._pid, self._identity = handle, os.getpid(), found
             return self._file.fileno()
 
     def read(self, start: int, stop: int) -> bytes:
@@ -78,10 +106,10 @@ class LocalFileSource(ByteSource):
                 self._file = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path}
+        return {"path": self.path, "identity": self._identity}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"])
+        self.__init__(state["path"], state["identity"])
 
 
 class FileObjectSource(ByteSource):
