@@ -17,11 +17,11 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .bits import MAX_KEY_BITS
 from .cache import ByteLRU
 from .errors import LayoutError
 from .hilbert import check_curve, hilbert_encode
@@ -80,9 +80,13 @@ class Layout(ABC):
             Naming the violated constraint.
         """
 
-    @abstractmethod
     def buffer_size(self, shape: Sequence[int]) -> int:
         """Number of elements in the buffer of a chunk of ``shape``, padding included."""
+        return self._size(self.validate(shape))
+
+    @abstractmethod
+    def _size(self, shape: tuple[int, ...]) -> int:
+        """:meth:`buffer_size` of a validated shape."""
 
     @abstractmethod
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
@@ -101,20 +105,23 @@ class Layout(ABC):
 
         The result is cached (a least-recently-used cache bounded by bytes) and read-only.
         """
-        shape = self.validate(shape)
+        return self._positions(self.validate(shape))
+
+    def _positions(self, shape: tuple[int, ...]) -> np.ndarray:
         return PERMUTATION_CACHE.get(
             (self, shape, "positions"),
-            lambda: self._keys(shape).astype(_index_dtype(self.buffer_size(shape))),
+            lambda: self._keys(shape).astype(_index_dtype(self._size(shape))),
         )
 
     def sources(self, shape: Sequence[int]) -> np.ndarray:
         """Row-major element index held at each buffer position (``prod(shape)`` for padding)."""
-        shape = self.validate(shape)
+        return self._sources(self.validate(shape))
 
+    def _sources(self, shape: tuple[int, ...]) -> np.ndarray:
         def build() -> np.ndarray:
-            size = self.buffer_size(shape)
+            size = self._size(shape)
             source = np.full(size, math.prod(shape), dtype=_index_dtype(size + 1))
-            source[self.positions(shape)] = np.arange(math.prod(shape), dtype=source.dtype)
+            source[self._positions(shape)] = np.arange(math.prod(shape), dtype=source.dtype)
             return source
 
         return PERMUTATION_CACHE.get((self, shape, "sources"), build)
@@ -124,8 +131,8 @@ class Layout(ABC):
         array = np.asarray(array)
         shape = self.validate(array.shape)
         flat = array.reshape(-1)
-        sources = self.sources(shape)
-        if self.buffer_size(shape) != flat.size:
+        sources = self._sources(shape)
+        if self._size(shape) != flat.size:
             padded = np.empty(flat.size + 1, dtype=array.dtype)
             padded[:-1] = flat
             padded[-1] = fill_value
@@ -136,15 +143,15 @@ class Layout(ABC):
         """The array of ``shape`` held by ``buffer``; padding is never read."""
         shape = self.validate(shape)
         buffer = self._check_buffer(buffer, shape)
-        return gather(buffer, self.positions(shape)).reshape(shape)
+        return gather(buffer, self._positions(shape)).reshape(shape)
 
     def _check_buffer(self, buffer: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         """``buffer`` flattened, or a :class:`LayoutError` if its size is wrong."""
         buffer = np.asarray(buffer).reshape(-1)
-        if buffer.size != self.buffer_size(shape):
+        if buffer.size != self._size(shape):
             raise LayoutError(
                 f"{self.name} buffer for shape {shape} must hold "
-                f"{self.buffer_size(shape)} elements, got {buffer.size}"
+                f"{self._size(shape)} elements, got {buffer.size}"
             )
         return buffer
 
@@ -184,8 +191,8 @@ class RowMajorLayout(Layout):
     def validate(self, shape: Sequence[int]) -> tuple[int, ...]:
         return parse_shape(shape)
 
-    def buffer_size(self, shape: Sequence[int]) -> int:
-        return math.prod(self.validate(shape))
+    def _size(self, shape: tuple[int, ...]) -> int:
+        return math.prod(shape)
 
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.arange(math.prod(shape))
@@ -238,8 +245,7 @@ class MortonLayout(Layout):
                 )
         return shape
 
-    def buffer_size(self, shape: Sequence[int]) -> int:
-        self.validate(shape)
+    def _size(self, shape: tuple[int, ...]) -> int:
         return 1 << sum(self.morton_bits)
 
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
@@ -308,8 +314,7 @@ class HilbertLayout(Layout):
                 )
         return shape
 
-    def buffer_size(self, shape: Sequence[int]) -> int:
-        self.validate(shape)
+    def _size(self, shape: tuple[int, ...]) -> int:
         return 1 << (self.rank * self.order)
 
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
@@ -372,9 +377,13 @@ def layout_for_shape(kind: str, shape: Sequence[int]) -> Layout:
 
     ``kind`` is ``"hilbert"``, ``"morton"``, ``"row-major"`` or ``"auto"`` (Hilbert
     where the shape is a cube of power-of-two side and rank >= 2, else Morton, and
-    row-major for rank 0).
+    row-major for rank 0).  Fitted layouts are remembered: codecs call this per chunk.
     """
-    shape = parse_shape(shape)
+    return _fitted_layout(kind, parse_shape(shape))
+
+
+@lru_cache(maxsize=1024)
+def _fitted_layout(kind: str, shape: tuple[int, ...]) -> Layout:
     if kind == "auto":
         if not shape:
             return RowMajorLayout()
@@ -385,10 +394,7 @@ def layout_for_shape(kind: str, shape: Sequence[int]) -> Layout:
     if kind == "hilbert":
         return HilbertLayout.for_shape(shape)
     if kind == "morton":
-        layout = MortonLayout.for_shape(shape)
-        if sum(layout.morton_bits) > MAX_KEY_BITS:
-            raise LayoutError(f"morton layout cannot address shape {shape} in 64 bits")
-        return layout
+        return MortonLayout.for_shape(shape)
     if kind == "row-major":
         return RowMajorLayout()
     raise LayoutError(
