@@ -114,3 +114,21 @@ def test_only_touched_chunks_are_read(tmp_path):
     reader.read("v", (slice(9, 10), np.array([3, 60])))
     fetched = sum(stop - start for start, stop in source.requests[before:])
     assert fetched == 2 * 8 * 8 * 8  # two uncompressed chunks of 64 float64
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        np.array([True, False, True, False, False, False, False, True]),  # a mask, not 0/1
+        np.array([1.7, 2.2]),  # would be truncated to positions 1 and 2
+        np.array([[1, 2], [3, 4]]),  # would be flattened into one axis
+        True,  # would be position 1
+        np.array([2**64 - 1], dtype=np.uint64),  # would wrap round to -1
+    ],
+)
+def test_keys_that_are_not_positions_are_rejected(tmp_path, key):
+    ds = xr.Dataset({"v": (("y", "x"), np.arange(40).reshape(8, 5))})
+    xh.to_hurray(ds, tmp_path / "k.hurray", encoding={"v": {"chunks": (3, 5)}})
+    reader = xh.open_hurray(tmp_path / "k.hurray")
+    with pytest.raises(IndexError):
+        reader.read("v", (key, slice(None)))

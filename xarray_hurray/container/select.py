@@ -42,16 +42,27 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
     Raises
     ------
     IndexError
-        For positions outside the axis.
+        For positions outside the axis, and for keys that are not an integer, a slice
+        or a 1-D array of integers (booleans, floats, arrays of more dimensions).
     """
+    if isinstance(key, bool | np.bool_):
+        raise IndexError(f"a boolean {key!r} is not a position; use an integer or a slice")
     keep = not isinstance(key, int | np.integer)
     if isinstance(key, slice):
         positions = np.arange(*key.indices(length), dtype=np.int64)
     else:
-        positions = np.asarray(key, dtype=np.int64).reshape(-1)
-        positions = np.where(positions < 0, positions + length, positions)
-        if positions.size and (positions.min() < 0 or positions.max() >= length):
+        array = np.asarray(key)
+        if array.dtype == object and isinstance(key, int):
+            raise IndexError(f"index {key} out of bounds for an axis of length {length}")
+        if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
+            raise IndexError(
+                f"an axis takes an integer, a slice or a 1-D array of integer positions, "
+                f"got {key!r}; convert boolean masks with numpy.flatnonzero"
+            )
+        if array.size and not (-length <= array.min() and array.max() < length):
             raise IndexError(f"index {key!r} out of bounds for an axis of length {length}")
+        positions = array.astype(np.int64).reshape(-1)
+        positions = np.where(positions < 0, positions + length, positions)
     ids, inverse = np.unique(positions // chunk, return_inverse=True)
     by_chunk = np.argsort(inverse, kind="stable")
     counts = np.bincount(inverse, minlength=len(ids))
