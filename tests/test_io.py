@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import pickle
 
 import fsspec
@@ -107,3 +108,55 @@ def test_storage_options_need_a_path():
         open_source(io.BytesIO(b""), storage_options={"anon": True})
     with pytest.raises(TypeError, match="file-like"):
         FileObjectSource(42)
+
+
+class _ShortReads(io.RawIOBase):
+    """A seekable raw stream that returns at most 100 bytes per read, as raw streams may."""
+
+    def __init__(self, data: bytes) -> None:
+        self.inner = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.inner.seek(offset, whence)
+
+    def read(self, size: int = -1) -> bytes:
+        return self.inner.read(min(size, 100))
+
+
+def test_short_reads_are_continued_to_the_end_of_the_range(payload, monkeypatch):
+    data, path, _ = payload
+    assert FileObjectSource(_ShortReads(data)).read(10, 5000) == data[10:5000]
+    pread = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, offset: pread(fd, min(n, 100), offset))
+    source = LocalFileSource(path)
+    assert source.read(10, 5000) == data[10:5000]
+    assert source.read(len(data) - 50, len(data) + 50) == data[-50:]  # short only at the end
+
+
+def test_closing_a_local_source_during_a_read_does_not_close_it_under_the_read(
+    payload, tmp_path, monkeypatch
+):
+    data, path, _ = payload
+    other = tmp_path / "other.bin"
+    other.write_bytes(b"\xff" * len(data))
+    source = LocalFileSource(path)
+    pread = os.pread
+    opened = []
+
+    def close_then_read(fd, n, offset):
+        source.close()  # another thread closes the source mid-read ...
+        opened.append(open(other, "rb"))  # ... and another file may take the freed number
+        return pread(fd, n, offset)
+
+    monkeypatch.setattr(os, "pread", close_then_read)
+    try:
+        assert source.read(0, 300) == data[:300]
+    finally:
+        for f in opened:
+            f.close()

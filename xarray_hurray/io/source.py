@@ -10,13 +10,16 @@ from __future__ import annotations
 import os
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
+
+_O_BINARY = getattr(os, "O_BINARY", 0)
+"""Open flag that stops Windows from translating line ends (0 elsewhere)."""
 
 
 class ByteSource(ABC):
@@ -54,6 +57,40 @@ def _identity(fd: int) -> tuple[int, int, int, int]:
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
+class _Descriptor:
+    """An open file descriptor, closed when the last reference to it is dropped.
+
+    A read holds a reference for as long as it uses the descriptor, so closing a
+    source while other threads read from it never closes a descriptor under them
+    (whose number the system could meanwhile give to another file).
+    """
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self, close: Callable[[int], None] = os.close) -> None:
+        close(self.fd)
+
+
+def _read_fully(read: Callable[[int, int], bytes], start: int, stop: int) -> bytes:
+    """Bytes ``[start, stop)`` from ``read(size, offset)``, which may return fewer bytes
+    than asked for before the end of the file (``pread`` returns at most about 2 GiB)."""
+    want = max(stop - start, 0)
+    data = read(want, start)
+    if len(data) == want or not data:
+        return data
+    parts, got = [data], len(data)
+    while got < want:
+        more = read(want - got, start + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
 class LocalFileSource(ByteSource):
     """A file on the local file system, read with ``os.pread`` (no shared seek).
 
@@ -70,7 +107,7 @@ class LocalFileSource(ByteSource):
     ) -> None:
         self.path = os.fspath(path)
         self._identity = identity
-        self._file: BinaryIO | None = None
+        self._descriptor: _Descriptor | None = None
         self._pid = -1
         self._lock = threading.Lock()
 
@@ -78,32 +115,32 @@ class LocalFileSource(ByteSource):
     def name(self) -> str:
         return self.path
 
-    def _fileno(self) -> int:
+    def _open(self) -> _Descriptor:
         with self._lock:
-            if self._file is None or self._pid != os.getpid():
-                handle = open(self.path, "rb")
-                found = _identity(handle.fileno())
+            if self._descriptor is None or self._pid != os.getpid():
+                descriptor = _Descriptor(os.open(self.path, os.O_RDONLY | _O_BINARY))
+                found = _identity(descriptor.fd)
                 if self._identity is not None and found != self._identity:
-                    handle.close()
                     raise SourceChangedError(
                         f"{self.path} was replaced or modified after it was opened; "
                         "open it again to read the new file"
                     )
-                self._file, self._pid, self._identity = handle, os.getpid(), found
-            return self._file.fileno()
+                self._descriptor, self._pid, self._identity = descriptor, os.getpid(), found
+            return self._descriptor
 
     def read(self, start: int, stop: int) -> bytes:
-        return os.pread(self._fileno(), max(stop - start, 0), start)
+        descriptor = self._open()
+        return _read_fully(lambda size, offset: os.pread(descriptor.fd, size, offset), start, stop)
 
     def size(self) -> int:
-        return os.fstat(self._fileno()).st_size
+        descriptor = self._open()
+        return os.fstat(descriptor.fd).st_size
 
     def close(self) -> None:
-        """Close the handle of this process; the next read reopens it."""
+        """Drop the handle of this process (it closes once no read uses it); the next
+        read reopens it."""
         with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            self._descriptor = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "identity": self._identity}
@@ -131,8 +168,11 @@ class FileObjectSource(ByteSource):
 
     def read(self, start: int, stop: int) -> bytes:
         with self._lock:
-            self.fileobj.seek(start)
-            data = self.fileobj.read(max(stop - start, 0))
+            return _read_fully(self._read_at, start, stop)
+
+    def _read_at(self, size: int, offset: int) -> bytes:
+        self.fileobj.seek(offset)
+        data = self.fileobj.read(size)
         if not isinstance(data, bytes):
             raise TypeError(f"{self.name} must be opened in binary mode")
         return data
