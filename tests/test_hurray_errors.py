@@ -113,6 +113,8 @@ def test_index_pointing_outside_the_data_is_caught(good):
         (lambda m: m["variables"][0]["layout"].update(hilbert_order=2), "hilbert constraint 1"),
         (lambda m: m["variables"][0].update(dtype="datetime64"), "unknown element type"),
         (lambda m: m["variables"][0].update(codecs=[{"id": "gzip"}]), "unsupported codec"),
+        (lambda m: m["variables"][0].update(codecs=["zstd"]), "a list of objects"),
+        (lambda m: m["variables"][0].update(codecs=[None]), "a list of objects"),
         (lambda m: m["variables"][0].update(extra=1), "needs exactly the keys"),
         (lambda m: m["variables"][0].update(chunks=[8, 0]), "chunks must be"),
         (lambda m: m["variables"].append(m["variables"][0]), "unique"),

@@ -178,8 +178,9 @@ class VariableMeta:
         order = obj["chunk_order"]
         if not isinstance(order, Mapping) or set(order) != {"curve", "axes"}:
             raise ValueError(f"chunk_order needs the keys curve and axes, got {order!r}")
-        if not isinstance(obj["codecs"], list):
-            raise ValueError(f"codecs must be a list, got {obj['codecs']!r}")
+        codecs = obj["codecs"]
+        if not isinstance(codecs, list) or not all(isinstance(c, Mapping) for c in codecs):
+            raise ValueError(f"codecs must be a list of objects, got {codecs!r}")
         if not isinstance(obj["attrs"], Mapping):
             raise ValueError(f"attrs must be an object, got {obj['attrs']!r}")
         return cls(
@@ -189,7 +190,7 @@ class VariableMeta:
             dtype=obj["dtype"],
             chunks=obj["chunks"],
             layout=layout_from_config(obj["layout"]),
-            codecs=tuple(obj["codecs"]),
+            codecs=tuple(codecs),
             chunk_order=order["curve"],
             curve_axes=order["axes"],
             attrs=decode_attrs(obj["attrs"]),
