@@ -249,3 +249,17 @@ def test_failed_write_leaves_no_partial_file_and_keeps_the_old_one(tmp_path):
         xh.to_hurray(xr.Dataset({"v": (("x",), failing)}), path)
     _assert_nothing_written(tmp_path, ["out.hurray"])
     assert path.read_bytes() == before
+
+
+def test_a_bool_byte_other_than_0_or_1_is_rejected(tmp_path):
+    # numpy would hold the byte 2 as a bool that counts twice in a sum
+    path = tmp_path / "b.hurray"
+    xh.to_hurray(xr.Dataset({"b": (("x",), np.ones(4, dtype=bool))}), path, compressor=None)
+    blob = bytearray(path.read_bytes())
+    fields = _fields(blob)
+    data_at = _data_offset(blob)
+    blob[data_at] = 2
+    entry = (data_at, 4, crc32c(bytes(blob[data_at : data_at + 4])))
+    body = np.array([entry], dtype=[("o", "<u8"), ("s", "<u8"), ("c", "<u4")]).tobytes()
+    blob[fields[6] : data_at] = body + struct.pack("<I", crc32c(body))
+    _corrupt(path, blob, "chunk 0 of variable 'b': a bool element is a byte other than 0 or 1")

@@ -105,7 +105,8 @@ def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        When ``data`` does not hold exactly ``count`` elements.
+        When ``data`` does not hold exactly ``count`` elements, or holds a ``bool``
+        byte other than 0 or 1.
     """
     if name != STRING:
         dtype = parse_element_type(name)
@@ -113,6 +114,8 @@ def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
             raise ValueError(
                 f"{count} elements of {name} need {count * dtype.itemsize} bytes, got {len(data)}"
             )
+        if dtype.kind == "b" and count and np.frombuffer(data, dtype=np.uint8).max() > 1:
+            raise ValueError("a bool element is a byte other than 0 or 1")
         return np.frombuffer(data, dtype=dtype)
     if len(data) < 4 * count:
         raise ValueError(f"{count} strings need {4 * count} bytes of lengths, got {len(data)}")
