@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 
 import dask.array as da
@@ -12,6 +13,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
+from xarray_hurray.container import ContainerWriter, DatasetMeta
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import HEADER, HEADER_SIZE
 from xarray_hurray.layout import LayoutError
@@ -263,3 +265,22 @@ def test_a_bool_byte_other_than_0_or_1_is_rejected(tmp_path):
     body = np.array([entry], dtype=[("o", "<u8"), ("s", "<u8"), ("c", "<u4")]).tobytes()
     blob[fields[6] : data_at] = body + struct.pack("<I", crc32c(body))
     _corrupt(path, blob, "chunk 0 of variable 'b': a bool element is a byte other than 0 or 1")
+
+
+def test_a_writer_that_fails_to_start_leaves_no_temporary_file(tmp_path, monkeypatch):
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, fd):
+            self.file = real_fdopen(fd, "wb")
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+        def close(self):
+            self.file.close()
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: Full(fd))
+    with pytest.raises(OSError, match="No space"):
+        ContainerWriter(tmp_path / "full.hurray", DatasetMeta(attrs={}, variables=()))
+    _assert_nothing_written(tmp_path)

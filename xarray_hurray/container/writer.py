@@ -46,8 +46,12 @@ class ContainerWriter:
         self._tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
         fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(fd, "wb")
-        self._file.write(bytes(self._index_offset + metadata.index_length))
         self._position = self._index_offset + metadata.index_length
+        try:
+            self._file.write(bytes(self._position))
+        except BaseException:
+            self.abort()
+            raise
 
     def placement(self) -> Iterator[tuple[VariableMeta, int]]:
         """Every ``(variable, row-major chunk index)`` in the order chunks are written."""
