@@ -75,6 +75,39 @@ def test_cf_encoding_roundtrips(tmp_path):
     assert (tmp_path / "again.hurray").read_bytes() == (tmp_path / "cf.hurray").read_bytes()
 
 
+def test_settings_read_from_a_file_that_no_longer_fit_are_dropped(tmp_path):
+    values = numeric("float32", (4, 16, 32), seed=2)
+    ds = xr.Dataset({"v": (("t", "y", "x"), values)})
+    xh.to_hurray(
+        ds,
+        tmp_path / "src.hurray",
+        encoding={"v": {"chunks": (1, 4, 8), "chunk_axes": ("y", "x")}},
+        layout="morton",
+    )
+    src = xr.open_dataset(tmp_path / "src.hurray", engine="hurray")
+    # an index drops a dimension, a rename renames one: chunks of the old rank, the
+    # layout fitted to them and chunk axes naming the old dimension no longer fit and
+    # are dropped, as to_zarr drops such chunks
+    for subset in (src.isel(y=3), src.isel(t=0, x=5), src.rename(y="lat")):
+        with roundtrip(subset, tmp_path / "subset.hurray") as out:
+            xr.testing.assert_identical(out, subset.load())
+    with roundtrip(src.rename(y="lat"), tmp_path / "renamed.hurray") as out:
+        assert out["v"].encoding["chunks"] == (1, 4, 8)  # still fits: kept
+    with roundtrip(src.isel(t=0), tmp_path / "t0.hurray") as out:
+        assert out["v"].encoding["chunk_axes"] == ("y", "x")
+    # encoding["chunks"] dropped by hand for new dask chunks takes its layout along
+    rechunked = src.chunk({"t": 2, "y": 8, "x": 8})
+    del rechunked["v"].encoding["chunks"]
+    with roundtrip(rechunked, tmp_path / "rechunked.hurray") as out:
+        assert out["v"].encoding["chunks"] == (2, 8, 8)
+        xr.testing.assert_identical(out, ds)
+    # settings given as encoding= are still checked
+    with pytest.raises(ValueError, match="chunk_axes"):
+        xh.to_hurray(
+            src.isel(y=3), tmp_path / "bad.hurray", encoding={"v": {"chunk_axes": ("y", "x")}}
+        )
+
+
 def test_decoders_can_be_switched_off(tmp_path):
     ds = everything()
     xh.to_hurray(ds, tmp_path / "d.hurray")

@@ -132,14 +132,36 @@ def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any
             )
 
 
+def _fitting_settings(var: xr.Variable) -> dict[str, Any]:
+    """The encoding ``var`` carries, less the storage settings it kept from the file
+    it was read from that no longer fit it (a dimension dropped or renamed since):
+    chunks of another rank, a layout fitted to chunks no longer kept and chunk axes
+    naming other dimensions.  ``to_zarr`` drops stale chunks the same way."""
+    encoding = dict(var.encoding)
+    chunks = encoding.get("chunks")
+    if chunks is not None and len(chunks) != var.ndim:
+        del encoding["chunks"]
+    if "chunks" not in encoding and not isinstance(encoding.get("layout", ""), str):
+        del encoding["layout"]
+    axes = encoding.get("chunk_axes")
+    if axes is not None and not set(axes) <= set(var.dims):
+        del encoding["chunk_axes"]
+    return encoding
+
+
 def encode_dataset(
     ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]
 ) -> tuple[dict[Hashable, xr.Variable], dict[Hashable, Any]]:
-    """CF-encode ``ds`` as xarray's Zarr backend does (bool and strings stay native)."""
+    """CF-encode ``ds`` as xarray's Zarr backend does (bool and strings stay native).
+
+    Settings given in ``encoding`` are used as they are (and checked later); the
+    encoding variables carry from the file they were read from loses the storage
+    settings that no longer fit them.
+    """
     _check_encoding(ds, encoding)
     variables, attrs = conventions.encode_dataset_coordinates(ds)
-    for name, enc in encoding.items():
-        variables[name].encoding = dict(enc)
+    for name, var in variables.items():
+        var.encoding = dict(encoding[name]) if name in encoding else _fitting_settings(var)
     encoded = {}
     for name, var in variables.items():
         var = conventions.encode_cf_variable(var, name=name, coders=conventions.ZARR_CODERS)
@@ -193,6 +215,9 @@ def to_hurray(
         ``add_offset``, ``units``, ``calendar``) and ``chunks``, ``layout``,
         ``chunk_order``, ``chunk_axes`` (dimension names the chunk curve runs over;
         the others stay outermost) and ``compressor``, which override the arguments.
+        A variable without an entry here uses its own ``encoding``, less the storage
+        settings read from a file that no longer fit it (chunks of another rank, the
+        layout fitted to them, chunk axes naming dimensions it lacks).
     layout
         Element layout of every chunk: ``"auto"`` (Hilbert where the chunk shape is a
         power-of-two cube, else Morton), ``"hilbert"``, ``"morton"``, ``"row-major"``,
