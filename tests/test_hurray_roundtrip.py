@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import pickle
 
 import dask.array as da
@@ -199,6 +200,22 @@ def test_opened_dataset_pickles_without_file_handles(tmp_path):
     reader = xh.open_hurray(tmp_path / "p.hurray")
     reader.read("temp")
     assert b"BufferedReader" not in pickle.dumps(reader)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_closing_the_dataset_releases_the_file_handle(tmp_path):
+    path = tmp_path / "h.hurray"
+    xh.to_hurray(xr.Dataset({"v": (("x",), np.arange(10.0))}), path)
+
+    def handles() -> int:
+        fds = os.listdir("/proc/self/fd")
+        return sum(os.path.realpath(f"/proc/self/fd/{fd}") == str(path) for fd in fds)
+
+    with xr.open_dataset(path, engine="hurray") as ds:
+        ds["v"][:3].load()
+        assert handles() == 1
+    assert handles() == 0  # ds is still alive, its handle is not
+    np.testing.assert_array_equal(ds["v"][5:].values, np.arange(5.0, 10.0))  # reopened
 
 
 def test_existing_file_is_replaced(tmp_path):

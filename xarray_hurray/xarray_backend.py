@@ -76,7 +76,11 @@ class HurrayDataStore(AbstractDataStore):
         return FrozenDict(dims)
 
     def close(self) -> None:
-        """Nothing to close: sources open their handles lazily."""
+        """Release the source's file handle, if it holds one; a later lazy read opens
+        it again (and checks that it is still the same file)."""
+        close = getattr(self.reader.source, "close", None)
+        if close is not None:
+            close()
 
 
 def _has_magic(target: Any) -> bool:
