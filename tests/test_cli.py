@@ -177,6 +177,7 @@ def test_verify_corrupt_header_is_status_1(sample, tmp_path, capsys):
         (["convert", "{file}", "{out}", "--chunks", "y=0"], "bad chunks item"),
         (["convert", "{file}", "{out}", "--chunks", "q=4"], "not in"),
         (["convert", "{file}", "{file}"], "exists; pass --overwrite"),
+        (["convert", "{file}", "{nowhere}"], "no directory to write the file in"),
         (["convert", "{file}", "{out_zarr}", "--chunk-order", "hilbert"], "Hurray output only"),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
@@ -191,6 +192,7 @@ def test_user_mistakes_are_one_line_and_status_2(sample, tmp_path, capsys, argv,
         "file": str(sample[0]),
         "out": str(tmp_path / "out.hurray"),
         "out_zarr": str(tmp_path / "out.zarr"),
+        "nowhere": str(tmp_path / "missing" / "out.hurray"),
     }
     status, _, err = run(capsys, *(a.format(**names) for a in argv))
     assert status == 2

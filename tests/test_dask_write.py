@@ -3,6 +3,7 @@ compute=False, progress, misaligned chunks and failing tasks."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import dask
@@ -201,3 +202,42 @@ def test_window_must_be_a_positive_integer(tmp_path):
         with pytest.raises(ValueError, match="window must be an integer >= 1"):
             xh.to_hurray(ds, tmp_path / "w.hurray", window=window)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_a_target_that_cannot_be_written_is_refused_before_any_work(tmp_path, compute):
+    computed = []
+
+    def record(block):
+        computed.append(block.shape)
+        return block
+
+    ds = xr.Dataset({"v": (("x",), da.zeros(8, chunks=4).map_blocks(record, meta=np.array(())))})
+    (tmp_path / "a_directory").mkdir()
+    (tmp_path / "a_file").write_bytes(b"")
+    cases = [
+        ("a_directory", IsADirectoryError, "over a directory", "a_directory"),
+        ("missing/v.hurray", FileNotFoundError, "no directory", "missing"),
+        ("a_file/v.hurray", FileNotFoundError, "no directory", "a_file"),
+    ]
+    for target, error, match, named in cases:
+        with pytest.raises(error, match=match) as raised:
+            xh.to_hurray(ds, tmp_path / target, compute=compute)
+        assert raised.value.filename == str(tmp_path / named)
+    assert computed == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_directory", "a_file"]
+
+
+def test_no_progress_is_drawn_when_the_file_cannot_be_created(tmp_path, capsys, monkeypatch):
+    real_open = os.open
+
+    def refuse_temporary_files(path, *args, **kwargs):
+        if str(path).endswith(".tmp"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse_temporary_files)
+    ds = xr.Dataset({"v": (("x",), da.zeros(8, chunks=4))})
+    with pytest.raises(PermissionError):
+        xh.to_hurray(ds, tmp_path / "v.hurray", progress=True)
+    assert capsys.readouterr().err == ""

@@ -202,12 +202,15 @@ class DaskWrite:
         only once complete; any failure leaves the target as it was."""
         total = sum(var.chunk_count for var in self.metadata.variables)
         show = sys.stderr.isatty() if self.progress is None else self.progress
-        bar = ProgressBar(f"writing {self.path.name}", total) if show else None
+        bar = None
         with _waiting_for_tasks():
             schedule = get_scheduler(cls=da.Array)
             batch = self.window * _worker_count(schedule)
             try:
                 with ContainerWriter(self.path, self.metadata) as writer:
+                    # drawn once the temporary file exists: a target that cannot be
+                    # written fails with its error alone
+                    bar = ProgressBar(f"writing {self.path.name}", total) if show else None
                     for var in self.metadata.variables:
                         stream = self._chunks[var.name].encoded(var.placement, schedule, batch)
                         for chunk_id, data in zip(var.placement.tolist(), stream, strict=True):

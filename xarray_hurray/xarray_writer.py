@@ -3,6 +3,7 @@ into a Hurray file, one chunk at a time in placement order."""
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
@@ -169,6 +170,17 @@ def encode_dataset(
     return encoded, attrs
 
 
+def _check_local_target(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, a local target the finished file cannot replace."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(
+            errno.EISDIR, "cannot write a Hurray file over a directory", os.fspath(path)
+        )
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(errno.ENOENT, "no directory to write the file in", parent)
+
+
 def _run(write: DaskWrite, remote: UploadTarget | None) -> None:
     """Run ``write``; for a remote target, into a local file then uploaded whole."""
     if remote is None:
@@ -253,8 +265,12 @@ def to_hurray(
         For unknown encoding keys, unsupported dtypes or attributes, invalid layouts
         or codecs, and dask chunks that end inside a stored chunk (rechunk, or
         choose ``encoding["chunks"]`` dividing the dask chunks), naming the variable.
+    FileNotFoundError, IsADirectoryError
+        For a local ``path`` whose directory does not exist, or that is a directory.
     """
     remote = upload_target(path, storage_options)
+    if remote is None:
+        _check_local_target(path)
     defaults = {"layout": layout, "chunk_order": chunk_order, "compressor": compressor}
     variables, attrs = encode_dataset(ds, encoding or {})
     metadata = DatasetMeta(
