@@ -8,6 +8,7 @@ from typing import Any
 import xarray as xr
 from dask.delayed import Delayed
 
+from .io import UploadTarget
 from .xarray_writer import to_hurray
 
 
@@ -18,7 +19,9 @@ class HurrayAccessor:
     def __init__(self, dataset: xr.Dataset) -> None:
         self._dataset = dataset
 
-    def to_hurray(self, path: str | os.PathLike[str], **kwargs: Any) -> Delayed | None:
+    def to_hurray(
+        self, path: str | os.PathLike[str] | UploadTarget, **kwargs: Any
+    ) -> Delayed | None:
         """Write the dataset to ``path``; the arguments and the result are those of
         :func:`xarray_hurray.to_hurray`."""
         return to_hurray(self._dataset, path, **kwargs)
