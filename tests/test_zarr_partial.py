@@ -8,7 +8,7 @@ import zarr
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xarray_hurray.layout import layout_for_shape
+from xarray_hurray.layout import LayoutError, layout_for_shape
 from xarray_hurray.zarr import HurrayCodec
 from xarray_hurray.zarr.counting import CountingStore
 
@@ -78,3 +78,28 @@ def test_any_selection_matches_numpy(data) -> None:
     np.testing.assert_array_equal(array[region], expected[region])
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, 63), min_size=1, max_size=6))))
     np.testing.assert_array_equal(array.oindex[rows, lo[1] : hi[1]], expected[rows, lo[1] : hi[1]])
+
+
+@pytest.mark.parametrize("cut", [4, 6])
+@pytest.mark.parametrize(
+    ("region", "message"),
+    [
+        ((slice(None), slice(None)), "must hold 4096 bytes"),
+        ((slice(16, 32), slice(16, 32)), "returned"),  # ends at the chunk's last element
+    ],
+)
+def test_truncated_chunk_is_named(cut, region, message) -> None:
+    store = zarr.storage.MemoryStore()
+    array = zarr.create_array(
+        store,
+        shape=CHUNK,
+        chunks=CHUNK,
+        dtype="float32",
+        serializer=HurrayCodec("row-major"),
+        compressors=None,
+    )
+    array[...] = 1
+    stored = store._store_dict["c/0/0"]
+    store._store_dict["c/0/0"] = type(stored).from_bytes(stored.to_bytes()[:-cut])
+    with pytest.raises(LayoutError, match=rf"row-major chunk of shape \(32, 32\).*{message}"):
+        array[region]

@@ -93,6 +93,20 @@ def decode_chunk(
     dtype: np.dtype,
     endian: Endian | None,
 ) -> np.ndarray:
-    """The chunk of ``shape`` and in-memory ``dtype`` held by the stored bytes ``data``."""
-    buffer = np.asarray(data).reshape(-1).view(np.uint8).view(stored_dtype(dtype, endian))
-    return fit_layout(layout, shape).decode(buffer, shape).astype(dtype, copy=False)
+    """The chunk of ``shape`` and in-memory ``dtype`` held by the stored bytes ``data``.
+
+    Raises
+    ------
+    LayoutError
+        If ``data`` does not hold exactly the bytes of such a chunk.
+    """
+    fitted = fit_layout(layout, shape)
+    stored = stored_dtype(dtype, endian)
+    raw = np.asarray(data).reshape(-1).view(np.uint8)
+    expected = fitted.buffer_size(shape) * stored.itemsize
+    if raw.size != expected:
+        raise LayoutError(
+            f"stored {fitted.name} chunk of shape {tuple(shape)} must hold {expected} bytes, "
+            f"got {raw.size}"
+        )
+    return fitted.decode(raw.view(stored), shape).astype(dtype, copy=False)

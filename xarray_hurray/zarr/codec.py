@@ -24,7 +24,7 @@ import numpy as np
 from zarr.abc.codec import ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin
 from zarr.abc.store import RangeByteRequest
 
-from ..layout import Layout
+from ..layout import Layout, LayoutError
 from .chunk_bytes import (
     Endian,
     check_fixed_size,
@@ -184,9 +184,15 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         )
         if any(part is None for part in parts):
             return None
-        data = np.concatenate(
-            [np.empty(0, np.uint8), *(part.as_numpy_array() for part in parts)]
-        ).view(stored_dtype(dtype, self.endian))
+        data = np.concatenate([np.empty(0, np.uint8), *(part.as_numpy_array() for part in parts)])
+        wanted = int((runs[:, 1] - runs[:, 0]).sum()) * dtype.itemsize
+        if data.size != wanted:  # a chunk cut short answers its last ranges short
+            raise LayoutError(
+                f"stored {layout.name} chunk of shape {tuple(shape)} is shorter than its "
+                f"{layout.buffer_size(shape) * dtype.itemsize} bytes: the byte ranges of "
+                f"a region read returned {data.size} of {wanted} bytes"
+            )
+        data = data.view(stored_dtype(dtype, self.endian))
         box = tuple(slice(a, b) for a, b in zip(lo, hi, strict=True))
         values = data[runs_offsets(runs, layout.positions(shape).reshape(shape)[box])]
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(values.astype(dtype, copy=False))
