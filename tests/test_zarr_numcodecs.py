@@ -98,6 +98,7 @@ def test_zarr_v2_array_round_trip() -> None:
         (("spiral", (8, 8), "<f4"), LayoutError, "unknown hurray layout"),
         (("morton", (8, 8), "<U3"), TypeError, "fixed-size"),
         (("morton", (8, 8), "<f4", None), ValueError, "needs 'endian'"),
+        (("morton", (8, 8), "|u1", "middle"), ValueError, "endian must be"),
     ],
 )
 def test_bad_arguments_are_named(arguments, error, message) -> None:
@@ -108,3 +109,11 @@ def test_bad_arguments_are_named(arguments, error, message) -> None:
 def test_wrong_buffer_size_is_named() -> None:
     with pytest.raises(ValueError, match=r"expected a chunk of shape \(4, 4\)"):
         HurrayNumcodec("hilbert", (4, 4), "<f4").encode(np.zeros(15, dtype="<f4"))
+
+
+@pytest.mark.parametrize("key", ["layout", "shape", "dtype"])
+def test_config_without_a_required_key_is_named(key) -> None:
+    config = HurrayNumcodec("morton", (3, 5), "<i4").get_config()
+    del config[key]
+    with pytest.raises(ValueError, match=f"configuration needs '{key}'"):
+        HurrayNumcodec.from_config(config)

@@ -47,7 +47,7 @@ class HurrayNumcodec(Codec):
     dtype
         The in-memory data type of the chunk.
     endian
-        Byte order of stored multi-byte elements; ignored for one-byte types.
+        Byte order of stored multi-byte elements; checked, then dropped for one-byte types.
     """
 
     codec_id = "hurray"
@@ -62,7 +62,8 @@ class HurrayNumcodec(Codec):
         self.layout = parse_layout(layout)
         self.shape = parse_shape(shape)
         self.dtype = check_fixed_size(np.dtype(dtype))
-        self.endian = parse_endian(endian) if self.dtype.byteorder != "|" else None
+        endian = parse_endian(endian)
+        self.endian = endian if self.dtype.byteorder != "|" else None
         if self.endian is None and self.dtype.byteorder != "|":
             raise ValueError(
                 f"the hurray codec needs 'endian' for the multi-byte type {self.dtype}"
@@ -105,6 +106,9 @@ class HurrayNumcodec(Codec):
         unknown = set(config) - {"layout", "shape", "dtype", "endian"}
         if unknown:
             raise ValueError(f"unknown hurray codec configuration keys {sorted(unknown)}")
+        missing = [key for key in ("layout", "shape", "dtype") if key not in config]
+        if missing:
+            raise ValueError(f"hurray codec configuration needs {', '.join(map(repr, missing))}")
         return cls(
             config["layout"],
             config["shape"],
