@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -73,6 +74,31 @@ def test_round_trip_matches_numpy(case, data) -> None:
         for n in shape
     )
     np.testing.assert_array_equal(array[box], expected[box])
+
+
+@pytest.mark.parametrize("dtype", ["bool", ">i2"])
+@pytest.mark.parametrize(
+    ("kind", "shape", "chunks"),
+    [
+        ("morton", (1,), (2,)),
+        ("morton", (1, 1), (2, 1)),
+        ("morton", (2, 1), (3, 2)),
+        ("row-major", (1,), (2,)),
+        ("auto", (1,), (3,)),
+        ("hilbert", (1, 1), (2, 2)),
+        ("hilbert", (1, 3), (2, 2)),
+    ],
+)
+def test_arrays_smaller_than_a_chunk_match_numpy(kind, shape, chunks, dtype) -> None:
+    """Edge chunks mostly outside the array, read whole and through every box."""
+    for seed in range(4):  # both values of a one-element bool array
+        expected = sample(shape, dtype, seed)
+        array = create(shape, chunks, dtype, HurrayCodec(kind, endian="big"))
+        array[...] = expected
+        np.testing.assert_array_equal(array[...], expected)
+        spans = [[slice(a, b) for a in range(n + 1) for b in range(a, n + 1)] for n in shape]
+        for box in itertools.product(*spans):
+            np.testing.assert_array_equal(array[box], expected[box])
 
 
 def test_orthogonal_and_coordinate_selections_match_numpy() -> None:
