@@ -3,6 +3,7 @@ command line."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from collections.abc import Sequence
@@ -26,6 +27,17 @@ class CliError(Exception):
     def __init__(self, message: str, status: int = 2) -> None:
         super().__init__(message)
         self.status = status
+
+
+def add_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``FILE_OR_URL`` argument and the repeatable ``--storage-option KEY=VALUE``."""
+    parser.add_argument("file", metavar="FILE_OR_URL", help="a path or fsspec URL")
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="fsspec storage option (VALUE parsed as JSON where it can be); repeatable",
+    )
 
 
 def parse_storage_options(items: Sequence[str] | None) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ import numpy as np
 from ..container import ContainerReader, VariableMeta
 from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
-from .common import open_reader, parse_storage_options
+from .common import add_file_arguments, open_reader, parse_storage_options
 
 
 def _jsonable(value: Any) -> Any:
@@ -128,14 +128,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Describe a Hurray file: variables, dims, dtype, chunk shape, layout, "
         "chunk order, codecs, stored and raw sizes, compression ratio and attributes.",
     )
-    parser.add_argument("file", metavar="FILE_OR_URL", help="a path or fsspec URL")
+    add_file_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    parser.add_argument(
-        "--storage-option",
-        action="append",
-        metavar="KEY=VALUE",
-        help="fsspec storage option (VALUE parsed as JSON where it can be); repeatable",
-    )
     parser.set_defaults(run=run)
 
 

@@ -12,7 +12,13 @@ from ..container import ContainerReader, VariableMeta
 from ..container.select import OuterSelection
 from ..io import MergePolicy, plan_reads
 from ..layout import LAYOUT_NAMES, curve_order
-from .common import CliError, open_reader, parse_storage_options, variable_names
+from .common import (
+    CliError,
+    add_file_arguments,
+    open_reader,
+    parse_storage_options,
+    variable_names,
+)
 
 _ITEM = re.compile(r"^\s*([^=\s]+)\s*=\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*)?$")
 
@@ -147,7 +153,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "chunk, and the requests after merging), and what the same read would cost if the "
         "chunks lay in each chunk order.",
     )
-    parser.add_argument("file", metavar="FILE_OR_URL", help="a path or fsspec URL")
+    add_file_arguments(parser)
     parser.add_argument("--var", required=True, help="the variable to read")
     parser.add_argument(
         "--region",
@@ -161,9 +167,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="bytes of gap read through to save a request (default: %(default)s)",
     )
     parser.add_argument("--all", action="store_true", help="list every byte range")
-    parser.add_argument(
-        "--storage-option", action="append", metavar="KEY=VALUE", help="fsspec storage option"
-    )
     parser.set_defaults(run=run)
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..container import ContainerReader, verify_file
-from .common import CliError, open_checked_source, parse_storage_options
+from .common import CliError, add_file_arguments, open_checked_source, parse_storage_options
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -18,10 +18,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "decoding of every chunk and where each chunk lies. Exit status 0 when the file is "
         "intact, 1 when it is not.",
     )
-    parser.add_argument("file", metavar="FILE_OR_URL", help="a path or fsspec URL")
-    parser.add_argument(
-        "--storage-option", action="append", metavar="KEY=VALUE", help="fsspec storage option"
-    )
+    add_file_arguments(parser)
     parser.set_defaults(run=run)
 
 
