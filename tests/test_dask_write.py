@@ -127,6 +127,48 @@ def test_chunks_are_computed_a_window_at_a_time_in_placement_order(tmp_path):
         assert got == {tuple(int(i) for i in e) for e in expected[start : start + batch]}
 
 
+def counted_source(shape, chunks):
+    """A dask array whose blocks count how often each is computed."""
+    calls: dict[tuple[int, ...], int] = {}
+    lock = threading.Lock()
+    values = smooth(shape)
+
+    def record(block, block_info=None):
+        with lock:
+            where = tuple(block_info[0]["chunk-location"])
+            calls[where] = calls.get(where, 0) + 1
+        return block
+
+    return (
+        values,
+        calls,
+        da.from_array(values, chunks=chunks).map_blocks(record, dtype=values.dtype),
+    )
+
+
+def test_a_reduction_every_chunk_uses_is_computed_once_not_once_per_batch(tmp_path):
+    values, calls, source = counted_source((32, 64), (1, 32))
+    data = xr.DataArray(source, dims=("time", "x"))
+    anomaly = xr.Dataset({"a": data - data.mean("time")})
+    with dask.config.set(scheduler="threads", num_workers=2):
+        xh.to_hurray(anomaly, tmp_path / "a.hurray", window=1)  # 32 batches of 2 chunks
+    # once for the mean, once more (at most) for the chunk's own anomaly
+    assert max(calls.values()) <= 2 and len(calls) == 64
+    back = xr.open_dataset(tmp_path / "a.hurray", engine="hurray")["a"].values
+    np.testing.assert_allclose(back, values - values.mean(axis=0), atol=1e-6)
+    np.testing.assert_array_equal(back, anomaly["a"].values)  # dask's own computation
+
+
+def test_a_dask_chunk_split_across_batches_is_computed_once(tmp_path):
+    values, calls, source = counted_source((256, 256), (128, 128))
+    ds = xr.Dataset({"v": (("y", "x"), source)})
+    with dask.config.set(scheduler="threads", num_workers=2):
+        xh.to_hurray(ds, tmp_path / "s.hurray", encoding={"v": {"chunks": (16, 16)}}, window=1)
+    assert calls == {(0, 0): 1, (0, 1): 1, (1, 0): 1, (1, 1): 1}
+    back = xr.open_dataset(tmp_path / "s.hurray", engine="hurray")["v"].values
+    np.testing.assert_array_equal(back, values)
+
+
 def test_compute_false_returns_a_delayed_that_writes_the_file(tmp_path):
     values = smooth((50, 40))
     ds = xr.Dataset({"v": (("y", "x"), da.from_array(values, chunks=(16, 16)))})

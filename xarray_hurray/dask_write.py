@@ -24,8 +24,9 @@ import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
+from dask._task_spec import DataNode
 from dask.base import get_scheduler
-from dask.core import flatten
+from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
 from .container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
@@ -97,7 +98,9 @@ class DaskChunks:
     """The chunks of a dask-backed variable: one encode task per stored chunk.
 
     The graph is optimized and flattened once; each batch of chunks runs the part
-    of it those chunks need.
+    of it those chunks need.  Results that later batches use again (a reduction
+    every chunk uses, a dask chunk split across batches) are kept, within
+    :data:`KEEP_BYTES`, instead of being computed once per batch (see :class:`Reuse`).
     """
 
     def __init__(self, data: da.Array, var: VariableMeta) -> None:
@@ -118,11 +121,69 @@ class DaskChunks:
 
     def encoded(self, chunk_ids: np.ndarray, schedule: Schedule, batch: int) -> Iterator[bytes]:
         """The stored bytes of chunks ``chunk_ids``, in turn, computed ``batch`` at a time."""
-        for start in range(0, len(chunk_ids), batch):
-            keys = [self.keys[i] for i in chunk_ids[start : start + batch].tolist()]
-            graph, _ = cull(self.graph, keys)
-            for cell in schedule(graph, keys):
+        batches = [
+            [self.keys[i] for i in chunk_ids[start : start + batch].tolist()]
+            for start in range(0, len(chunk_ids), batch)
+        ]
+        reuse = Reuse(self.graph, batches)
+        graph = dict(self.graph)  # kept results replace their tasks here
+        kept: dict[Any, int] = {}  # key -> bytes of its kept result
+        for number, keys in enumerate(batches):
+            needed, _ = cull(graph, keys)
+            extra = [k for k in needed if k not in kept and reuse.worth_keeping(k, number)]
+            results = schedule(needed, [*keys, *extra])
+            for cell in results[: len(keys)]:
                 yield cell.reshape(-1)[0]
+            for key, value in zip(extra, results[len(keys) :], strict=True):
+                graph[key] = DataNode(key, value)
+                kept[key] = int(getattr(value, "nbytes", 0))
+            # drop what no later batch uses, then what is needed last, down to the budget
+            for key in sorted(kept, key=lambda k: reuse.next_use(k, number), reverse=True):
+                if reuse.next_use(key, number) < len(batches) and sum(kept.values()) <= KEEP_BYTES:
+                    break
+                graph[key] = self.graph[key]
+                del kept[key]
+
+
+KEEP_BYTES = 256 * 2**20
+"""Largest total size of intermediate results kept from one write batch for later ones."""
+
+
+class Reuse:
+    """Which intermediate results of a batched write later batches use again.
+
+    Each batch runs only the part of the graph its chunks need, so a result that
+    several batches need (a reduction every chunk uses, a dask chunk split into
+    many stored chunks) would be computed once per batch.  A result is worth
+    keeping when the next batch or at least two later batches use it directly.
+    """
+
+    def __init__(self, graph: Mapping[Any, Any], batches: Sequence[Sequence[Any]]) -> None:
+        self.never = len(batches)
+        _, self.dependents = get_deps(graph)
+        self.first_use = dict.fromkeys(graph, self.never)
+        for number, keys in enumerate(batches):
+            for key in keys:
+                self.first_use[key] = number
+        for key in reversed(toposort(graph)):  # dependents before their dependencies
+            for user in self.dependents[key]:
+                self.first_use[key] = min(self.first_use[key], self.first_use[user])
+
+    def _later_uses(self, key: Any, batch: int) -> set[int]:
+        return {
+            use
+            for user in self.dependents[key]
+            if batch < (use := self.first_use[user]) < self.never
+        }
+
+    def worth_keeping(self, key: Any, batch: int) -> bool:
+        """Whether the result of ``key``, computed in ``batch``, should be kept."""
+        later = self._later_uses(key, batch)
+        return len(later) >= 2 or batch + 1 in later
+
+    def next_use(self, key: Any, batch: int) -> int:
+        """The first batch after ``batch`` that uses ``key`` directly, or the batch count."""
+        return min(self._later_uses(key, batch), default=self.never)
 
 
 def _worker_count(schedule: Schedule) -> int:

@@ -250,9 +250,9 @@ def to_hurray(
         Encoded chunks of dask-backed variables in flight per Dask worker.  Each
         stored chunk is encoded by its own task, and the encoded chunks are
         appended in placement order as they arrive, so memory stays near
-        ``workers * window`` chunks.  Each batch computes what its chunks need:
-        inputs several stored chunks share (a reduction, a dask chunk holding
-        several stored chunks) are computed again for every batch that needs them.
+        ``workers * window`` chunks.  Each batch computes what its chunks need;
+        results later batches use again (a reduction, a dask chunk holding several
+        stored chunks) are kept for them, up to 256 MiB, rather than recomputed.
     storage_options
         fsspec options for a URL ``path`` (credentials, endpoint).
 
