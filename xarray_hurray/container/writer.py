@@ -100,6 +100,7 @@ class ContainerWriter:
         os.fsync(self._file.fileno())
         self._file.close()
         os.replace(self._tmp, self.path)
+        _sync_directory(self.path.parent)
 
     def abort(self) -> None:
         """Discard the temporary file; ``path`` is left untouched."""
@@ -123,3 +124,15 @@ class ContainerWriter:
                 raise
         else:
             self.abort()
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (POSIX); a no-op where directories
+    cannot be opened (Windows)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
