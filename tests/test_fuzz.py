@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
 from xarray_hurray.container.limits import MAX_NESTING
+from xarray_hurray.io import CountingSource, FileObjectSource
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +83,24 @@ def test_verify_finds_every_damaged_chunk(good):
     problems = verify_file(io.BytesIO(bytes(blob)))
     assert len(problems) == 2 and all("checksum mismatch in chunk" in p for p in problems)
     assert "truncated" in verify_file(io.BytesIO(good[:-5]))[0]
+
+
+def test_verify_of_a_file_with_every_chunk_damaged_names_each_once_in_linear_requests(tmp_path):
+    ds = xr.Dataset({"v": (("y", "x"), np.arange(64 * 64, dtype="f4").reshape(64, 64))})
+    path = tmp_path / "damaged.hurray"
+    xh.to_hurray(ds, path, compressor=None, encoding={"v": {"chunks": (8, 8)}})
+    entries = xh.open_hurray(path).index("v")
+    blob = bytearray(path.read_bytes())
+    for offset in entries["offset"].tolist():
+        blob[offset] ^= 0x01
+    source = CountingSource(FileObjectSource(io.BytesIO(bytes(blob))))
+    problems = verify_file(source)
+    assert len(problems) == 64
+    assert {p.split("chunk ")[1].split(" ")[0] for p in problems} == {str(i) for i in range(64)}
+    # after opening: the batch once, then each chunk once more on its own (linear),
+    # not the rest of the batch again after every bad chunk (quadratic)
+    chunk_bytes = int(entries["size"].sum())
+    assert sum(stop - start for start, stop in source.requests[1:]) <= 2 * chunk_bytes
 
 
 def test_verify_finds_chunks_out_of_place(good):

@@ -49,16 +49,19 @@ def _chunk_problems(reader: ContainerReader, var: VariableMeta, ids: np.ndarray)
     """Problems with the bytes of chunks ``ids`` of ``var``: each is fetched, checked and
     decoded, and a bad chunk does not stop the check of the ones after it."""
     problems: list[str] = []
-    while ids.size:
-        done = 0
-        try:
-            for chunk in reader.iter_chunks(var.name, ids):
-                problems += filter(None, [_padding_problem(var, int(ids[done]), chunk)])
-                done += 1
-        except HurrayFormatError as err:
-            problems.append(str(err))
+    done = 0
+    try:
+        for chunk in reader.iter_chunks(var.name, ids):
+            problems += filter(None, [_padding_problem(var, int(ids[done]), chunk)])
             done += 1
-        ids = ids[done:]
+        return problems
+    except HurrayFormatError as err:
+        if len(ids) == 1:
+            return [*problems, str(err)]
+    # something in the batch is bad: check the rest one chunk (one request) at a time,
+    # so that each problem is named once and the cost stays linear
+    for chunk_id in ids[done:]:
+        problems += _chunk_problems(reader, var, chunk_id.reshape(1))
     return problems
 
 
