@@ -15,29 +15,18 @@ from __future__ import annotations
 import argparse
 import shutil
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 import zarr
+from timing import best_time
 from zarr.codecs import ZstdCodec
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.io import CountingSource, LocalFileSource
 from xarray_hurray.zarr.counting import CountingStore
-
-
-def best_seconds(action: Callable[[], object], repeats: int) -> float:
-    """Fastest of ``repeats`` timed runs of ``action``."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def dataset(side: int) -> xr.Dataset:
@@ -78,8 +67,8 @@ def throughput(ds: xr.Dataset, chunk: int, work: Path, repeats: int) -> None:
     for name, (ours, theirs) in cases.items():
         ours()
         theirs()  # warm up, and make sure both files exist
-        t_ours = best_seconds(ours, repeats)
-        t_theirs = best_seconds(theirs, repeats)
+        t_ours = best_time(repeats, ours)
+        t_theirs = best_time(repeats, theirs)
         print(
             f"| {name} | {megabytes / t_ours:.0f} | {megabytes / t_theirs:.0f} "
             f"| {t_theirs / t_ours:.2f}x |"

@@ -28,10 +28,10 @@ import argparse
 import math
 import platform
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from timing import best_time
 
 from xarray_hurray.layout import (
     PERMUTATION_CACHE,
@@ -75,16 +75,6 @@ QUICK = Sizes(
     repeats=2,
     peer_repeats=1,
 )
-
-
-def best_time(repeats: int, fn: Callable[..., object], *args: object) -> float:
-    """Best wall time of ``repeats`` calls of ``fn(*args)``, in seconds."""
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def load_peers(enabled: bool) -> dict[str, object]:

@@ -13,26 +13,16 @@ Run ``python benchmarks/zarr_codec.py``; it prints Markdown tables.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import nullcontext
 
 import numpy as np
 import zarr
+from timing import best_time
 
 from xarray_hurray.zarr import HilbertShardingCodec, HurrayCodec, using_hilbert_shards
 from xarray_hurray.zarr.compat import ZARR_MERGES_SHARD_READS
 from xarray_hurray.zarr.counting import CountingStore
-
-
-def best_seconds(action: Callable[[], object], repeats: int) -> float:
-    """Fastest of ``repeats`` timed runs of ``action``."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def throughput(side: int, chunk: int, repeats: int) -> None:
@@ -65,7 +55,7 @@ def throughput(side: int, chunk: int, repeats: int) -> None:
         def read(array: zarr.Array = array) -> None:
             array[...]
 
-        rates = (megabytes / best_seconds(write, repeats), megabytes / best_seconds(read, repeats))
+        rates = (megabytes / best_time(repeats, write), megabytes / best_time(repeats, read))
         base = base or rates
         print(
             f"| {name} | {rates[0]:.0f} | {rates[1]:.0f} | "
