@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+Index = slice | np.ndarray
+"""One axis of an index into a chunk or the result."""
+
 Key = int | np.integer | slice | np.ndarray | Sequence[int]
 """The selection along one axis: an integer, a slice or integer positions."""
 
@@ -22,7 +25,7 @@ class AxisSelection:
         Chunks of this axis the selection touches, ascending.
     out_positions, in_positions
         For each touched chunk: where its selected elements go in the result and
-        where they are inside the chunk.
+        where they are inside the chunk, as a slice where they are a run.
     size
         Length of the result along this axis.
     keep
@@ -30,8 +33,8 @@ class AxisSelection:
     """
 
     chunk_ids: np.ndarray
-    out_positions: tuple[np.ndarray, ...]
-    in_positions: tuple[np.ndarray, ...]
+    out_positions: tuple[Index, ...]
+    in_positions: tuple[Index, ...]
     size: int
     keep: bool
 
@@ -49,7 +52,10 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
         raise IndexError(f"a boolean {key!r} is not a position; use an integer or a slice")
     keep = not isinstance(key, int | np.integer)
     if isinstance(key, slice):
-        positions = np.arange(*key.indices(length), dtype=np.int64)
+        start, stop, step = key.indices(length)
+        if step == 1:
+            return _contiguous_axis(start, max(start, stop), chunk)
+        positions = np.arange(start, stop, step, dtype=np.int64)
     else:
         array = np.asarray(key)
         if array.dtype == object and isinstance(key, int):
@@ -68,9 +74,22 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
     counts = np.bincount(inverse, minlength=len(ids))
     out_positions = tuple(np.split(by_chunk, np.cumsum(counts)[:-1])) if len(ids) else ()
     in_positions = tuple(
-        positions[out] - cid * chunk for out, cid in zip(out_positions, ids.tolist(), strict=True)
+        _compact(positions[out] - cid * chunk)
+        for out, cid in zip(out_positions, ids.tolist(), strict=True)
     )
+    out_positions = tuple(_compact(out) for out in out_positions)
     return AxisSelection(ids, out_positions, in_positions, len(positions), keep)
+
+
+def _contiguous_axis(start: int, stop: int, chunk: int) -> AxisSelection:
+    """The selection of the run ``[start, stop)``: a slice per touched chunk."""
+    ids = np.arange(start // chunk, -(-stop // chunk), dtype=np.int64)
+    outs, ins = [], []
+    for cid in ids.tolist():
+        lo, hi = max(start, cid * chunk), min(stop, (cid + 1) * chunk)
+        outs.append(slice(lo - start, hi - start))
+        ins.append(slice(lo - cid * chunk, hi - cid * chunk))
+    return AxisSelection(ids, tuple(outs), tuple(ins), stop - start, True)
 
 
 @dataclass(frozen=True)
@@ -118,19 +137,15 @@ class OuterSelection:
             yield _outer_index(out), _outer_index(inside)
 
 
-Index = slice | np.ndarray
-"""One axis of an index into a chunk or the result."""
-
-
-def _as_run(positions: np.ndarray) -> slice | None:
+def _compact(positions: np.ndarray) -> Index:
+    """``positions`` as a slice when they are a non-empty run, else unchanged."""
     if positions.size and positions[-1] - positions[0] == positions.size - 1:
         if positions.size == 1 or np.all(np.diff(positions) == 1):
             return slice(int(positions[0]), int(positions[-1]) + 1)
-    return None
+    return positions
 
 
-def _outer_index(positions: list[np.ndarray]) -> tuple[Index, ...]:
-    runs = [_as_run(p) for p in positions]
-    if all(run is not None for run in runs):
-        return tuple(runs)  # type: ignore[arg-type]
-    return np.ix_(*positions)
+def _outer_index(positions: list[Index]) -> tuple[Index, ...]:
+    if all(isinstance(p, slice) for p in positions):
+        return tuple(positions)
+    return np.ix_(*(np.arange(p.start, p.stop) if isinstance(p, slice) else p for p in positions))
