@@ -25,8 +25,8 @@ from zarr.codecs import ZstdCodec
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
-from xarray_hurray.io import CountingSource, LocalFileSource
-from xarray_hurray.zarr.counting import CountingStore
+from xarray_hurray.io import LocalFileSource
+from xarray_hurray.testing import CountingSource, CountingStore
 
 
 def dataset(side: int) -> xr.Dataset:

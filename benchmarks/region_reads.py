@@ -40,8 +40,8 @@ from zarr.storage import MemoryStore, WrapperStore
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
-from xarray_hurray.io import OBJECT_STORE, ByteSource, CountingSource, FileObjectSource, MergePolicy
-from xarray_hurray.zarr.counting import CountingStore
+from xarray_hurray.io import OBJECT_STORE, ByteSource, FileObjectSource, MergePolicy
+from xarray_hurray.testing import CountingSource, CountingStore
 
 CONCURRENCY = OBJECT_STORE.concurrency
 ORDERS = ("hilbert", "morton", "row-major")

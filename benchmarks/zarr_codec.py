@@ -20,9 +20,9 @@ import numpy as np
 import zarr
 from timing import best_time
 
+from xarray_hurray.testing import CountingStore
 from xarray_hurray.zarr import HilbertShardingCodec, HurrayCodec, using_hilbert_shards
 from xarray_hurray.zarr.compat import ZARR_MERGES_SHARD_READS
-from xarray_hurray.zarr.counting import CountingStore
 
 
 def throughput(side: int, chunk: int, repeats: int) -> None:

@@ -22,7 +22,8 @@ from moto.server import ThreadedMotoServer
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
-from xarray_hurray.io import CountingSource, FsspecSource
+from xarray_hurray.io import FsspecSource
+from xarray_hurray.testing import CountingSource
 
 
 def free_port() -> int:

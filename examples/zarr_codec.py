@@ -19,8 +19,8 @@ import xarray as xr
 import zarr
 from zarr.codecs import BytesCodec
 
+from xarray_hurray.testing import CountingStore
 from xarray_hurray.zarr import HurrayCodec
-from xarray_hurray.zarr.counting import CountingStore
 
 
 def region_read(

@@ -17,7 +17,7 @@ from dask.diagnostics import ProgressBar
 from ..container import MAGIC
 from ..container.codecs import ALLOWED_CODECS
 from ..layout import LAYOUT_NAMES, LayoutError, layout_for_shape
-from ..xarray_writer import CF_ENCODING, STRING_ITEMSIZE, auto_chunks, to_hurray
+from ..xarray.writer import CF_ENCODING, STRING_ITEMSIZE, auto_chunks, to_hurray
 from .common import CliError
 
 FIXED_KINDS = "biufcmM"

@@ -17,9 +17,10 @@ import pandas as pd
 import xarray as xr
 
 from ..container import ContainerReader
-from ..io import CountingSource, LocalFileSource, MergePolicy
+from ..io import LocalFileSource, MergePolicy
 from ..layout import LAYOUT_NAMES
-from ..xarray_writer import to_hurray
+from ..testing import CountingSource
+from ..xarray.writer import to_hurray
 
 VARIABLE = "temperature"
 CHUNKS = {"time": 1, "lat": 64, "lon": 64}
@@ -132,7 +133,7 @@ def count_zarr(path: Path, keys: list[tuple[int | slice, ...]], truth: np.ndarra
     """Requests and bytes of each region read by zarr-python, after opening the array."""
     import zarr
 
-    from ..zarr.counting import CountingStore
+    from ..testing import CountingStore
 
     store = CountingStore(zarr.storage.LocalStore(path, read_only=True))
     array = zarr.open_array(store, path=VARIABLE, mode="r")

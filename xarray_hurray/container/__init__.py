@@ -1,7 +1,8 @@
 """The Hurray container: one file holding a dataset's metadata, chunk indexes and chunks.
 
 - :class:`ContainerWriter`: streams chunks in placement order into an atomic write.
-- :class:`ContainerReader`: plans merged range reads for outer selections.
+- :class:`ContainerReader`: plans merged range reads for outer selections;
+  :func:`open_reader` opens one for a path, URL, file object or byte source.
 - :class:`DatasetMeta`, :class:`VariableMeta`: the validated description.
 - :class:`HurrayFormatError`: everything that makes a file unreadable.
 - :func:`verify_file`: every problem of a file, checked end to end.
@@ -13,6 +14,7 @@ from .elements import element_type
 from .errors import HurrayFormatError
 from .format import MAGIC, VERSION
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
+from .open import open_reader
 from .reader import ContainerReader
 from .verify import verify_file
 from .writer import ContainerWriter
@@ -28,6 +30,7 @@ __all__ = [
     "HurrayFormatError",
     "VariableMeta",
     "element_type",
+    "open_reader",
     "parse_codecs",
     "parse_metadata",
     "verify_file",

@@ -11,7 +11,6 @@
 """
 
 from .costs import OBJECT_STORE, CostModel
-from .counting import CountingSource
 from .plan import MergePolicy, ReadPlan, as_merge_policy, plan_reads
 from .source import (
     ByteSource,
@@ -27,7 +26,6 @@ __all__ = [
     "OBJECT_STORE",
     "ByteSource",
     "CostModel",
-    "CountingSource",
     "FileObjectSource",
     "FsspecSource",
     "LocalFileSource",

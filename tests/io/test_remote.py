@@ -26,11 +26,11 @@ from xarray_hurray.container.format import HEAD_SIZE
 from xarray_hurray.io import (
     OBJECT_STORE,
     CostModel,
-    CountingSource,
     FsspecSource,
     LocalFileSource,
     MergePolicy,
 )
+from xarray_hurray.testing import CountingSource
 
 SIDE, CHUNK = 256, 32
 
@@ -113,7 +113,7 @@ def test_s3_write_then_open_dataset(ds, s3):
 def test_s3_reads_with_dask_and_after_pickling(ds, s3):
     url = f"s3://{s3.bucket}/x.hurray"
     write(ds, url, storage_options=s3.storage_options)
-    reader = xh.open_hurray(url, storage_options=s3.storage_options)
+    reader = xh.open_reader(url, storage_options=s3.storage_options)
     clone = pickle.loads(pickle.dumps(reader))
     np.testing.assert_array_equal(clone.read("v"), ds["v"].values)
     with (
@@ -185,7 +185,7 @@ def test_s3_merge_policy_through_backend_kwargs(ds, s3, policy, expected):
     with xr.open_dataset(source, engine="hurray", backend_kwargs={"merge_policy": policy}) as out:
         before = len(source.requests)
         np.testing.assert_array_equal(out["v"][key].values, ds["v"].values[key])
-    ranges = chunk_ranges(xh.open_hurray(url, storage_options=s3.storage_options), key)
+    ranges = chunk_ranges(xh.open_reader(url, storage_options=s3.storage_options), key)
     assert len(source.requests) - before == expected(ranges)
 
 

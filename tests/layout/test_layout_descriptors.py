@@ -22,7 +22,7 @@ from xarray_hurray.layout import (
     morton_encode,
 )
 
-GOLDEN = Path(__file__).parent / "data" / "layout_buffers.json"
+GOLDEN = Path(__file__).parents[1] / "data" / "layout_buffers.json"
 
 
 def brute_force_positions(layout, shape):

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .plan import MergePolicy
-from .source import ByteSource
+from ..io.plan import MergePolicy
+from ..io.source import ByteSource
 
 
 class CountingSource(ByteSource):

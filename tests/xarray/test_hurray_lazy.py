@@ -12,7 +12,8 @@ from hypothesis.extra import numpy as hnp
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.container.format import HEAD_SIZE
-from xarray_hurray.io import CountingSource, LocalFileSource, MergePolicy
+from xarray_hurray.io import LocalFileSource, MergePolicy
+from xarray_hurray.testing import CountingSource
 
 
 @st.composite
@@ -56,7 +57,7 @@ def test_random_outer_selections_match_numpy(tmp_path_factory, data, shape, layo
     path = tmp_path_factory.mktemp("lazy") / "r.hurray"
     ds = xr.Dataset({"v": (dims, array)})
     xh.to_hurray(ds, path, encoding={"v": {"chunks": chunks}}, layout=layout, chunk_order=order)
-    reader = xh.open_hurray(path, merge_policy=MergePolicy(max_gap=gap, max_request=256))
+    reader = xh.open_reader(path, merge_policy=MergePolicy(max_gap=gap, max_request=256))
     for _ in range(3):
         key = tuple(data.draw(axis_keys(n)) for n in shape)
         np.testing.assert_array_equal(reader.read("v", key), outer(array, key))
@@ -129,6 +130,6 @@ def test_only_touched_chunks_are_read(tmp_path):
 def test_keys_that_are_not_positions_are_rejected(tmp_path, key):
     ds = xr.Dataset({"v": (("y", "x"), np.arange(40).reshape(8, 5))})
     xh.to_hurray(ds, tmp_path / "k.hurray", encoding={"v": {"chunks": (3, 5)}})
-    reader = xh.open_hurray(tmp_path / "k.hurray")
+    reader = xh.open_reader(tmp_path / "k.hurray")
     with pytest.raises(IndexError):
         reader.read("v", (key, slice(None)))

@@ -154,10 +154,10 @@ def test_dask_chunks_set_stored_chunks_and_chunks_align(tmp_path):
 def test_auto_chunks_are_about_a_mebibyte_of_power_of_two_sides(tmp_path):
     ds = xr.Dataset({"v": (("t", "y", "x"), np.zeros((3, 300, 500), dtype="f4"))})
     xh.to_hurray(ds, tmp_path / "a.hurray")
-    var = xh.open_hurray(tmp_path / "a.hurray").variable("v")
+    var = xh.open_reader(tmp_path / "a.hurray").variable("v")
     assert var.chunks == (3, 256, 256)  # 4 * 256 * 256 float32 = 1 MiB, t cut to its length
     assert var.layout.name == "morton"
-    assert xh.open_hurray(tmp_path / "a.hurray").header.file_length < 10_000
+    assert xh.open_reader(tmp_path / "a.hurray").header.file_length < 10_000
 
 
 @pytest.mark.parametrize("opener", ["path", "str", "fileobj", "memory-url"])
@@ -185,7 +185,7 @@ def test_engine_is_guessed_from_suffix_and_magic(tmp_path):
     (tmp_path / "a.bin").write_bytes((tmp_path / "a.hurray").read_bytes())
     for name in ("a.hurray", "a.bin"):
         xr.testing.assert_identical(xr.open_dataset(tmp_path / name), ds)
-    entry = xh.xarray_backend.HurrayBackendEntrypoint()
+    entry = xh.xarray.HurrayBackendEntrypoint()
     assert not entry.guess_can_open(tmp_path / "missing.nc")
     assert "hurray" in xr.backends.list_engines()
 
@@ -197,7 +197,7 @@ def test_opened_dataset_pickles_without_file_handles(tmp_path):
     out["temp"][0, 0, 0].load()  # the source has opened its handle
     clone = pickle.loads(pickle.dumps(out))
     xr.testing.assert_identical(clone.load(), ds)
-    reader = xh.open_hurray(tmp_path / "p.hurray")
+    reader = xh.open_reader(tmp_path / "p.hurray")
     reader.read("temp")
     assert b"BufferedReader" not in pickle.dumps(reader)
 
@@ -278,7 +278,7 @@ def test_concurrent_reads_from_threads_agree(tmp_path):
 
     data = numeric("float64", (64, 64), seed=9)
     xh.to_hurray(xr.Dataset({"v": (("y", "x"), data)}), tmp_path / "c.hurray", chunk_bytes=512)
-    reader = xh.open_hurray(tmp_path / "c.hurray")
+    reader = xh.open_reader(tmp_path / "c.hurray")
     boxes = [(slice(i, i + 20), slice(63 - i - 20, 63 - i)) for i in range(0, 40, 3)]
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda box: reader.read("v", box), boxes * 4))

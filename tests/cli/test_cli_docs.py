@@ -12,7 +12,7 @@ import xarray as xr
 
 from xarray_hurray.cli import main
 
-PAGE = Path(__file__).parent.parent / "docs" / "getting-started.md"
+PAGE = Path(__file__).parents[2] / "docs" / "getting-started.md"
 
 
 def blocks(language: str) -> list[str]:

@@ -17,9 +17,8 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import verify_file
+from xarray_hurray.container import open_reader, verify_file
 from xarray_hurray.io import SourceChangedError
-from xarray_hurray.xarray_backend import open_hurray
 
 FORK = multiprocessing.get_context("fork")
 SIDE = 512
@@ -44,7 +43,7 @@ def _write_forever(path: str, first: int) -> None:
 def _version_of(path) -> int:
     """The version a complete, valid file holds; fails on anything else."""
     assert verify_file(path) == []
-    values = open_hurray(path).read("v")
+    values = open_reader(path).read("v")
     assert np.all(values == values.flat[0])
     return int(values.flat[0])
 
@@ -124,7 +123,7 @@ def _check_regions(reader, truth: np.ndarray, seed: int) -> int:
 
 def test_threads_and_processes_read_the_numpy_truth(random_file):
     path, truth = random_file
-    reader = open_hurray(path)
+    reader = open_reader(path)
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(_check_regions, [reader] * 16, [truth] * 16, range(16)))
     with ProcessPoolExecutor(3, mp_context=FORK) as pool:
@@ -135,14 +134,14 @@ def test_threads_and_processes_read_the_numpy_truth(random_file):
 def test_an_open_reader_keeps_its_version_while_the_file_is_replaced(tmp_path):
     target = tmp_path / "data.hurray"
     _write(0, str(target))
-    reader = open_hurray(target)
+    reader = open_reader(target)
     writer = FORK.Process(target=_write_forever, args=(str(target), 1))
     writer.start()
     try:
         seen = set()
         for key in _random_keys(1, (SIDE, SIDE), 60):
             seen.update(np.unique(reader.read("v", key)).tolist())
-            fresh = open_hurray(target)  # a new reader sees one whole version
+            fresh = open_reader(target)  # a new reader sees one whole version
             assert np.unique(fresh.read("v", key)).size == 1
         assert seen == {0.0}
     finally:
@@ -153,12 +152,12 @@ def test_an_open_reader_keeps_its_version_while_the_file_is_replaced(tmp_path):
 def test_a_pickled_reader_refuses_a_file_replaced_since_it_was_opened(tmp_path):
     target = tmp_path / "data.hurray"
     _write(0, str(target))
-    shipped = pickle.dumps(open_hurray(target))  # what a dask task carries to a worker
+    shipped = pickle.dumps(open_reader(target))  # what a dask task carries to a worker
     _write(1, str(target))
     reader = pickle.loads(shipped)
     with pytest.raises(SourceChangedError, match="replaced or modified after it was opened"):
         reader.read("v")
-    assert np.unique(pickle.loads(pickle.dumps(open_hurray(target))).read("v")).tolist() == [1]
+    assert np.unique(pickle.loads(pickle.dumps(open_reader(target))).read("v")).tolist() == [1]
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c8", "c16"])
@@ -175,7 +174,7 @@ def test_special_floats_round_trip_bit_exactly(tmp_path, dtype):
     ds = xr.Dataset({"v": (("x",), data.astype(dtype))})
     for compressor in (None, "zstd"):
         xh.to_hurray(ds, path, compressor=compressor, encoding={"v": {"chunks": (4,)}})
-        back = open_hurray(path).read("v")
+        back = open_reader(path).read("v")
         assert back.tobytes() == ds["v"].values.tobytes()
     assert struct.unpack("<d", struct.pack("<d", -0.0)) == (-0.0,)
 
@@ -212,7 +211,7 @@ def test_what_the_format_cannot_hold_fails_before_writing(tmp_path, make, error,
 
 def test_readers_in_many_threads_share_one_index_fetch(random_file):
     path, truth = random_file
-    reader = open_hurray(path)
+    reader = open_reader(path)
     barrier = threading.Barrier(6)
 
     def read(seed: int) -> bool:

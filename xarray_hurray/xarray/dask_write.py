@@ -29,7 +29,7 @@ from dask.base import get_scheduler
 from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
-from .container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
+from ..container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
 from .progress import ProgressBar
 
 DEFAULT_WINDOW = 4

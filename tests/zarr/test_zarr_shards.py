@@ -8,6 +8,7 @@ import zarr
 from skilling_reference import coords_to_hilbert
 
 from xarray_hurray.layout import LayoutError
+from xarray_hurray.testing import CountingStore
 from xarray_hurray.zarr import (
     HilbertShardingCodec,
     HurrayCodec,
@@ -15,7 +16,6 @@ from xarray_hurray.zarr import (
     using_hilbert_shards,
 )
 from xarray_hurray.zarr.compat import ZARR_MERGES_SHARD_READS, check_zarr_support
-from xarray_hurray.zarr.counting import CountingStore
 
 SHARD, INNER = (64, 64), (16, 16)
 EXPECTED = np.arange(128 * 128, dtype="float32").reshape(128, 128)

@@ -8,8 +8,8 @@ from typing import Any
 import xarray as xr
 from dask.delayed import Delayed
 
-from .io import UploadTarget
-from .xarray_writer import to_hurray
+from ..io import UploadTarget
+from .writer import to_hurray
 
 
 @xr.register_dataset_accessor("hurray")

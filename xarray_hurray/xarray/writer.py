@@ -14,11 +14,11 @@ from dask.delayed import Delayed, delayed
 from xarray import conventions
 from xarray.backends.common import ensure_dtype_not_object
 
-from .container import DatasetMeta, VariableMeta, element_type, parse_codecs
-from .container.codecs import CodecSpec
+from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
+from ..container.codecs import CodecSpec
+from ..io import UploadTarget, staged_upload, upload_target
+from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .dask_write import DEFAULT_WINDOW, DaskWrite
-from .io import UploadTarget, staged_upload, upload_target
-from .layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}

@@ -1,7 +1,7 @@
 """The golden Hurray file: its bytes and its content are fixed for a format version.
 
 When the format changes on purpose, bump ``xarray_hurray.container.VERSION`` and
-regenerate the file with ``python tests/test_hurray_golden.py``.
+regenerate the file with ``python tests/container/test_hurray_golden.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import xarray_hurray as xh
 from xarray_hurray.container import VERSION, ContainerReader
 from xarray_hurray.io import open_source
 
-GOLDEN = Path(__file__).parent / "data" / "hurray_file_golden.hurray"
+GOLDEN = Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray"
 
 
 def golden_dataset() -> xr.Dataset:

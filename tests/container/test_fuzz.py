@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
 from xarray_hurray.container.limits import MAX_NESTING
-from xarray_hurray.io import CountingSource, FileObjectSource
+from xarray_hurray.io import FileObjectSource
+from xarray_hurray.testing import CountingSource
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def test_verify_of_a_file_with_every_chunk_damaged_names_each_once_in_linear_req
     ds = xr.Dataset({"v": (("y", "x"), np.arange(64 * 64, dtype="f4").reshape(64, 64))})
     path = tmp_path / "damaged.hurray"
     xh.to_hurray(ds, path, compressor=None, encoding={"v": {"chunks": (8, 8)}})
-    entries = xh.open_hurray(path).index("v")
+    entries = xh.open_reader(path).index("v")
     blob = bytearray(path.read_bytes())
     for offset in entries["offset"].tolist():
         blob[offset] ^= 0x01

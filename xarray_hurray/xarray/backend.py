@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -14,9 +14,9 @@ from xarray.coding.strings import create_vlen_dtype
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 
-from .container import MAGIC, ContainerReader, VariableMeta
-from .container.elements import STRING, parse_element_type
-from .io import ByteSource, MergePolicy, as_merge_policy, open_source
+from ..container import MAGIC, ContainerReader, VariableMeta, open_reader
+from ..container.elements import STRING, parse_element_type
+from ..io import MergePolicy
 
 
 class HurrayBackendArray(BackendArray):
@@ -96,22 +96,6 @@ def _has_magic(target: Any) -> bool:
         return False
 
 
-def open_hurray(
-    target: str | os.PathLike[str] | BinaryIO | ByteSource,
-    *,
-    storage_options: Mapping[str, Any] | None = None,
-    merge_policy: MergePolicy | Mapping[str, int] | None = None,
-    verify_checksums: bool = True,
-) -> ContainerReader:
-    """The container reader of a Hurray file at a path, URL, file-like object or byte
-    source; ``merge_policy`` (a policy or a mapping of its fields) overrides the
-    source's default; ``verify_checksums=False`` skips the crc32c of every chunk for
-    trusted data (header, metadata and indexes are always checked)."""
-    return ContainerReader(
-        open_source(target, storage_options), as_merge_policy(merge_policy), verify_checksums
-    )
-
-
 class HurrayBackendEntrypoint(BackendEntrypoint):
     """Open Hurray files with ``xr.open_dataset(path, engine="hurray")``."""
 
@@ -153,7 +137,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         merge_policy: MergePolicy | Mapping[str, int] | None = None,
         verify_checksums: bool = True,
     ) -> xr.Dataset:
-        reader = open_hurray(
+        reader = open_reader(
             filename_or_obj,
             storage_options=storage_options,
             merge_policy=merge_policy,

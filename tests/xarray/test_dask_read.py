@@ -12,7 +12,8 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container.threads import ordered_map, pool_threads
-from xarray_hurray.io import CountingSource, LocalFileSource, MergePolicy
+from xarray_hurray.io import LocalFileSource, MergePolicy
+from xarray_hurray.testing import CountingSource
 
 
 @pytest.mark.parametrize(("dask_side", "stored_per_dask"), [(32, 4), (64, 16)])
@@ -34,7 +35,7 @@ def test_a_dask_chunk_over_many_stored_chunks_is_one_request(tmp_path, dask_side
     # aligned power-of-two blocks of chunks are contiguous along the Hilbert curve
     assert len(source.requests) - opening == dask_chunks
     assert sum(b - a for a, b in source.requests[opening:]) == sum(
-        xh.open_hurray(path).index("v")["size"]
+        xh.open_reader(path).index("v")["size"]
     )
     assert (dask_side // 16) ** 2 == stored_per_dask
 

@@ -18,7 +18,7 @@ from skilling_reference import coords_to_hilbert
 from xarray_hurray.layout import HilbertLayout, LayoutError, MortonLayout
 from xarray_hurray.zarr import HurrayCodec
 
-GOLDEN = Path(__file__).parent / "data" / "hurray_codec_golden.json"
+GOLDEN = Path(__file__).parents[1] / "data" / "hurray_codec_golden.json"
 DTYPES = ["bool", "uint8", "int16", "int32", "uint64", "float32", "float64", "complex64", "M8[s]"]
 
 

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from xarray_hurray.layout import LayoutError, layout_for_shape
+from xarray_hurray.testing import CountingStore
 from xarray_hurray.zarr import HurrayCodec
-from xarray_hurray.zarr.counting import CountingStore
 
 CHUNK = (32, 32)
 

@@ -118,7 +118,7 @@ def test_chunks_are_computed_a_window_at_a_time_in_placement_order(tmp_path):
     window, workers = 2, 2
     with dask.config.set(scheduler="threads", num_workers=workers):
         xh.to_hurray(xr.Dataset({"v": (("y", "x"), source)}), tmp_path / "w.hurray", window=window)
-    var = xh.open_hurray(tmp_path / "w.hurray").variable("v")
+    var = xh.open_reader(tmp_path / "w.hurray").variable("v")
     expected = [np.unravel_index(i, var.grid_shape) for i in var.placement.tolist()]
     batch = window * workers
     assert len(computed) == len(expected) == 64

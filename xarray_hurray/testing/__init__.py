@@ -1,0 +1,7 @@
+"""Instrumentation for tests, benchmarks and the demo: sources and stores that count
+the requests they serve."""
+
+from .sources import CountingSource
+from .stores import CountingStore
+
+__all__ = ["CountingSource", "CountingStore"]

@@ -1,0 +1,14 @@
+"""The xarray adapter: the ``hurray`` backend, ``to_hurray`` and the ``.hurray`` accessor.
+
+- :mod:`.backend`: ``xr.open_dataset(path, engine="hurray")``, lazy outer indexing.
+- :mod:`.writer`: :func:`to_hurray`, CF encoding and storage choices per variable.
+- :mod:`.dask_write`: encoding chunks in dask tasks, streamed in placement order.
+- :mod:`.accessor`: ``Dataset.hurray.to_hurray``.
+- :mod:`.progress`: the write progress bar.
+"""
+
+from . import accessor as _accessor  # noqa: F401  (registers Dataset.hurray)
+from .backend import HurrayBackendEntrypoint
+from .writer import to_hurray
+
+__all__ = ["HurrayBackendEntrypoint", "to_hurray"]
