@@ -72,6 +72,7 @@ class _Server(ThreadingHTTPServer):
     latency: float
     link: _Link
     counts: Counter[str]
+    arrivals: list[float]
     count_lock: threading.Lock
 
 
@@ -92,6 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
         server = self.server
         with server.count_lock:
             server.counts[self.command] += 1
+            server.arrivals.append(time.perf_counter())
         time.sleep(server.latency)
         path = self._file()
         if path is None:
@@ -179,6 +181,7 @@ class LatencyServer:
         self._server.latency = latency
         self._server.link = _Link(bandwidth)
         self._server.counts = Counter()
+        self._server.arrivals = []
         self._server.count_lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -214,10 +217,18 @@ class LatencyServer:
         with self._server.count_lock:
             return dict(self._server.counts)
 
+    @property
+    def arrivals(self) -> list[float]:
+        """``time.perf_counter()`` at which each request since :meth:`reset` arrived, in
+        turn: from a client in the same process, the time before its first request."""
+        with self._server.count_lock:
+            return list(self._server.arrivals)
+
     def reset(self) -> None:
         """Start counting requests from zero."""
         with self._server.count_lock:
             self._server.counts.clear()
+            self._server.arrivals.clear()
 
     def start(self) -> LatencyServer:
         """Start serving in a daemon thread."""
