@@ -49,7 +49,7 @@ def throughput(ds: xr.Dataset, chunk: int, work: Path, repeats: int) -> None:
 
     cases = {
         "write": (
-            lambda: xh.to_hurray(ds, hurray, encoding=hurray_enc, compressor="zstd"),
+            lambda: xh.to_hurray(ds, hurray, encoding=hurray_enc, codecs="zstd"),
             write_zarr,
         ),
         "full read, no dask": (

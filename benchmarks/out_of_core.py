@@ -59,7 +59,7 @@ def child(writer: str, threads: int, side: int, chunk: int, target: Path, window
     start = time.perf_counter()
     with dask.config.set(scheduler="threads", num_workers=threads):
         if writer == "hurray":
-            xh.to_hurray(ds, target, compressor={"id": "zstd", "level": 0}, window=window)
+            xh.to_hurray(ds, target, codecs={"id": "zstd", "level": 0}, window=window)
         elif writer == "zarr":
             encoding = {"v": {"chunks": (chunk, chunk), "compressors": [ZstdCodec(level=0)]}}
             ds.to_zarr(target, mode="w", encoding=encoding, zarr_format=3, consolidated=False)

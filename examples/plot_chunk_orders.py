@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from xarray_hurray.layout import curve_order, merge_runs
+from xarray_hurray.layout import chunk_placement, merge_runs
 
 ORDERS = ("hilbert", "morton", "row-major")
 
@@ -40,7 +40,7 @@ def draw(grid: tuple[int, int], box: tuple[slice, slice], output: str) -> dict[s
     )
     requests = {}
     for column, kind in enumerate(ORDERS):
-        order = curve_order(grid, kind)
+        order = chunk_placement(grid, kind)
         ys, xs = np.unravel_index(order, grid)
         path = axes[0, column]
         path.plot(xs, ys, color="0.3", linewidth=1.2)

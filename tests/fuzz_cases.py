@@ -44,11 +44,11 @@ def small_dataset() -> xr.Dataset:
 
 
 ENCODING = {
-    "z": {"chunks": (4, 4), "compressor": "zstd"},
-    "l": {"chunks": (4,), "compressor": "lz4"},
-    "b": {"chunks": (4,), "compressor": "blosc"},
-    "s": {"chunks": (2,), "compressor": "zlib"},
-    "r": {"chunks": (4,), "compressor": None},
+    "z": {"chunks": (4, 4), "codecs": "zstd"},
+    "l": {"chunks": (4,), "codecs": "lz4"},
+    "b": {"chunks": (4,), "codecs": "blosc"},
+    "s": {"chunks": (2,), "codecs": "zlib"},
+    "r": {"chunks": (4,), "codecs": None},
 }
 
 
@@ -66,8 +66,8 @@ def tiny_file(directory: Path) -> bytes:
     ds = xr.Dataset(
         {"v": (("y", "x"), np.arange(16.0, dtype="f4").reshape(4, 4)), "r": (("k",), [1, 2, 3])}
     )
-    encoding = {"v": {"chunks": (2, 2), "compressor": "zstd"}, "r": {"chunks": (2,)}}
-    xh.to_hurray(ds, path, encoding=encoding, compressor=None)
+    encoding = {"v": {"chunks": (2, 2), "codecs": "zstd"}, "r": {"chunks": (2,)}}
+    xh.to_hurray(ds, path, encoding=encoding, codecs=None)
     return path.read_bytes()
 
 

@@ -18,7 +18,7 @@ from xarray_hurray.cli.demo import REGIONS, run_demo
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.container.format import HEADER_SIZE
 from xarray_hurray.io import LocalFileSource, MergePolicy, plan_reads
-from xarray_hurray.layout import curve_order
+from xarray_hurray.layout import chunk_placement
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def brute_force_costs(path: Path, rows: slice, cols: slice) -> dict[str, tuple[i
     out = {}
     for kind in ("row-major", "morton", "hilbert"):
         offset, spans = base, []
-        for chunk in curve_order(grid, kind).tolist():
+        for chunk in chunk_placement(grid, kind).tolist():
             if chunk in wanted:
                 spans.append((offset, offset + sizes[chunk]))
             offset += sizes[chunk]
@@ -208,7 +208,7 @@ def test_convert_netcdf_to_hurray_and_zarr(sample, tmp_path, capsys):
     hurray = tmp_path / "out.hurray"
     status, out, _ = run(
         capsys, "convert", str(source), str(hurray), "--chunks", "y=32,x=32",
-        "--chunk-order", "morton", "--compressor", "zlib",
+        "--chunk-order", "morton", "--codecs", "zlib",
     )  # fmt: skip
     assert status == 0 and "wrote" in out
     back = xr.open_dataset(hurray, engine="hurray")

@@ -89,7 +89,7 @@ def test_verify_finds_every_damaged_chunk(good):
 def test_verify_of_a_file_with_every_chunk_damaged_names_each_once_in_linear_requests(tmp_path):
     ds = xr.Dataset({"v": (("y", "x"), np.arange(64 * 64, dtype="f4").reshape(64, 64))})
     path = tmp_path / "damaged.hurray"
-    xh.to_hurray(ds, path, compressor=None, encoding={"v": {"chunks": (8, 8)}})
+    xh.to_hurray(ds, path, codecs=None, encoding={"v": {"chunks": (8, 8)}})
     entries = xh.open_reader(path).index("v")
     blob = bytearray(path.read_bytes())
     for offset in entries["offset"].tolist():
@@ -150,7 +150,7 @@ def _with_last_chunk(good: bytes, data: bytes) -> bytes:
 def test_decompression_bombs_stop_at_the_declared_chunk_size(tmp_path, codec, frame):
     ds = xr.Dataset({"v": (("x",), np.arange(8.0))})
     path = tmp_path / "bomb.hurray"
-    xh.to_hurray(ds, path, encoding={"v": {"chunks": (4,), "compressor": codec}})
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (4,), "codecs": codec}})
     blob = _with_last_chunk(path.read_bytes(), frame)
     with pytest.raises(xh.HurrayFormatError, match=r"declares|expands past"):
         read_everything(blob)

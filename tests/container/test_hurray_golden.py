@@ -44,7 +44,7 @@ def write_golden(path: Path) -> None:
     xh.to_hurray(
         golden_dataset(),
         path,
-        compressor=None,
+        codecs=None,
         encoding={
             "field": {"chunks": (4, 4)},
             "counts": {"chunks": (3, 5), "chunk_order": "morton"},

@@ -30,7 +30,7 @@ def _versioned(version: int) -> xr.Dataset:
 
 
 def _write(version: int, path: str) -> None:
-    xh.to_hurray(_versioned(version), path, encoding={"v": {"chunks": (32, 32)}}, compressor=None)
+    xh.to_hurray(_versioned(version), path, encoding={"v": {"chunks": (32, 32)}}, codecs=None)
 
 
 def _write_forever(path: str, first: int) -> None:
@@ -88,7 +88,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     before = target.read_bytes()
     bad = _versioned(4).assign(s=(("k",), np.array(["ok", "\ud800"], dtype=object)))
     with pytest.raises(UnicodeEncodeError):
-        xh.to_hurray(bad, target, compressor=None)
+        xh.to_hurray(bad, target, codecs=None)
     assert target.read_bytes() == before
     assert sorted(tmp_path.iterdir()) == [target]
 
@@ -172,8 +172,8 @@ def test_special_floats_round_trip_bit_exactly(tmp_path, dtype):
     data = values if dtype.startswith("f") else values + 1j * values[::-1]
     path = tmp_path / "special.hurray"
     ds = xr.Dataset({"v": (("x",), data.astype(dtype))})
-    for compressor in (None, "zstd"):
-        xh.to_hurray(ds, path, compressor=compressor, encoding={"v": {"chunks": (4,)}})
+    for codecs in (None, "zstd"):
+        xh.to_hurray(ds, path, codecs=codecs, encoding={"v": {"chunks": (4,)}})
         back = open_reader(path).read("v")
         assert back.tobytes() == ds["v"].values.tobytes()
     assert struct.unpack("<d", struct.pack("<d", -0.0)) == (-0.0,)

@@ -143,7 +143,7 @@ def test_s3_index_beyond_the_head_costs_one_request_then_is_cached(s3):
     big = xr.Dataset({"w": (("t",), np.arange(20_000, dtype="i4"))})
     url = f"s3://{s3.bucket}/big.hurray"
     xh.to_hurray(
-        big, url, encoding={"w": {"chunks": (1,)}}, compressor=None,
+        big, url, encoding={"w": {"chunks": (1,)}}, codecs=None,
         storage_options=s3.storage_options,
     )  # fmt: skip
     source = CountingSource(FsspecSource(url, s3.storage_options))

@@ -5,14 +5,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xarray_hurray.layout import LayoutError, curve_order, hilbert_encode, morton_encode
+from xarray_hurray.layout import LayoutError, chunk_placement, hilbert_encode, morton_encode
 
 KINDS = ["hilbert", "morton", "row-major"]
 
 
 @given(st.lists(st.integers(1, 9), min_size=0, max_size=4), st.sampled_from(KINDS))
 def test_order_is_a_permutation_of_the_grid(grid, kind):
-    order = curve_order(grid, kind)
+    order = chunk_placement(grid, kind)
     assert order.dtype == np.int64
     np.testing.assert_array_equal(np.sort(order), np.arange(int(np.prod(grid))))
 
@@ -21,7 +21,7 @@ def test_order_is_a_permutation_of_the_grid(grid, kind):
 def test_power_of_two_grid_follows_the_curve(kind, encode):
     coords = np.indices((8, 8)).reshape(2, -1).T
     keys = encode(coords, 3) if encode else morton_encode(coords, (3, 3))
-    np.testing.assert_array_equal(curve_order((8, 8), kind), np.argsort(keys))
+    np.testing.assert_array_equal(chunk_placement((8, 8), kind), np.argsort(keys))
 
 
 def test_uneven_grid_pads_to_the_enclosing_cube_and_skips_outside():
@@ -29,29 +29,29 @@ def test_uneven_grid_pads_to_the_enclosing_cube_and_skips_outside():
     cube_order = coords[np.argsort(hilbert_encode(coords, 3))]
     inside = cube_order[(cube_order[:, 0] < 3) & (cube_order[:, 1] < 6)]
     expected = np.ravel_multi_index(tuple(inside.T), (3, 6))
-    np.testing.assert_array_equal(curve_order((3, 6), "hilbert"), expected)
+    np.testing.assert_array_equal(chunk_placement((3, 6), "hilbert"), expected)
 
 
 def test_axes_of_length_one_are_ignored():
     np.testing.assert_array_equal(
-        curve_order((1, 4, 1, 4), "hilbert"), curve_order((4, 4), "hilbert")
+        chunk_placement((1, 4, 1, 4), "hilbert"), chunk_placement((4, 4), "hilbert")
     )
 
 
 def test_axes_outside_the_curve_vary_slowest():
-    order = curve_order((3, 4, 4), "hilbert", axes=(1, 2))
-    plane = curve_order((4, 4), "hilbert")
+    order = chunk_placement((3, 4, 4), "hilbert", chunk_axes=(1, 2))
+    plane = chunk_placement((4, 4), "hilbert")
     np.testing.assert_array_equal(order, np.concatenate([t * 16 + plane for t in range(3)]))
 
 
 def test_consecutive_hilbert_chunks_are_neighbours_on_a_power_of_two_grid():
-    order = curve_order((16, 16), "hilbert")
+    order = chunk_placement((16, 16), "hilbert")
     coords = np.stack(np.unravel_index(order, (16, 16)), axis=1)
     assert np.all(np.abs(np.diff(coords, axis=0)).sum(axis=1) == 1)
 
 
 def test_row_major_is_the_identity():
-    np.testing.assert_array_equal(curve_order((3, 5), "row-major"), np.arange(15))
+    np.testing.assert_array_equal(chunk_placement((3, 5), "row-major"), np.arange(15))
 
 
 @pytest.mark.parametrize(
@@ -66,4 +66,4 @@ def test_row_major_is_the_identity():
 )
 def test_bad_orders_are_rejected(grid, kind, axes, message):
     with pytest.raises(LayoutError, match=message):
-        curve_order(grid, kind, axes=axes)
+        chunk_placement(grid, kind, chunk_axes=axes)

@@ -27,7 +27,7 @@ def good(tmp_path):
         attrs={"title": "good"},
     )
     path = tmp_path / "good.hurray"
-    xh.to_hurray(ds, path, encoding={"v": {"chunks": (8, 8)}}, compressor=None)
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (8, 8)}}, codecs=None)
     return path, bytearray(path.read_bytes())
 
 
@@ -199,7 +199,7 @@ def _assert_nothing_written(directory, before=()):
         ),
         (
             xr.Dataset({"v": (("x",), np.zeros(3))}),
-            {"compressor": "gzip"},
+            {"codecs": "gzip"},
             ValueError,
             "unsupported codec",
         ),
@@ -256,7 +256,7 @@ def test_failed_write_leaves_no_partial_file_and_keeps_the_old_one(tmp_path):
 def test_a_bool_byte_other_than_0_or_1_is_rejected(tmp_path):
     # numpy would hold the byte 2 as a bool that counts twice in a sum
     path = tmp_path / "b.hurray"
-    xh.to_hurray(xr.Dataset({"b": (("x",), np.ones(4, dtype=bool))}), path, compressor=None)
+    xh.to_hurray(xr.Dataset({"b": (("x",), np.ones(4, dtype=bool))}), path, codecs=None)
     blob = bytearray(path.read_bytes())
     fields = _fields(blob)
     data_at = _data_offset(blob)

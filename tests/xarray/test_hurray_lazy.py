@@ -108,7 +108,7 @@ def test_aligned_block_of_chunks_is_one_request_along_a_curve(tmp_path, order, r
 def test_only_touched_chunks_are_read(tmp_path):
     data = np.arange(64 * 64, dtype="f8").reshape(64, 64)
     ds = xr.Dataset({"v": (("y", "x"), data)})
-    xh.to_hurray(ds, tmp_path / "t.hurray", encoding={"v": {"chunks": (8, 8)}}, compressor=None)
+    xh.to_hurray(ds, tmp_path / "t.hurray", encoding={"v": {"chunks": (8, 8)}}, codecs=None)
     reader, source = _reader(tmp_path / "t.hurray")
     reader.index("v")
     before = len(source.requests)

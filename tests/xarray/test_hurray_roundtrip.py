@@ -42,16 +42,36 @@ def test_numeric_dtypes_and_ranks(tmp_path, dtype, shape):
 
 @pytest.mark.parametrize("layout", ["auto", "hilbert", "morton", "row-major"])
 @pytest.mark.parametrize("chunk_order", ["hilbert", "morton", "row-major"])
-@pytest.mark.parametrize("compressor", [None, "zstd", "lz4", "zlib", "blosc"])
-def test_layouts_orders_and_codecs(tmp_path, layout, chunk_order, compressor):
+@pytest.mark.parametrize("codecs", [None, "zstd", "lz4", "zlib", "blosc"])
+def test_layouts_orders_and_codecs(tmp_path, layout, chunk_order, codecs):
     data = numeric("float64", (40, 40), seed=3)
     ds = xr.Dataset({"v": (("y", "x"), data)})
     encoding = {"v": {"chunks": (16, 16)}}
-    kwargs = {"layout": layout, "chunk_order": chunk_order, "compressor": compressor}
+    kwargs = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
     with roundtrip(ds, tmp_path / "l.hurray", encoding=encoding, **kwargs) as out:
         xr.testing.assert_identical(out, ds)
         assert out["v"].encoding["layout"]["name"] == ("hilbert" if layout == "auto" else layout)
         assert out["v"].encoding["chunk_order"] == chunk_order
+
+
+@pytest.mark.parametrize("where", ["argument", "encoding"])
+def test_the_old_name_compressor_still_sets_codecs_with_a_warning(tmp_path, where):
+    ds = xr.Dataset({"v": (("x",), np.arange(64.0))})
+    kwargs = {"compressor": "lz4"} if where == "argument" else {}
+    encoding = {"v": {"chunks": (16,)} | ({"compressor": "lz4"} if where == "encoding" else {})}
+    with pytest.warns(DeprecationWarning, match="use 'codecs'|use codecs"):
+        xh.to_hurray(ds, tmp_path / "old.hurray", encoding=encoding, **kwargs)
+    with xr.open_dataset(tmp_path / "old.hurray", engine="hurray") as out:
+        assert [c["id"] for c in out["v"].encoding["codecs"]] == ["lz4"]
+        xr.testing.assert_identical(out, ds)
+
+
+def test_encoding_with_both_compressor_and_codecs_is_refused(tmp_path):
+    ds = xr.Dataset({"v": (("x",), np.arange(4.0))})
+    with pytest.raises(ValueError, match="give 'codecs' only"):
+        xh.to_hurray(
+            ds, tmp_path / "b.hurray", encoding={"v": {"compressor": None, "codecs": None}}
+        )
 
 
 def test_cf_encoding_roundtrips(tmp_path):

@@ -148,13 +148,13 @@ def write_hurray(
         out,
         encoding={name: {"chunks": c, "layout": layout[name]} for name, c in chunks.items()},
         chunk_order=args.chunk_order or "hilbert",
-        compressor=args.compressor,
+        codecs=args.codecs,
         progress=True,
     )
 
 
 def zarr_compressors(name: str) -> list[Any] | None:
-    """The Zarr v3 codecs standing for compressor ``name``."""
+    """The Zarr v3 compressors standing for the codec ``name``."""
     from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
 
     return {
@@ -181,7 +181,7 @@ def write_zarr(
     for name, var in ds.variables.items():
         enc: dict[str, Any] = {
             "chunks": chunks[name],
-            "compressors": zarr_compressors(args.compressor),
+            "compressors": zarr_compressors(args.codecs),
         }
         if var.dtype.kind in FIXED_KINDS and var.ndim:
             enc["serializer"] = HurrayCodec(layout[name])
@@ -231,7 +231,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="chunk sizes, as time=1,y=256,x=256 (other dims: about 1 MiB chunks)",
     )
     parser.add_argument(
-        "--compressor", choices=("none", *ALLOWED_CODECS), default="zstd", help="default: zstd"
+        "--codecs",
+        "--compressor",  # the old spelling, accepted until the next release
+        dest="codecs",
+        choices=("none", *ALLOWED_CODECS),
+        default="zstd",
+        help="codec compressing each chunk (default: zstd; --compressor is its old name)",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     parser.set_defaults(run=run)

@@ -2,7 +2,7 @@
 
 A synthetic daily surface temperature field is written as Hurray files with the
 Hilbert, Morton and row-major chunk orders and as a Zarr v3 store with the same chunks
-and compressor; a few regions are read from each while every request is counted.
+and codecs; a few regions are read from each while every request is counted.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def write_files(ds: xr.Dataset, out: Path) -> dict[str, Path]:
             paths[order],
             encoding={VARIABLE: {"chunks": chunks, "chunk_axes": ("lat", "lon")}},
             chunk_order=order,
-            compressor="zstd",
+            codecs="zstd",
         )
     paths["zarr v3"] = out / "temperature.zarr"
     ds.to_zarr(

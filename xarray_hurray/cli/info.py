@@ -54,7 +54,7 @@ def describe(reader: ContainerReader, var: VariableMeta) -> dict[str, Any]:
         "chunk_count": var.chunk_count,
         "layout": var.layout.to_config(),
         "chunk_order": var.chunk_order,
-        "chunk_axes": [var.dims[a] for a in var.curve_axes or ()],
+        "chunk_axes": [var.dims[a] for a in var.chunk_axes or ()],
         "codecs": [dict(c) for c in var.codecs],
         "stored_bytes": stored,
         "raw_bytes": raw,

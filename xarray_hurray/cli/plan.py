@@ -11,7 +11,7 @@ import numpy as np
 from ..container import ContainerReader, VariableMeta
 from ..container.select import OuterSelection
 from ..io import MergePolicy, plan_reads
-from ..layout import LAYOUT_NAMES, curve_order
+from ..layout import LAYOUT_NAMES, chunk_placement
 from .common import (
     CliError,
     add_file_arguments,
@@ -128,10 +128,11 @@ def order_costs(
     sizes = entries["size"].astype(np.int64)
     base = int(entries["offset"].min()) if len(entries) else 0
     costs = {}
-    for kind in LAYOUT_NAMES:
-        offsets = placed_offsets(sizes, curve_order(var.grid_shape, kind, var.curve_axes), base)
+    for order in LAYOUT_NAMES:
+        placement = chunk_placement(var.grid_shape, order, var.chunk_axes)
+        offsets = placed_offsets(sizes, placement, base)
         starts = offsets[chunk_ids]
-        costs[kind] = cost(starts, starts + sizes[chunk_ids], policy)
+        costs[order] = cost(starts, starts + sizes[chunk_ids], policy)
     return costs
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..layout import LAYOUT_NAMES, Layout, LayoutError, curve_order, layout_from_config
+from ..layout import LAYOUT_NAMES, Layout, LayoutError, chunk_placement, layout_from_config
 from .attrs import decode_attrs, encode_attrs
 from .codecs import parse_codecs
 from .elements import STRING, parse_element_type
@@ -76,7 +76,7 @@ class VariableMeta:
     layout: Layout
     codecs: tuple[dict[str, Any], ...] = ()
     chunk_order: str = "hilbert"
-    curve_axes: tuple[int, ...] | None = None
+    chunk_axes: tuple[int, ...] | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -113,10 +113,10 @@ class VariableMeta:
             raise ValueError(
                 f"chunk order {self.chunk_order!r} is not one of {', '.join(LAYOUT_NAMES)}"
             )
-        axes = tuple(range(len(shape))) if self.curve_axes is None else self.curve_axes
-        axes = _int_tuple(axes, "curve axes", 0)
+        axes = tuple(range(len(shape))) if self.chunk_axes is None else self.chunk_axes
+        axes = _int_tuple(axes, "chunk axes", 0)
         if len(set(axes)) != len(axes) or any(a >= len(shape) for a in axes):
-            raise ValueError(f"curve axes {list(axes)} must be distinct axes of {shape}")
+            raise ValueError(f"chunk axes {list(axes)} must be distinct axes of {shape}")
         if not isinstance(self.attrs, dict):
             raise TypeError(f"attrs must be a dict, got {type(self.attrs).__name__}")
         encode_attrs(self.attrs)
@@ -125,7 +125,7 @@ class VariableMeta:
         set_field(self, "shape", shape)
         set_field(self, "chunks", chunks)
         set_field(self, "codecs", parse_codecs(list(self.codecs)))
-        set_field(self, "curve_axes", axes)
+        set_field(self, "chunk_axes", axes)
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -145,7 +145,7 @@ class VariableMeta:
     @cached_property
     def placement(self) -> np.ndarray:
         """Row-major flat chunk indices in the order their bytes follow in the file."""
-        return curve_order(self.grid_shape, self.chunk_order, self.curve_axes)
+        return chunk_placement(self.grid_shape, self.chunk_order, self.chunk_axes)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object describing this variable."""
@@ -157,7 +157,7 @@ class VariableMeta:
             "chunks": list(self.chunks),
             "layout": self.layout.to_config(),
             "codecs": [dict(c) for c in self.codecs],
-            "chunk_order": {"curve": self.chunk_order, "axes": list(self.curve_axes or ())},
+            "chunk_order": {"curve": self.chunk_order, "axes": list(self.chunk_axes or ())},
             "attrs": encode_attrs(self.attrs),
         }
 
@@ -192,7 +192,7 @@ class VariableMeta:
             layout=layout_from_config(obj["layout"]),
             codecs=tuple(codecs),
             chunk_order=order["curve"],
-            curve_axes=order["axes"],
+            chunk_axes=order["axes"],
             attrs=decode_attrs(obj["attrs"]),
         )
 

@@ -5,7 +5,7 @@
 - :class:`RowMajorLayout`, :class:`MortonLayout`, :class:`HilbertLayout`: descriptors
   that validate chunk shapes, permute chunks to and from their buffers and turn a
   box into runs of buffer positions.
-- :func:`curve_order`: where the chunks of a grid go along a curve.
+- :func:`chunk_placement`: where the chunks of a grid go along a curve.
 """
 
 from .descriptors import (
@@ -21,7 +21,7 @@ from .descriptors import (
 from .errors import LayoutError
 from .hilbert import hilbert_decode, hilbert_encode
 from .morton import morton_decode, morton_encode
-from .order import curve_order
+from .order import chunk_placement
 from .ranges import merge_runs
 
 __all__ = [
@@ -32,7 +32,7 @@ __all__ = [
     "LayoutError",
     "MortonLayout",
     "RowMajorLayout",
-    "curve_order",
+    "chunk_placement",
     "hilbert_decode",
     "hilbert_encode",
     "layout_for_shape",

@@ -14,23 +14,23 @@ from .hilbert import hilbert_encode
 from .morton import morton_encode
 
 
-def curve_order(
-    grid_shape: Sequence[int], kind: str, axes: Sequence[int] | None = None
+def chunk_placement(
+    grid_shape: Sequence[int], chunk_order: str, chunk_axes: Sequence[int] | None = None
 ) -> np.ndarray:
-    """Placement order of the chunks of a grid along a curve.
+    """The placement of the chunks of a grid: their order along the ``chunk_order`` curve.
 
-    The curve runs over ``axes`` (default: all).  Axes of length 1 are ignored; the
-    others are padded to the enclosing power-of-two cube and positions outside the
-    grid are skipped.  Axes not in ``axes`` vary slowest, in row-major order, so a
-    ``(time, y, x)`` grid with ``axes=(1, 2)`` keeps time outermost.
+    The curve runs over ``chunk_axes`` (default: all).  Axes of length 1 are ignored;
+    the others are padded to the enclosing power-of-two cube and positions outside the
+    grid are skipped.  Axes not in ``chunk_axes`` vary slowest, in row-major order, so
+    a ``(time, y, x)`` grid with ``chunk_axes=(1, 2)`` keeps time outermost.
 
     Parameters
     ----------
     grid_shape
         Number of chunks along each axis; any positive sizes.
-    kind
-        ``"hilbert"``, ``"morton"`` or ``"row-major"``.
-    axes
+    chunk_order
+        The curve: ``"hilbert"``, ``"morton"`` or ``"row-major"``.
+    chunk_axes
         The axes the curve runs over.
 
     Returns
@@ -39,23 +39,23 @@ def curve_order(
         int64 row-major (C order) flat indices of the chunks, in placement order.
     """
     grid = parse_shape(grid_shape)
-    if kind not in LAYOUT_NAMES:
+    if chunk_order not in LAYOUT_NAMES:
         raise LayoutError(
-            f"unknown chunk order {kind!r}; expected one of {', '.join(LAYOUT_NAMES)}"
+            f"unknown chunk order {chunk_order!r}; expected one of {', '.join(LAYOUT_NAMES)}"
         )
     rank = len(grid)
-    curve_axes = tuple(range(rank)) if axes is None else tuple(int(a) for a in axes)
-    if sorted(set(curve_axes)) != sorted(curve_axes) or any(not 0 <= a < rank for a in curve_axes):
-        raise LayoutError(f"curve axes {curve_axes} must be distinct axes of a rank-{rank} grid")
+    axes = tuple(range(rank)) if chunk_axes is None else tuple(int(a) for a in chunk_axes)
+    if sorted(set(axes)) != sorted(axes) or any(not 0 <= a < rank for a in axes):
+        raise LayoutError(f"chunk axes {axes} must be distinct axes of a rank-{rank} grid")
     count = math.prod(grid)
-    if kind == "row-major" or count <= 1:
+    if chunk_order == "row-major" or count <= 1:
         return np.arange(count, dtype=np.int64)
-    outer_axes = [a for a in range(rank) if a not in curve_axes]
-    moving = [a for a in sorted(curve_axes) if grid[a] > 1]
+    outer_axes = [a for a in range(rank) if a not in axes]
+    moving = [a for a in sorted(axes) if grid[a] > 1]
     order = max((grid[a] - 1 for a in moving), default=0).bit_length()
     if order * len(moving) > MAX_KEY_BITS:
         raise LayoutError(
-            f"a {kind} curve over a grid of {[grid[a] for a in moving]} chunks needs "
+            f"a {chunk_order} curve over a grid of {[grid[a] for a in moving]} chunks needs "
             f"{order * len(moving)} bits, more than {MAX_KEY_BITS}"
         )
     coords = np.indices(grid, dtype=np.int64).reshape(rank, count)
@@ -67,7 +67,7 @@ def curve_order(
     if len(moving) <= 1:
         return np.lexsort((coords[moving[0]] if moving else outer, outer)).astype(np.int64)
     points = coords[moving].T
-    if kind == "hilbert":
+    if chunk_order == "hilbert":
         key = hilbert_encode(points, order)
     else:
         key = morton_encode(points, (order,) * len(moving))

@@ -47,8 +47,8 @@ def _encoding(var: VariableMeta) -> dict[str, Any]:
         "preferred_chunks": chunks,
         "layout": var.layout.to_config(),
         "chunk_order": var.chunk_order,
-        "chunk_axes": tuple(var.dims[a] for a in var.curve_axes or ()),
-        "compressor": list(var.codecs),
+        "chunk_axes": tuple(var.dims[a] for a in var.chunk_axes or ()),
+        "codecs": list(var.codecs),
     }
 
 

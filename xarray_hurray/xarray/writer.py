@@ -3,9 +3,11 @@ into a Hurray file, one chunk at a time in placement order."""
 
 from __future__ import annotations
 
+import enum
 import errno
 import math
 import os
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -24,11 +26,22 @@ CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offs
 CF_ENCODING |= {"units", "calendar"}
 """Encoding keys consumed by xarray's CF coders."""
 
-HURRAY_ENCODING = {"chunks", "layout", "chunk_order", "chunk_axes", "compressor"}
+HURRAY_ENCODING = {"chunks", "layout", "chunk_order", "chunk_axes", "codecs"}
 """Encoding keys of this format."""
+
+RENAMED_ENCODING = {"compressor": "codecs"}
+"""Old encoding keys still accepted, with a :class:`DeprecationWarning`, until the next
+release: old name to new name."""
 
 IGNORED_ENCODING = {"source", "original_shape", "preferred_chunks"}
 """Keys that reading adds and writing ignores."""
+
+
+class _NotGiven(enum.Enum):
+    """Marks an argument left out (where ``None`` is a meaningful value)."""
+
+    NOT_GIVEN = enum.auto()
+
 
 DEFAULT_CHUNK_BYTES = 2**20
 STRING_ITEMSIZE = 16
@@ -74,13 +87,32 @@ def _layout(spec: str | Mapping[str, Any] | Layout, chunks: tuple[int, ...]) -> 
     return layout_for_shape(spec, chunks)
 
 
-def _curve_axes(names: Sequence[Hashable] | None, dims: tuple[Hashable, ...]) -> tuple[int, ...]:
+def _chunk_axes(names: Sequence[Hashable] | None, dims: tuple[Hashable, ...]) -> tuple[int, ...]:
     if names is None:
         return tuple(range(len(dims)))
     missing = [d for d in names if d not in dims]
     if missing:
         raise ValueError(f"chunk_axes {list(names)} name dimensions {missing} not in {dims}")
     return tuple(dims.index(d) for d in names)
+
+
+def _hurray_settings(name: Hashable, encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of this format in a variable's ``encoding``; an old key of
+    :data:`RENAMED_ENCODING` is taken under its new name, with a warning."""
+    settings = {k: v for k, v in encoding.items() if k in HURRAY_ENCODING}
+    for old, new in RENAMED_ENCODING.items():
+        if old not in encoding:
+            continue
+        if new in settings:
+            raise ValueError(f"encoding gives both {old!r} and {new!r}; give {new!r} only")
+        warnings.warn(
+            f"variable {name!r}: encoding key {old!r} is deprecated and will be removed in "
+            f"the next release; use {new!r}",
+            DeprecationWarning,
+            stacklevel=5,  # the caller of to_hurray, past the generator in it
+        )
+        settings[new] = encoding[old]
+    return settings
 
 
 def describe_variable(
@@ -93,8 +125,8 @@ def describe_variable(
     ValueError, TypeError
         Naming the variable, for what the format cannot store.
     """
-    settings = {**defaults, **{k: v for k, v in var.encoding.items() if k in HURRAY_ENCODING}}
     try:
+        settings = {**defaults, **_hurray_settings(name, var.encoding)}
         dtype = element_type(var.dtype)
         if not isinstance(name, str) or not all(isinstance(d, str) for d in var.dims):
             raise TypeError(f"names and dims must be strings, got {name!r} with dims {var.dims}")
@@ -110,9 +142,9 @@ def describe_variable(
             dtype=dtype,
             chunks=chunks,
             layout=_layout(settings["layout"], chunks),
-            codecs=parse_codecs(settings["compressor"]),
+            codecs=parse_codecs(settings["codecs"]),
             chunk_order=settings["chunk_order"],
-            curve_axes=_curve_axes(settings.get("chunk_axes"), var.dims),
+            chunk_axes=_chunk_axes(settings.get("chunk_axes"), var.dims),
             attrs=dict(var.attrs),
         )
     except (ValueError, TypeError) as err:
@@ -121,7 +153,7 @@ def describe_variable(
 
 
 def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
-    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
+    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING | set(RENAMED_ENCODING)
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise ValueError(f"encoding given for {name!r}, which is not a variable of the dataset")
@@ -198,12 +230,13 @@ def to_hurray(
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
     layout: str | Mapping[str, Any] | Layout = "auto",
     chunk_order: str = "hilbert",
-    compressor: CodecSpec | Sequence[CodecSpec] = "zstd",
+    codecs: CodecSpec | Sequence[CodecSpec] = "zstd",
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     compute: bool = True,
     progress: bool | None = None,
     window: int = DEFAULT_WINDOW,
     storage_options: Mapping[str, Any] | None = None,
+    compressor: CodecSpec | Sequence[CodecSpec] | _NotGiven = _NotGiven.NOT_GIVEN,
 ) -> Delayed | None:
     """Write ``ds`` to a Hurray file at ``path``.
 
@@ -226,7 +259,9 @@ def to_hurray(
         (``dtype``, ``_FillValue``, ``missing_value``, ``scale_factor``,
         ``add_offset``, ``units``, ``calendar``) and ``chunks``, ``layout``,
         ``chunk_order``, ``chunk_axes`` (dimension names the chunk curve runs over;
-        the others stay outermost) and ``compressor``, which override the arguments.
+        the others stay outermost) and ``codecs``, which override the arguments.
+        The old key ``compressor`` is still taken for ``codecs``, with a
+        :class:`DeprecationWarning`, until the next release.
         A variable without an entry here uses its own ``encoding``, less the storage
         settings read from a file that no longer fit it (chunks of another rank, the
         layout fitted to them, chunk axes naming dimensions it lacks).
@@ -236,7 +271,7 @@ def to_hurray(
         a layout config or a :class:`~xarray_hurray.layout.Layout`.
     chunk_order
         Curve along which chunks are placed: ``"hilbert"``, ``"morton"`` or ``"row-major"``.
-    compressor
+    codecs
         Codec chain: ``None``, a name in ``("zstd", "lz4", "zlib", "blosc")``, a
         numcodecs config or codec, or a list of those.
     chunk_bytes
@@ -255,6 +290,9 @@ def to_hurray(
         stored chunks) are kept for them, up to 256 MiB, rather than recomputed.
     storage_options
         fsspec options for a URL ``path`` (credentials, endpoint).
+    compressor
+        Deprecated old name of ``codecs``, taken in its place with a
+        :class:`DeprecationWarning` until the next release.
 
     Returns
     -------
@@ -273,7 +311,15 @@ def to_hurray(
     remote = upload_target(path, storage_options)
     if remote is None:
         _check_local_target(path)
-    defaults = {"layout": layout, "chunk_order": chunk_order, "compressor": compressor}
+    if compressor is not _NotGiven.NOT_GIVEN:
+        warnings.warn(
+            "to_hurray(compressor=...) is deprecated and will be removed in the next "
+            "release; use codecs=...",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        codecs = compressor
+    defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
     variables, attrs = encode_dataset(ds, encoding or {})
     metadata = DatasetMeta(
         attrs=dict(attrs),

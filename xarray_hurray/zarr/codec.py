@@ -25,7 +25,8 @@ from zarr.abc.codec import ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin
 from zarr.abc.store import RangeByteRequest
 
 from ..layout import Layout, LayoutError
-from .chunk_bytes import (
+from .selection import selection_box
+from .stored_chunk import (
     Endian,
     check_fixed_size,
     decode_chunk,
@@ -36,7 +37,6 @@ from .chunk_bytes import (
     parse_layout,
     stored_dtype,
 )
-from .selection import selection_box
 
 if TYPE_CHECKING:
     from typing import Self
@@ -132,18 +132,18 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         encoded = encode_chunk(chunk_array.as_numpy_array(), self.layout, self.endian)
         return chunk_spec.prototype.buffer.from_array_like(encoded)
 
-    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+    def _decode_sync(self, chunk_data: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         dtype = chunk_spec.dtype.to_native_dtype()
         array = decode_chunk(
-            chunk_bytes.as_numpy_array(), self.layout, chunk_spec.shape, dtype, self.endian
+            chunk_data.as_numpy_array(), self.layout, chunk_spec.shape, dtype, self.endian
         )
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(array)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         return self._encode_sync(chunk_array, chunk_spec)
 
-    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._decode_sync(chunk_bytes, chunk_spec)
+    async def _decode_single(self, chunk_data: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return self._decode_sync(chunk_data, chunk_spec)
 
     async def _decode_partial_single(
         self, byte_getter: ByteGetter, selection: Any, chunk_spec: ArraySpec
@@ -153,8 +153,8 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         if any(lo) or hi != tuple(chunk_spec.shape):
             box = await self._read_box(byte_getter, lo, hi, chunk_spec)
         else:
-            chunk_bytes = await byte_getter.get(prototype=chunk_spec.prototype)
-            box = None if chunk_bytes is None else self._decode_sync(chunk_bytes, chunk_spec)
+            chunk_data = await byte_getter.get(prototype=chunk_spec.prototype)
+            box = None if chunk_data is None else self._decode_sync(chunk_data, chunk_spec)
         if box is None:
             return None
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(

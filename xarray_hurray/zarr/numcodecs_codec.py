@@ -22,7 +22,7 @@ from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 
 from ..layout import Layout
 from ..layout.descriptors import parse_shape
-from .chunk_bytes import (
+from .stored_chunk import (
     Endian,
     check_fixed_size,
     decode_chunk,

@@ -30,7 +30,7 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.indexing import get_indexer
 from zarr.registry import register_codec
 
-from ..layout import curve_order, merge_runs
+from ..layout import chunk_placement, merge_runs
 from .compat import (
     ZARR_MERGES_SHARD_READS,
     ZARR_ORDERS_SUBCHUNKS,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 @lru_cache(maxsize=64)
 def hilbert_placement(chunks_per_shard: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """Coordinates of a shard's inner chunks in the order they are written."""
-    flat = curve_order(chunks_per_shard, "hilbert")
+    flat = chunk_placement(chunks_per_shard, "hilbert")
     return tuple(zip(*(c.tolist() for c in np.unravel_index(flat, chunks_per_shard)), strict=True))
 
 
