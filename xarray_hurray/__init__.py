@@ -2,8 +2,8 @@
 
 from .container import HurrayFormatError, open_reader
 from .layout import LayoutError
-from .xarray import to_hurray
+from .xarray import to_hurray, to_zarr
 
 __version__ = "0.1.0"
 
-__all__ = ["HurrayFormatError", "LayoutError", "__version__", "open_reader", "to_hurray"]
+__all__ = ["HurrayFormatError", "LayoutError", "__version__", "open_reader", "to_hurray", "to_zarr"]

@@ -3,12 +3,14 @@
 - :mod:`.backend`: ``xr.open_dataset(path, engine="hurray")``, lazy outer indexing.
 - :mod:`.writer`: :func:`to_hurray`, CF encoding and storage choices per variable.
 - :mod:`.dask_write`: encoding chunks in dask tasks, streamed in placement order.
-- :mod:`.accessor`: ``Dataset.hurray.to_hurray``.
+- :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
+- :mod:`.accessor`: ``Dataset.hurray.to_hurray`` and ``Dataset.hurray.to_zarr``.
 - :mod:`.progress`: the write progress bar.
 """
 
 from . import accessor as _accessor  # noqa: F401  (registers Dataset.hurray)
 from .backend import HurrayBackendEntrypoint
 from .writer import to_hurray
+from .zarr_write import to_zarr
 
-__all__ = ["HurrayBackendEntrypoint", "to_hurray"]
+__all__ = ["HurrayBackendEntrypoint", "to_hurray", "to_zarr"]

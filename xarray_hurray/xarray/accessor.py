@@ -1,4 +1,4 @@
-"""``Dataset.hurray``: the writer as a Dataset accessor."""
+"""``Dataset.hurray``: the writers as Dataset accessor methods."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from dask.delayed import Delayed
 
 from ..io import UploadTarget
 from .writer import to_hurray
+from .zarr_write import to_zarr
 
 
 @xr.register_dataset_accessor("hurray")
 class HurrayAccessor:
-    """Hurray methods of a Dataset: ``ds.hurray.to_hurray(path, ...)``."""
+    """Hurray methods of a Dataset: ``ds.hurray.to_hurray(path, ...)`` and
+    ``ds.hurray.to_zarr(store, ...)``."""
 
     def __init__(self, dataset: xr.Dataset) -> None:
         self._dataset = dataset
@@ -25,3 +27,8 @@ class HurrayAccessor:
         """Write the dataset to ``path``; the arguments and the result are those of
         :func:`xarray_hurray.to_hurray`."""
         return to_hurray(self._dataset, path, **kwargs)
+
+    def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
+        """Write the dataset to a Zarr v3 store of Hilbert-placed ``hurray`` shards; the
+        arguments and the result are those of :func:`xarray_hurray.to_zarr`."""
+        return to_zarr(self._dataset, store, **kwargs)

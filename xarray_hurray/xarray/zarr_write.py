@@ -1,0 +1,255 @@
+"""``to_zarr``: a Dataset as a Zarr v3 store whose arrays are Hilbert-placed shards of
+chunks stored with the ``hurray`` serializer.
+
+The store is plain Zarr v3: ``sharding_indexed`` around ``hurray`` (and a compressor),
+so ``xr.open_zarr`` and zarr-python read it wherever this package is installed (the
+``hurray`` codec is found through its entry point).  Everything except the encoding
+of the new arrays is xarray's own ``Dataset.to_zarr``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Hashable, Mapping, MutableMapping, Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+import zarr
+from zarr.abc.codec import BytesBytesCodec
+from zarr.codecs import ZstdCodec
+
+from ..layout import Layout
+from ..zarr import HilbertShardingCodec, HurrayCodec
+from ..zarr.chunk_bytes import FIXED_SIZE_KINDS
+from .writer import CF_ENCODING, DEFAULT_CHUNK_BYTES, _dask_chunks, auto_chunks
+
+DEFAULT_SHARD_BYTES = 2**26
+"""Target uncompressed bytes of one shard (64 MiB): 64 inner chunks of 1 MiB."""
+
+CALLER_STORAGE_KEYS = {"serializer", "compressors", "filters"}
+"""Encoding keys with which a caller chooses a variable's codecs: such a variable is
+left as the caller encoded it."""
+
+
+def largest_divisor_at_most(n: int, limit: int) -> int:
+    """The largest divisor of ``n`` that is at most ``limit`` (at least 1)."""
+    return max(d for d in range(1, max(min(n, limit), 1) + 1) if n % d == 0)
+
+
+def shard_and_chunk_shapes(
+    shape: Sequence[int],
+    itemsize: int,
+    *,
+    shards: Sequence[int] | None = None,
+    chunks: Sequence[int] | None = None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shard shape and inner chunk shape of an array, by the rule of :func:`to_zarr`.
+
+    Parameters
+    ----------
+    shape, itemsize
+        The array's shape and bytes per element.
+    shards
+        A shard shape already chosen (given, or the dask chunks of a dask-backed
+        array, so that each dask task writes whole shards).
+    chunks
+        An inner chunk shape already chosen.
+    chunk_bytes, shard_bytes
+        Target uncompressed bytes of an inner chunk and of a shard.
+
+    Returns
+    -------
+    shard, inner
+        The shard and inner chunk shapes; chosen inner sides divide the shard sides.
+    """
+    if shards is not None:
+        shard = tuple(int(s) for s in shards)
+        if chunks is not None:
+            return shard, tuple(int(c) for c in chunks)
+        fitted = auto_chunks(shard, itemsize, chunk_bytes)
+        # Inner chunks must tile the shard: the largest divisor of each side that
+        # is no longer than the side the byte target asks for.
+        inner = tuple(largest_divisor_at_most(s, f) for s, f in zip(shard, fitted, strict=True))
+        return shard, inner
+    inner = tuple(int(c) for c in chunks) if chunks else auto_chunks(shape, itemsize, chunk_bytes)
+    grid = tuple(math.ceil(n / c) for n, c in zip(shape, inner, strict=True))
+    # Chunks per shard grow as chunks do: powers of two in turn along each axis,
+    # an axis whose whole grid fits keeping its own count.
+    per_shard = auto_chunks(grid, math.prod(inner) * itemsize, shard_bytes)
+    return tuple(c * k for c, k in zip(inner, per_shard, strict=True)), inner
+
+
+def _existing_arrays(
+    store: Any, group: str | None, storage_options: Mapping[str, Any] | None
+) -> set[str]:
+    """Names of the arrays already in the target group (none if there is no group)."""
+    kwargs: dict[str, Any] = {"mode": "r", "path": group or ""}
+    if storage_options is not None:
+        kwargs["storage_options"] = dict(storage_options)
+    try:
+        found = zarr.open_group(store, **kwargs)
+    except (FileNotFoundError, KeyError, zarr.errors.GroupNotFoundError):
+        return set()
+    return set(found.array_keys())
+
+
+def hurray_zarr_encoding(
+    ds: xr.Dataset,
+    encoding: Mapping[Hashable, Mapping[str, Any]],
+    *,
+    layout: str | Layout | Mapping[str, Any],
+    compressors: Sequence[BytesBytesCodec],
+    chunk_bytes: int,
+    shard_bytes: int,
+    skip: Collection[str] = (),
+) -> dict[Hashable, dict[str, Any]]:
+    """The ``to_zarr`` encoding that stores each variable in Hurray-serialized shards.
+
+    Variables of rank 2 or more with a fixed-size data type get shards and chunks by
+    :func:`shard_and_chunk_shapes` (or their ``chunks``/``shards`` encoding), the
+    Hilbert-placed sharding codec as serializer, ``hurray`` with ``layout`` inside it
+    followed by ``compressors``.  Others (rank 0 and 1, where a curve is the
+    row-major order; strings and objects, which ``hurray`` does not store) keep zarr's
+    defaults, as do the variables named in ``skip`` and those whose encoding already
+    gives a ``serializer``, ``compressors`` or ``filters``.
+    """
+    result: dict[Hashable, dict[str, Any]] = {name: dict(enc) for name, enc in encoding.items()}
+    for name, var in ds.variables.items():
+        # As in to_zarr, an encoding given replaces the variable's own; the CF settings
+        # a variable carries (from the file it was read from) are kept otherwise, its
+        # old storage settings are not.
+        if name in encoding:
+            given = dict(encoding[name])
+        else:
+            given = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
+        dtype = np.dtype(given.get("dtype", var.dtype))
+        if (
+            str(name) in skip
+            or var.ndim < 2
+            or dtype.kind not in FIXED_SIZE_KINDS
+            or CALLER_STORAGE_KEYS & set(given)
+        ):
+            continue
+        shards = given.pop("shards", None)
+        if shards is None:
+            try:
+                shards = _dask_chunks(var, name)
+            except ValueError as err:
+                raise ValueError(f"{err} or 'shards'") from None
+        shard, inner = shard_and_chunk_shapes(
+            var.shape,
+            dtype.itemsize,
+            shards=shards,
+            chunks=given.pop("chunks", None),
+            chunk_bytes=chunk_bytes,
+            shard_bytes=shard_bytes,
+        )
+        bad = [(s, c) for s, c in zip(shard, inner, strict=True) if s % c]
+        if len(shard) != var.ndim or len(inner) != var.ndim or bad:
+            raise ValueError(
+                f"variable {name!r}: shards {shard} must have one side per dimension, "
+                f"each a multiple of the chunk side {inner}"
+            )
+        serializer = HilbertShardingCodec(
+            chunk_shape=inner, codecs=[HurrayCodec(layout), *compressors]
+        )
+        given.update(chunks=shard, serializer=serializer, compressors=None)
+        result[name] = given
+    return result
+
+
+def to_zarr(
+    ds: xr.Dataset,
+    store: MutableMapping[str, Any] | str | Any = None,
+    *,
+    encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
+    layout: str | Layout | Mapping[str, Any] = "auto",
+    compressors: Sequence[BytesBytesCodec] | None = (ZstdCodec(level=0),),
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    **kwargs: Any,
+) -> Any:
+    """Write ``ds`` to a Zarr v3 store as Hilbert-placed shards of ``hurray`` chunks.
+
+    Each new array of rank 2 or more with a fixed-size data type is stored in shards
+    (``sharding_indexed``) whose inner chunks are placed along the Hilbert curve
+    (:class:`~xarray_hurray.zarr.HilbertShardingCodec`); each inner chunk is
+    serialized by :class:`~xarray_hurray.zarr.HurrayCodec` in ``layout`` order, then
+    compressed by ``compressors``.  Other variables keep zarr's defaults.
+
+    Sizes, unless the variable's ``encoding`` gives ``chunks`` (inner) and ``shards``:
+
+    - inner chunks of about ``chunk_bytes`` (1 MiB), sides powers of two grown in turn
+      along each axis, as :func:`~xarray_hurray.to_hurray` chooses chunks: the unit a
+      region read fetches and decodes;
+    - shards of about ``shard_bytes`` (64 MiB) uncompressed, inner chunks per shard
+      grown the same way: few objects, and enough inner chunks per shard (8 x 8 in 2-D)
+      for the Hilbert placement to keep a region's chunks in few byte runs, while a
+      shard, which zarr encodes whole in memory, stays small;
+    - a dask-backed variable is sharded by its dask chunks (which must be uniform),
+      so each dask task writes whole shards; its inner chunks are the largest
+      divisors of the dask chunk sides no longer than the sides above.
+
+    Parameters
+    ----------
+    ds
+        The dataset.
+    store
+        What ``Dataset.to_zarr`` takes: a path, URL, mapping or zarr store.
+    encoding
+        Per-variable encoding, as for ``to_zarr``; ``chunks`` and ``shards`` set the
+        inner chunk and shard shapes; a ``serializer``, ``compressors`` or ``filters``
+        leaves that variable's storage entirely to the caller.
+    layout
+        Element order inside each inner chunk: ``"auto"`` (Hilbert for power-of-two
+        cubes, else Morton), ``"hilbert"``, ``"morton"``, ``"row-major"``, or a
+        layout or its descriptor.
+    compressors
+        Zarr bytes-to-bytes codecs applied to each inner chunk after ``hurray``
+        (zstd level 0 by default; ``None`` for none, which lets a region read fetch
+        only the byte runs of the part of an inner chunk it needs).
+    chunk_bytes, shard_bytes
+        Target uncompressed sizes of an inner chunk and of a shard.
+    **kwargs
+        Passed to ``Dataset.to_zarr`` as they are: ``mode``, ``append_dim``,
+        ``region``, ``storage_options``, ``compute``, ``consolidated``, ``group``,
+        ... ``zarr_format`` must be 3 if given.
+
+    Returns
+    -------
+    The result of ``Dataset.to_zarr``: the store, or a ``dask.delayed.Delayed`` when
+    ``compute=False``.
+
+    Raises
+    ------
+    ValueError
+        For ``zarr_format`` other than 3, non-uniform dask chunks (naming the variable),
+        or shards that are not multiples of the chunks.
+    """
+    if kwargs.setdefault("zarr_format", 3) != 3:
+        raise ValueError(f"Hurray in Zarr needs zarr_format=3, got {kwargs['zarr_format']!r}")
+    # Arrays that already exist keep their storage: xarray refuses an encoding for
+    # them when appending or writing a region.
+    writes_into = (
+        kwargs.get("mode") in ("a", "a-", "r+")
+        or kwargs.get("append_dim") is not None
+        or kwargs.get("region") is not None
+    )
+    skip = (
+        _existing_arrays(store, kwargs.get("group"), kwargs.get("storage_options"))
+        if writes_into
+        else set()
+    )
+    full = hurray_zarr_encoding(
+        ds,
+        encoding or {},
+        layout=layout,
+        compressors=tuple(compressors or ()),
+        chunk_bytes=chunk_bytes,
+        shard_bytes=shard_bytes,
+        skip=skip,
+    )
+    return ds.to_zarr(store, encoding=full, **kwargs)
