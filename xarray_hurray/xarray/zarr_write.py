@@ -21,7 +21,7 @@ from zarr.codecs import ZstdCodec
 
 from ..layout import Layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
-from ..zarr.chunk_bytes import FIXED_SIZE_KINDS
+from ..zarr.stored_chunk import FIXED_SIZE_KINDS
 from .writer import CF_ENCODING, DEFAULT_CHUNK_BYTES, _dask_chunks, auto_chunks
 
 DEFAULT_SHARD_BYTES = 2**26
