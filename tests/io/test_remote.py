@@ -3,16 +3,20 @@ all on this machine; s3fs and obstore clients."""
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
 import itertools
 import os
 import pickle
 import re
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import dask
 import dask.array as da
@@ -29,6 +33,9 @@ from xarray_hurray.io import (
     FsspecSource,
     LocalFileSource,
     MergePolicy,
+    RetryPolicy,
+    SourceChangedError,
+    SourceReadError,
 )
 from xarray_hurray.testing import CountingSource
 
@@ -244,29 +251,69 @@ DELAY = 0.25
 
 
 class RangeHandler(SimpleHTTPRequestHandler):
-    """Serve files with single-range ``Range`` requests, after a fixed delay."""
+    """Serve files with single-range ``Range`` requests, after a fixed delay.
+
+    Answers carry an ``ETag`` (from the file's inode, modification time and size) and
+    ``Last-Modified`` unless switched off, and honour ``If-Match`` and
+    ``If-Unmodified-Since`` with 412 unless ``conditional`` is False.
+    """
 
     delay = 0.0
+    etag = True
+    last_modified = True
+    conditional = True
+    faults: ClassVar[list[str]] = []
+    """Misbehaviours for the next requests, one each, taken from the front:
+    ``"503"``, ``"drop"`` (close without an answer), ``"truncate"`` (close halfway
+    through the body), ``"short"`` (a shorter body than the range, consistently
+    declared) and ``"stall"`` (answer after 3 s)."""
 
     def do_GET(self) -> None:
+        fault = self.faults.pop(0) if self.faults else None
+        if fault == "503":
+            self.send_error(503)
+            return
+        if fault == "drop":
+            self.close_connection = True
+            return
+        if fault == "stall":
+            time.sleep(3)
         path = Path(self.translate_path(self.path))
         if not path.is_file():
             self.send_error(404)
             return
-        data = path.read_bytes()
+        with path.open("rb") as f:  # one version: stat and bytes of the same open file
+            stat = os.fstat(f.fileno())
+            data = f.read()
         time.sleep(self.delay)
+        tag = f'"{stat.st_ino:x}-{stat.st_mtime_ns:x}-{stat.st_size:x}"'
+        modified = email.utils.formatdate(stat.st_mtime, usegmt=True)
+        if self.conditional and (
+            self.headers.get("If-Match", tag) != tag
+            or self.headers.get("If-Unmodified-Since", modified) != modified
+        ):
+            self.send_error(412)
+            return
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
         if match:
             start = int(match[1])
             stop = min(int(match[2]) + 1 if match[2] else len(data), len(data))
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{len(data)}")
-            data = data[start:stop]
+            data = data[start : stop - 1 if fault == "short" else stop]
         else:
             self.send_response(200)
+        if self.etag:
+            self.send_header("ETag", tag)
+        if self.last_modified:
+            self.send_header("Last-Modified", modified)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
+        if fault == "truncate":
+            self.wfile.write(data[: len(data) // 2])
+            self.close_connection = True
+            return
         self.wfile.write(data)
 
     def log_message(self, *args: object) -> None:
@@ -278,25 +325,38 @@ class RangeServer(ThreadingHTTPServer):
 
     request_queue_size = 64
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Clients that gave up on a stalled answer are expected; other errors print."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
-@pytest.fixture
-def http_root(tmp_path) -> Iterator[tuple[str, Path]]:
-    """An HTTP server on 127.0.0.1 serving ``tmp_path``, ``DELAY`` seconds per request."""
+
+@contextlib.contextmanager
+def serve(root: Path, **settings: object) -> Iterator[str]:
+    """The URL of an HTTP server on 127.0.0.1 serving ``root``, with ``RangeHandler``
+    attributes set to ``settings``."""
 
     class Handler(RangeHandler):
-        delay = DELAY
-
         def __init__(self, *args: object) -> None:
-            super().__init__(*args, directory=os.fspath(tmp_path))
+            super().__init__(*args, directory=os.fspath(root))
 
+    for key, value in settings.items():
+        setattr(Handler, key, value)
     server = RangeServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def http_root(tmp_path) -> Iterator[tuple[str, Path]]:
+    """An HTTP server on 127.0.0.1 serving ``tmp_path``, ``DELAY`` seconds per request."""
+    with serve(tmp_path, delay=DELAY) as base:
+        yield base, tmp_path
 
 
 def test_http_url_reads_a_region_with_concurrent_requests(ds, http_root):
@@ -363,3 +423,143 @@ def test_obstore_failed_write_leaves_the_old_object(ds, s3, obstore_s3):
     with dask.config.set(scheduler="threads"), pytest.raises(RuntimeError, match="disk on fire"):
         write(failing_copy(ds), target)
     assert target.read(0, 10**9) == before
+
+
+# ---------------------------------------------------------------- one version per reader
+
+LONG = 4_000
+"""Chunks of one element: an 80 kB index that the first 64 KiB read does not hold,
+so it is fetched later, after the object may have been replaced."""
+
+
+def versions(local: Path) -> tuple[Path, Path]:
+    """Two files of the same structure, the second with other values and units."""
+    old, new = local / "old.hurray", local / "new.hurray"
+    for path, scale, units in ((old, 1, "K"), (new, 2, "C")):
+        w = xr.Dataset({"w": (("t",), np.arange(LONG, dtype="i4") * scale, {"units": units})})
+        xh.to_hurray(w, path, encoding={"w": {"chunks": (1,)}}, compressor=None)
+    return old, new
+
+
+def assert_old_or_refused(reader: ContainerReader) -> None:
+    """A reader opened on the old version reads old values or refuses; never new ones."""
+    assert reader.variable("w").attrs == {"units": "K"}
+    with pytest.raises(SourceChangedError, match="replaced or modified after it was first read"):
+        reader.read("w", (slice(3, 5),))
+
+
+def test_s3_object_replaced_between_reads_is_refused(s3, tmp_path):
+    old, new = versions(tmp_path)
+    fs = s3fs_of(s3)
+    fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
+    url = f"s3://{s3.bucket}/x.hurray"
+    reader = xh.open_reader(url, storage_options=s3.storage_options)
+    assert reader.source.version.etag and reader.source.size() == old.stat().st_size
+    pickled = pickle.dumps(reader)
+    fs.put_file(os.fspath(new), f"{s3.bucket}/x.hurray")
+    assert_old_or_refused(reader)
+    assert_old_or_refused(pickle.loads(pickled))  # a worker carries the pinned version
+
+
+def test_s3_versioned_bucket_keeps_serving_the_pinned_version(s3, tmp_path):
+    old, new = versions(tmp_path)
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3.url, region_name="us-west-2")
+    client.put_bucket_versioning(Bucket=s3.bucket, VersioningConfiguration={"Status": "Enabled"})
+    fs = s3fs_of(s3)
+    fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
+    reader = xh.open_reader(f"s3://{s3.bucket}/x.hurray", storage_options=s3.storage_options)
+    assert reader.source.version.version_id
+    fs.put_file(os.fspath(new), f"{s3.bucket}/x.hurray")
+    clone = pickle.loads(pickle.dumps(reader))
+    for r in (reader, clone):
+        np.testing.assert_array_equal(r.read("w", (slice(3, 5),)), [3, 4])
+    versions_of = client.list_object_versions(Bucket=s3.bucket)["Versions"]
+    old_id = reader.source.version.version_id
+    client.delete_object(Bucket=s3.bucket, Key="x.hurray", VersionId=old_id)
+    assert len(versions_of) == 2
+    with pytest.raises(SourceChangedError):
+        pickle.loads(pickle.dumps(reader)).read("w")
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        pytest.param({}, id="etag-if-match"),
+        pytest.param({"conditional": False}, id="etag-ignored-conditions"),
+        pytest.param({"etag": False}, id="last-modified-only"),
+    ],
+)
+def test_http_object_replaced_between_reads_is_refused(tmp_path, server):
+    old, new = versions(tmp_path)
+    root = tmp_path / "served"
+    root.mkdir()
+    os.replace(old, root / "x.hurray")
+    with serve(root, **server) as base:
+        reader = xh.open_reader(f"{base}/x.hurray")
+        pickled = pickle.dumps(reader)
+        os.utime(new, (time.time() + 10, time.time() + 10))  # Last-Modified has seconds
+        os.replace(new, root / "x.hurray")
+        assert_old_or_refused(reader)
+        assert_old_or_refused(pickle.loads(pickled))
+
+
+def test_obstore_object_replaced_between_reads_is_refused(s3, obstore_s3, tmp_path):
+    from xarray_hurray.io.obstore_source import ObstoreSource
+
+    old, new = versions(tmp_path)
+    fs = s3fs_of(s3)
+    fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
+    reader = xh.open_reader(ObstoreSource(obstore_s3, "x.hurray"))
+    assert reader.source.version.etag and reader.source.size() == old.stat().st_size
+    pickled = pickle.dumps(reader)
+    fs.put_file(os.fspath(new), f"{s3.bucket}/x.hurray")
+    assert_old_or_refused(reader)
+    assert_old_or_refused(pickle.loads(pickled))
+
+
+# ---------------------------------------------------------------- failing servers
+
+FAST_RETRY = RetryPolicy(timeout=1.0, retries=3, backoff=0.01)
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [["503"], ["drop"], ["truncate"], ["short"], ["stall"], ["503", "truncate", "short"]],
+)
+def test_http_transient_failures_are_retried(ds, tmp_path, faults):
+    write(ds, tmp_path / "x.hurray")
+    pending = list(faults)
+    with serve(tmp_path, faults=pending) as base:
+        reader = ContainerReader(FsspecSource(f"{base}/x.hurray", retry=FAST_RETRY))
+        np.testing.assert_array_equal(reader.read("v"), ds["v"].values)
+    assert pending == []  # every fault was met, and retried
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [("503", "HTTP 503"), ("truncate", "ClientPayloadError"), ("short", "answered with")],
+)
+def test_http_read_failing_every_attempt_names_the_last_failure(ds, tmp_path, fault, message):
+    write(ds, tmp_path / "x.hurray")
+    with serve(tmp_path, faults=[fault] * 4) as base:
+        source = FsspecSource(f"{base}/x.hurray", retry=FAST_RETRY)
+        with pytest.raises(SourceReadError, match=rf"4 attempts failed; the last: .*{message}"):
+            source.read(0, 100)
+
+
+def test_http_stalled_server_times_out(ds, tmp_path):
+    write(ds, tmp_path / "x.hurray")
+    with serve(tmp_path, faults=["stall"] * 2) as base:
+        source = FsspecSource(f"{base}/x.hurray", retry=RetryPolicy(timeout=0.3, retries=1))
+        start = time.perf_counter()
+        with pytest.raises(SourceReadError, match=r"no answer within 0.3 s"):
+            source.read(0, 100)
+        assert time.perf_counter() - start < 2
+
+
+def test_retry_policy_refuses_nonsense():
+    for bad in ({"timeout": 0}, {"retries": -1}, {"retries": 1.5}, {"backoff": "x"}):
+        with pytest.raises(ValueError, match="retry"):
+            RetryPolicy(**bad)

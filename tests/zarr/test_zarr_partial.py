@@ -37,8 +37,9 @@ def test_reads_exactly_the_runs_of_the_box(kind) -> None:
     array, store, expected = written(HurrayCodec(kind))
     np.testing.assert_array_equal(array[4:12, 9:15], expected[4:12, 9:15])
     runs = layout_for_shape(kind, CHUNK).ranges((4, 9), (12, 15), CHUNK)
-    assert store.log.requests == len(runs)
-    assert store.log.bytes_read == 4 * int((runs[:, 1] - runs[:, 0]).sum())
+    # and one request for the chunk's last byte, which shows the chunk's size
+    assert store.log.requests == len(runs) + 1
+    assert store.log.bytes_read == 4 * int((runs[:, 1] - runs[:, 0]).sum()) + 1
 
 
 def test_fewer_bytes_than_the_bytes_codec() -> None:
@@ -48,6 +49,8 @@ def test_fewer_bytes_than_the_bytes_codec() -> None:
     np.testing.assert_array_equal(hurray[region], expected[region])
     np.testing.assert_array_equal(plain[region], expected[region])
     assert plain_store.log.bytes_read == 32 * 32 * 4
+    # the quarter is the last in the curve: its run, asked for one byte more, shows
+    # that the chunk ends where it must
     assert hurray_store.log.bytes_read == 16 * 16 * 4
     assert hurray_store.log.requests == 1
 
@@ -103,3 +106,25 @@ def test_truncated_chunk_is_named(cut, region, message) -> None:
     store._store_dict["c/0/0"] = type(stored).from_bytes(stored.to_bytes()[:-cut])
     with pytest.raises(LayoutError, match=rf"row-major chunk of shape \(32, 32\).*{message}"):
         array[region]
+
+
+@pytest.mark.parametrize("stored_bytes", [5, -1, 1, 36])
+@pytest.mark.parametrize("kind", ["row-major", "morton"])
+@pytest.mark.parametrize("region", [(3, 3), (slice(3, 5), slice(3, 6)), (5, 5)])
+def test_a_chunk_of_the_wrong_size_is_refused_by_region_reads(stored_bytes, kind, region):
+    # 3 x 3 uint32 chunks hold 36 bytes (64 with Morton padding); a chunk of 5 bytes,
+    # one byte short or long, or 36 bytes too long is found out by a read of the first
+    # element of a chunk, an inner box or the last element
+    full = layout_for_shape(kind, (3, 3)).buffer_size((3, 3)) * 4
+    stored_bytes = stored_bytes if stored_bytes == 5 else full + stored_bytes
+    store = zarr.storage.MemoryStore()
+    array = zarr.create_array(
+        store, shape=(6, 6), chunks=(3, 3), dtype="uint32",
+        serializer=HurrayCodec(kind), compressors=None,
+    )  # fmt: skip
+    array[...] = np.arange(36, dtype="uint32").reshape(6, 6)
+    stored = store._store_dict["c/1/1"]
+    store._store_dict["c/1/1"] = type(stored).from_bytes(bytes(range(stored_bytes)))
+    with pytest.raises(LayoutError, match=rf"chunk of shape \(3, 3\) must hold {full} bytes"):
+        array[region]
+    np.testing.assert_array_equal(array[0:3, 0:3], np.arange(36).reshape(6, 6)[:3, :3])

@@ -4,6 +4,9 @@
 - :func:`open_source`: a picklable, thread-safe reader of byte ranges from a local
   path, a file-like object or an fsspec URL; ``ObstoreSource`` (module
   ``obstore_source``, optional extra) reads an object of an obstore store.
+- :class:`SourceChangedError`: a remote object or local file replaced under a reader
+  (remote sources pin the version their first read saw); :class:`SourceReadError`:
+  a remote read that failed on every attempt of its :class:`RetryPolicy`.
 - :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
   imply (``OBJECT_STORE`` for remote sources).
 - :func:`upload_target`, :func:`staged_upload`: writes to URLs and stores as a local
@@ -11,18 +14,20 @@
 """
 
 from .costs import OBJECT_STORE, CostModel
+from .errors import SourceChangedError, SourceReadError
 from .plan import MergePolicy, ReadPlan, as_merge_policy, plan_reads
+from .remote import DEFAULT_RETRY, ObjectVersion, RetryPolicy
 from .source import (
     ByteSource,
     FileObjectSource,
     FsspecSource,
     LocalFileSource,
-    SourceChangedError,
     open_source,
 )
 from .upload import UploadTarget, staged_upload, upload_target
 
 __all__ = [
+    "DEFAULT_RETRY",
     "OBJECT_STORE",
     "ByteSource",
     "CostModel",
@@ -30,8 +35,11 @@ __all__ = [
     "FsspecSource",
     "LocalFileSource",
     "MergePolicy",
+    "ObjectVersion",
     "ReadPlan",
+    "RetryPolicy",
     "SourceChangedError",
+    "SourceReadError",
     "UploadTarget",
     "as_merge_policy",
     "open_source",

@@ -3,22 +3,47 @@
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from .costs import OBJECT_STORE
+from .errors import SourceReadError
 from .plan import MergePolicy
+from .remote import ObjectVersion, changed
 from .source import ByteSource
+
+_POOL_SIZE = 16
+"""Ranges of one read fetched at the same time."""
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The threads that wait on obstore's blocking calls (which release the GIL)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="hurray-obstore")
+        return _pool
 
 
 class ObstoreSource(ByteSource):
     """One object of an obstore store (``obstore.store.S3Store``, ``GCSStore``, ...).
 
-    The ranges of one read are fetched concurrently by ``obstore.get_ranges``, which
-    is told not to merge them further: the reader's merge policy has already decided.
-    Pickles as the store and the path, for stores that pickle (obstore's remote and
-    local stores do; its ``MemoryStore`` does not).
+    The first read pins the object's version (ETag, version id, else Last-Modified);
+    every later read, also after pickling, is a conditional request for it
+    (``if_match``, or the pinned ``version``) whose answer is checked as well, so a
+    replaced object raises :class:`~xarray_hurray.io.SourceChangedError`.  The ranges of
+    one read are fetched concurrently, one request each: the reader's merge policy has
+    already decided what to merge.  Timeouts and retries are the store's own: give
+    them when creating it (``client_options={"timeout": "30s"}``,
+    ``retry_config={"max_retries": 4, ...}``).  Pickles as the store, the path and the
+    pinned version, for stores that pickle (obstore's remote and local stores do; its
+    ``MemoryStore`` does not).
 
     Parameters
     ----------
@@ -26,44 +51,87 @@ class ObstoreSource(ByteSource):
         The obstore store holding the object.
     path
         The object's path inside ``store``.
+    version
+        The version to pin from the start.
     """
 
-    def __init__(self, store: Any, path: str) -> None:
+    def __init__(self, store: Any, path: str, *, version: ObjectVersion | None = None) -> None:
         import obstore  # noqa: F401  (fail here, clearly, when the extra is missing)
 
         self.store = store
         self.path = path
+        self._version = version
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return f"{self.path} in {self.store!r}"
 
-    def read(self, start: int, stop: int) -> bytes:
+    @property
+    def version(self) -> ObjectVersion | None:
+        """The pinned version, None before the first read."""
+        return self._version
+
+    def _get(self, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of the pinned version (pinning it at the first read)."""
         import obstore
 
-        if stop <= start:
+        pin = self._version
+        if stop <= start or (pin is not None and pin.size is not None and start >= pin.size):
             return b""
+        options: dict[str, Any] = {"range": (start, stop)}
+        if pin is not None and pin.version_id:
+            options["version"] = pin.version_id
+        elif pin is not None and pin.etag:
+            options["if_match"] = pin.etag
         try:
-            return bytes(obstore.get_range(self.store, self.path, start=start, end=stop))
+            result = obstore.get(self.store, self.path, options=options)
+            data = bytes(result.bytes())
+        except obstore.exceptions.PreconditionError as err:
+            raise changed(self.name, f"the store answered: {err}") from None
+        except FileNotFoundError:
+            if pin is not None:
+                raise changed(self.name, "the object is gone") from None
+            raise
         except obstore.exceptions.BaseError:
             # obstore refuses ranges that start past the end; the contract is "fewer bytes".
             if start >= obstore.head(self.store, self.path)["size"]:
                 return b""
             raise
+        meta = result.meta
+        modified = meta.get("last_modified")
+        found = ObjectVersion(
+            etag=meta.get("e_tag"),
+            version_id=meta.get("version"),
+            last_modified=None if modified is None else modified.isoformat(),
+            size=meta.get("size"),
+        )
+        with self._lock:
+            if self._version is None:
+                self._version = found
+            conflict = self._version.conflict(found)
+        if conflict:
+            raise changed(self.name, conflict)
+        expected = min(stop, found.size if found.size is not None else stop) - start
+        if len(data) != expected:
+            raise SourceReadError(
+                f"{self.name}: bytes [{start}, {stop}) answered with {len(data)} of "
+                f"{expected} bytes"
+            )
+        return data
+
+    def read(self, start: int, stop: int) -> bytes:
+        return self._get(start, stop)
 
     def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
-        import obstore
+        if len(ranges) <= 1:
+            return [self._get(int(a), int(b)) for a, b in ranges]
+        pool = _executor()
+        return list(pool.map(lambda row: self._get(int(row[0]), int(row[1])), ranges))
 
-        if len(ranges) == 0:
-            return []
-        blobs = obstore.get_ranges(
-            self.store,
-            self.path,
-            starts=[int(s) for s in ranges[:, 0]],
-            ends=[int(s) for s in ranges[:, 1]],
-            coalesce=0,
-        )
-        return [bytes(b) for b in blobs]
+    def size(self) -> int | None:
+        """The size of the pinned version, once a read has pinned one."""
+        return None if self._version is None else self._version.size
 
     def default_policy(self) -> MergePolicy:
         return OBJECT_STORE.merge_policy()
@@ -72,9 +140,17 @@ class ObstoreSource(ByteSource):
         """Put the finished file ``local_path`` at this object in one atomic put.
 
         obstore switches to a multipart upload for large files; either way the object
-        appears only when the upload completes.
+        appears only when the upload completes.  The next read pins the new object.
         """
         import obstore
 
         with open(local_path, "rb") as f:
             obstore.put(self.store, self.path, f)
+        with self._lock:
+            self._version = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"store": self.store, "path": self.path, "version": self._version}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["store"], state["path"], version=state["version"])

@@ -7,6 +7,7 @@ Reads past the end return fewer bytes: callers decide whether that is an error.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -16,7 +17,18 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .costs import OBJECT_STORE
+from .errors import SourceChangedError
 from .plan import MergePolicy
+from .remote import (
+    DEFAULT_RETRY,
+    ObjectVersion,
+    RetryPolicy,
+    changed,
+    http_range,
+    info_version,
+    s3_range,
+    with_retries,
+)
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 """Open flag that stops Windows from translating line ends (0 elsewhere)."""
@@ -45,10 +57,6 @@ class ByteSource(ABC):
     def default_policy(self) -> MergePolicy:
         """The merge policy for reads from this source when the caller gives none."""
         return MergePolicy()
-
-
-class SourceChangedError(OSError):
-    """The file behind a source was replaced or modified after it was first opened."""
 
 
 def _identity(fd: int) -> tuple[int, int, int, int]:
@@ -191,13 +199,39 @@ class FileObjectSource(ByteSource):
 class FsspecSource(ByteSource):
     """A URL read through fsspec; the file system is created lazily per process.
 
-    The ranges of one read go to the file system's ``cat_ranges``, which asynchronous
-    file systems (s3fs, gcsfs, adlfs, HTTP) fetch concurrently.
+    The first read pins the object's version and every later read, in this process or
+    after pickling, must find the same version, else :class:`SourceChangedError`
+    (:mod:`.remote`).  ``http(s)://`` and ``s3://`` reads are conditional requests
+    (``If-Match``, the S3 version id) whose answers are checked as well, each attempt
+    with a timeout and transient failures retried as ``retry`` says; the ranges of one
+    read are fetched concurrently.  Other file systems are read with ``cat_ranges``
+    and the version their ``info`` reports is checked after every read.
+
+    Parameters
+    ----------
+    url
+        The object's fsspec URL.
+    storage_options
+        Options for the fsspec file system.
+    retry
+        Timeout and retries of ``http(s)`` and ``s3`` requests; :data:`DEFAULT_RETRY`
+        (30 s per attempt, 4 retries) when None.
+    version
+        The version to pin from the start (a pickled source carries its own).
     """
 
-    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        storage_options: Mapping[str, Any] | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        version: ObjectVersion | None = None,
+    ) -> None:
         self.url = url
         self.storage_options = dict(storage_options or {})
+        self.retry = retry or DEFAULT_RETRY
+        self._version = version
         self._fs: Any = None
         self._path = ""
         self._lock = threading.Lock()
@@ -205,6 +239,11 @@ class FsspecSource(ByteSource):
     @property
     def name(self) -> str:
         return self.url
+
+    @property
+    def version(self) -> ObjectVersion | None:
+        """The pinned version, None before the first read."""
+        return self._version
 
     def _resolve(self) -> tuple[Any, str]:
         with self._lock:
@@ -214,18 +253,62 @@ class FsspecSource(ByteSource):
                 self._fs, self._path = fsspec.core.url_to_fs(self.url, **self.storage_options)
             return self._fs, self._path
 
+    def _check(self, version: ObjectVersion | None) -> None:
+        """Pin ``version`` if nothing is pinned yet, else require that it is the pinned one."""
+        if version is None:
+            return
+        with self._lock:
+            if self._version is None:
+                self._version = version
+                return
+            conflict = self._version.conflict(version)
+        if conflict:
+            raise changed(self.url, conflict)
+
     def read(self, start: int, stop: int) -> bytes:
-        fs, path = self._resolve()
-        return bytes(fs.cat_file(path, start=start, end=stop))
+        return self.read_ranges(np.array([[start, stop]], dtype=np.int64))[0]
 
     def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
         if len(ranges) == 0:
             return []
         fs, path = self._resolve()
+        protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+        fetch = http_range if "http" in protocols else s3_range if "s3" in protocols else None
+        if fetch is None:
+            return self._read_checked_by_info(fs, path, ranges)
+
+        async def one(start: int, stop: int) -> bytes:
+            if stop <= start:
+                return b""
+            data, version = await with_retries(
+                lambda: fetch(fs, path, start, stop, self._version),
+                self.retry,
+                f"reading bytes [{start}, {stop}) of {self.url}",
+            )
+            self._check(version)
+            return data
+
+        async def all_ranges() -> list[bytes]:
+            return await asyncio.gather(*(one(int(a), int(b)) for a, b in ranges))
+
+        from fsspec.asyn import sync
+
+        return sync(fs.loop, all_ranges)
+
+    def _read_checked_by_info(self, fs: Any, path: str, ranges: np.ndarray) -> list[bytes]:
+        """Read through ``cat_ranges``; the version ``info`` reports is pinned before the
+        first read and checked after each."""
+        if self._version is None:
+            self._check(info_version(fs.info(path)))
         starts = [int(s) for s in ranges[:, 0]]
         stops = [int(s) for s in ranges[:, 1]]
         blobs = fs.cat_ranges([path] * len(starts), starts, stops, on_error="raise")
+        self._check(info_version(fs.info(path)))
         return [bytes(b) for b in blobs]
+
+    def size(self) -> int | None:
+        """The size of the pinned version, once a read has pinned one."""
+        return None if self._version is None else self._version.size
 
     def default_policy(self) -> MergePolicy:
         return OBJECT_STORE.merge_policy()
@@ -235,15 +318,25 @@ class FsspecSource(ByteSource):
 
         The file system's own upload is used (for s3fs a single put, or a multipart
         upload for large files): the object appears only when the upload completes.
+        The next read pins the new object.
         """
         fs, path = self._resolve()
         fs.put_file(os.fspath(local_path), path)
+        with self._lock:
+            self._version = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"url": self.url, "storage_options": self.storage_options}
+        return {
+            "url": self.url,
+            "storage_options": self.storage_options,
+            "retry": self.retry,
+            "version": self._version,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["url"], state["storage_options"])
+        self.__init__(
+            state["url"], state["storage_options"], retry=state["retry"], version=state["version"]
+        )
 
 
 def open_source(

@@ -173,25 +173,39 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         dtype = chunk_spec.dtype.to_native_dtype()
         layout = self.layout_for(shape)
         runs = layout.ranges(lo, hi, shape)
+        itemsize = dtype.itemsize
+        full = layout.buffer_size(shape) * itemsize
+        wanted = [(int(a) * itemsize, int(b) * itemsize) for a, b in runs]
+        # A stored chunk must hold exactly `full` bytes, as whole-chunk decoding checks.
+        # Runs inside a chunk of the wrong size can come back whole, so each read also
+        # learns where the chunk ends: a run that ends the chunk is asked for one byte
+        # more (which must not exist), else one more request asks for the bytes
+        # [full - 1, full + 1), of which exactly the first must exist.
+        requests = list(wanted)
+        if wanted[-1][1] == full:
+            requests[-1] = (wanted[-1][0], full + 1)
+        else:
+            wanted.append((full - 1, full))
+            requests.append((full - 1, full + 1))
         parts = await asyncio.gather(
             *(
                 byte_getter.get(
-                    prototype=chunk_spec.prototype,
-                    byte_range=RangeByteRequest(int(a) * dtype.itemsize, int(b) * dtype.itemsize),
+                    prototype=chunk_spec.prototype, byte_range=RangeByteRequest(start, stop)
                 )
-                for a, b in runs
+                for start, stop in requests
             )
         )
         if any(part is None for part in parts):
             return None
-        data = np.concatenate([np.empty(0, np.uint8), *(part.as_numpy_array() for part in parts)])
-        wanted = int((runs[:, 1] - runs[:, 0]).sum()) * dtype.itemsize
-        if data.size != wanted:  # a chunk cut short answers its last ranges short
-            raise LayoutError(
-                f"stored {layout.name} chunk of shape {tuple(shape)} is shorter than its "
-                f"{layout.buffer_size(shape) * dtype.itemsize} bytes: the byte ranges of "
-                f"a region read returned {data.size} of {wanted} bytes"
-            )
+        arrays = [part.as_numpy_array() for part in parts]
+        for (start, stop), array in zip(wanted, arrays, strict=True):
+            if array.size != stop - start:
+                raise LayoutError(
+                    f"stored {layout.name} chunk of shape {tuple(shape)} must hold {full} "
+                    f"bytes, but a region read of its bytes [{start}, {stop}) returned "
+                    f"{array.size} bytes"
+                )
+        data = np.concatenate([np.empty(0, np.uint8), *arrays[: len(runs)]])
         data = data.view(stored_dtype(dtype, self.endian))
         box = tuple(slice(a, b) for a, b in zip(lo, hi, strict=True))
         values = data[runs_offsets(runs, layout.positions(shape).reshape(shape)[box])]
