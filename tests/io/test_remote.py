@@ -437,7 +437,7 @@ def versions(local: Path) -> tuple[Path, Path]:
     old, new = local / "old.hurray", local / "new.hurray"
     for path, scale, units in ((old, 1, "K"), (new, 2, "C")):
         w = xr.Dataset({"w": (("t",), np.arange(LONG, dtype="i4") * scale, {"units": units})})
-        xh.to_hurray(w, path, encoding={"w": {"chunks": (1,)}}, compressor=None)
+        xh.to_hurray(w, path, encoding={"w": {"chunks": (1,)}}, codecs=None)
     return old, new
 
 
