@@ -189,12 +189,12 @@ def _assert_nothing_written(directory, before=()):
             xr.Dataset({"v": (("y", "x"), np.zeros((16, 8)))}),
             {"encoding": {"v": {"zlib": True, "complevel": 4}}},
             ValueError,
-            r"invalid encoding keys \['complevel', 'zlib'\] for variable 'v'",
+            r"unexpected encoding parameters \['complevel', 'zlib'\] for variable 'v'",
         ),
         (
             xr.Dataset({"v": (("x",), np.zeros(3))}),
             {"encoding": {"w": {"chunks": (1,)}}},
-            ValueError,
+            KeyError,
             "'w', which is not a variable",
         ),
         (

@@ -42,7 +42,10 @@ class ChunkCodec:
             full = np.full(var.chunks, fill, dtype=block.dtype)
             full[tuple(slice(0, n) for n in block.shape)] = block
             block = full
-        raw = to_bytes(var.layout.encode(block, fill), var.dtype)
+        try:
+            raw = to_bytes(var.layout.encode(block, fill), var.dtype)
+        except TypeError as err:
+            raise TypeError(f"variable {var.name!r}: {err}") from None
         if raw.nbytes > self.max_decoded:
             raise ValueError(
                 f"a chunk of variable {var.name!r} takes {raw.nbytes} bytes, more than the "

@@ -89,10 +89,15 @@ def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
     text is viewed as bytes.
     """
     if name == STRING:
+        items = buffer.tolist()
         try:
-            encoded = [item.encode("utf-8") for item in buffer.tolist()]
-        except AttributeError as err:
-            raise TypeError(f"a string variable holds a non-str element: {err}") from None
+            encoded = [item.encode("utf-8") for item in items]
+        except AttributeError:
+            bad = next(item for item in items if not isinstance(item, str))
+            raise TypeError(
+                f"a string variable holds an element that is not str: {bad!r} of type "
+                f"{type(bad).__name__} (the string type has no missing value)"
+            ) from None
         lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded))
         return np.frombuffer(lengths.tobytes() + b"".join(encoded), dtype=np.uint8)
     array = np.ascontiguousarray(buffer, dtype=parse_element_type(name))

@@ -4,6 +4,7 @@
 - :mod:`.writer`: :func:`to_hurray`, CF encoding and storage choices per variable.
 - :mod:`.dask_write`: encoding chunks in dask tasks, streamed in placement order.
 - :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
+- :mod:`.strings`: missing strings, bytes and character arrays, stored with CF attributes.
 - :mod:`.accessor`: ``Dataset.hurray.to_hurray`` and ``Dataset.hurray.to_zarr``.
 - :mod:`.progress`: the write progress bar.
 """

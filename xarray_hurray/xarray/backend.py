@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 from xarray.backends import AbstractDataStore, BackendArray, BackendEntrypoint
+from xarray.backends.common import NONE_VAR_NAME
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.coding.strings import create_vlen_dtype
 from xarray.core import indexing
@@ -17,6 +19,7 @@ from xarray.core.utils import FrozenDict
 from ..container import MAGIC, ContainerReader, VariableMeta, open_reader
 from ..container.elements import STRING, parse_element_type
 from ..io import MergePolicy
+from .strings import decode_fill_bytes
 
 
 class HurrayBackendArray(BackendArray):
@@ -35,6 +38,11 @@ class HurrayBackendArray(BackendArray):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.OUTER, self._read
         )
+
+    async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        """``self[key]`` for xarray's ``load_async``: the blocking read runs in a thread,
+        so that other reads awaited together proceed meanwhile."""
+        return await asyncio.to_thread(self.__getitem__, key)
 
     def _read(self, key: tuple[Any, ...]) -> np.ndarray:
         return self.reader.read(self.name, key)
@@ -61,9 +69,13 @@ class HurrayDataStore(AbstractDataStore):
     def get_variables(self) -> FrozenDict:
         variables = {}
         for var in self.reader.metadata.variables:
-            data = indexing.LazilyIndexedArray(HurrayBackendArray(self.reader, var.name))
+            array = HurrayBackendArray(self.reader, var.name)
+            attrs = decode_fill_bytes(array.dtype, var.attrs)
             encoding = _encoding(var) | {"source": self.reader.source.name}
-            variables[var.name] = xr.Variable(var.dims, data, dict(var.attrs), encoding)
+            name = None if var.name == NONE_VAR_NAME else var.name
+            variables[name] = xr.Variable(
+                var.dims, indexing.LazilyIndexedArray(array), attrs, encoding
+            )
         return FrozenDict(variables)
 
     def get_attrs(self) -> FrozenDict:

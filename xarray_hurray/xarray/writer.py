@@ -11,16 +11,18 @@ import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import xarray as xr
 from dask.delayed import Delayed, delayed
 from xarray import conventions
-from xarray.backends.common import ensure_dtype_not_object
+from xarray.backends.common import NONE_VAR_NAME
 
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.codecs import CodecSpec
 from ..io import UploadTarget, staged_upload, upload_target
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .dask_write import DEFAULT_WINDOW, DaskWrite
+from .strings import FILL_ATTRS, check_fill_value, encode_text
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}
@@ -152,15 +154,36 @@ def describe_variable(
         raise type(err)(message) from None
 
 
+def _check_names(ds: xr.Dataset) -> None:
+    """Refuse variable names the format cannot store, in the words of xarray's other
+    backends: a name is a non-empty string, or None (stored as ``__values__``)."""
+    for name in ds.variables:
+        if isinstance(name, str) and not name:
+            raise ValueError(
+                f"Invalid name {name!r} for DataArray or Dataset key: string must be length 1 "
+                "or greater for serialization to Hurray files"
+            )
+        if name is not None and not isinstance(name, str):
+            raise TypeError(
+                f"Invalid name {name!r} for DataArray or Dataset key: must be either a string "
+                "or None for serialization to Hurray files"
+            )
+
+
 def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
     valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING | set(RENAMED_ENCODING)
     for name, enc in encoding.items():
         if name not in ds.variables:
-            raise ValueError(f"encoding given for {name!r}, which is not a variable of the dataset")
+            raise KeyError(f"encoding given for {name!r}, which is not a variable of the dataset")
+        if not isinstance(enc, Mapping):
+            raise ValueError(
+                f"the encoding of variable {name!r} must be castable to a dict of settings, "
+                f"got {enc!r}"
+            )
         invalid = sorted(set(enc) - valid)
         if invalid:
             raise ValueError(
-                f"invalid encoding keys {invalid} for variable {name!r}; "
+                f"unexpected encoding parameters {invalid} for variable {name!r}; "
                 f"valid keys are {sorted(valid)}"
             )
 
@@ -182,6 +205,27 @@ def _fitting_settings(var: xr.Variable) -> dict[str, Any]:
     return encoding
 
 
+def _typed_fill_values(var: xr.Variable) -> xr.Variable:
+    """``var`` with a numeric ``_FillValue`` or ``missing_value`` held as a scalar of
+    its element type, as netCDF stores them (xarray's decoding of ``_Unsigned`` needs
+    that type), where the value is exactly one of that type."""
+    if var.dtype.kind not in "biufc":
+        return var
+    attrs = dict(var.attrs)
+    for key in FILL_ATTRS:
+        value = attrs.get(key)
+        if isinstance(value, int | float | complex | np.number) and not isinstance(value, bool):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # out of range: kept as it is
+                try:
+                    typed = var.dtype.type(value)
+                except (OverflowError, ValueError):
+                    continue
+            if typed == value or (np.isnan(typed) and np.isnan(value)):
+                attrs[key] = typed
+    return xr.Variable(var.dims, var.data, attrs, var.encoding, fastpath=True)
+
+
 def encode_dataset(
     ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]
 ) -> tuple[dict[Hashable, xr.Variable], dict[Hashable, Any]]:
@@ -191,14 +235,17 @@ def encode_dataset(
     encoding variables carry from the file they were read from loses the storage
     settings that no longer fit them.
     """
+    _check_names(ds)
     _check_encoding(ds, encoding)
     variables, attrs = conventions.encode_dataset_coordinates(ds)
     for name, var in variables.items():
         var.encoding = dict(encoding[name]) if name in encoding else _fitting_settings(var)
     encoded = {}
     for name, var in variables.items():
+        var = check_fill_value(var, name, explicit=name in encoding)
         var = conventions.encode_cf_variable(var, name=name, coders=conventions.ZARR_CODERS)
-        encoded[name] = ensure_dtype_not_object(var, name=name)
+        var = _typed_fill_values(encode_text(var, name))
+        encoded[NONE_VAR_NAME if name is None else name] = var
     return encoded, attrs
 
 
