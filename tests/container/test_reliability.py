@@ -193,7 +193,7 @@ for _ in range(40):
         (lambda ds: ds.assign_attrs(a=b"bytes"), TypeError, "attribute 'a'"),
         (lambda ds: ds.assign_attrs(a="\udcff"), ValueError, "not valid Unicode"),
         (lambda ds: ds.assign_attrs(a=DEEP_LIST), ValueError, "deeper"),
-        (lambda ds: ds.rename_vars(v=1), TypeError, "must be strings"),
+        (lambda ds: ds.rename_vars(v=1), TypeError, "must be either a string or None"),
         (lambda ds: ds.rename_vars(v="\ud800"), ValueError, "not valid Unicode"),
         (lambda ds: ds.rename_dims(x=""), ValueError, "must not be empty"),
         (lambda ds: ds.rename_dims(x=("a", 1)), TypeError, "must be strings"),
