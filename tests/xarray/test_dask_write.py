@@ -1,10 +1,12 @@
-"""Dask-backed writes: one task per stored chunk, placement order, a bounded window,
+"""Dask-backed writes: one task per dask chunk, placement order, a bounded window,
 compute=False, progress, misaligned chunks and failing tasks."""
 
 from __future__ import annotations
 
 import os
 import threading
+import time
+import tracemalloc
 
 import dask
 import dask.array as da
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
+from xarray_hurray.xarray.dask_write import BlockMap
 
 
 def smooth(shape: tuple[int, ...], dtype: str = "float32") -> np.ndarray:
@@ -167,6 +170,68 @@ def test_a_dask_chunk_split_across_batches_is_computed_once(tmp_path):
     assert calls == {(0, 0): 1, (0, 1): 1, (1, 0): 1, (1, 1): 1}
     back = xr.open_dataset(tmp_path / "s.hurray", engine="hurray")["v"].values
     np.testing.assert_array_equal(back, values)
+
+
+def test_a_dask_chunk_of_many_stored_chunks_is_computed_once_in_one_batch(tmp_path):
+    values, calls, source = counted_source((128, 96), (128, 96))
+    ds = xr.Dataset({"v": (("y", "x"), source)})
+    with dask.config.set(scheduler="threads", num_workers=2):
+        xh.to_hurray(ds, tmp_path / "one.hurray", encoding={"v": {"chunks": (4, 4)}}, window=1)
+    assert calls == {(0, 0): 1}
+    back = xr.open_dataset(tmp_path / "one.hurray", engine="hurray")["v"].values
+    np.testing.assert_array_equal(back, values)
+
+
+def test_a_pending_write_of_ten_million_stored_chunks_stays_small(tmp_path):
+    ds = xr.Dataset({"v": (("y", "x"), da.zeros((10_000, 1_000), chunks=(2_500, 1_000)))})
+    tracemalloc.start()
+    start = time.perf_counter()
+    pending = xh.to_hurray(
+        ds, tmp_path / "big.hurray", encoding={"v": {"chunks": (1, 1)}}, compute=False
+    )
+    elapsed = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert isinstance(pending, Delayed)
+    # one encode task per dask chunk: nothing grows with the 10**7 stored chunks
+    assert elapsed < 5 and peak < 2**24
+
+
+@settings(max_examples=40)
+@given(data=st.data(), rank=st.integers(0, 3))
+def test_block_map_locates_every_stored_chunk_in_its_dask_chunk(data, rank):
+    shape = tuple(data.draw(st.integers(1, 30)) for _ in range(rank))
+    stored = tuple(data.draw(st.integers(1, 6)) for _ in range(rank))
+    dask_chunks = []
+    for n, c in zip(shape, stored, strict=True):
+        sizes, left = [], n
+        while left > 0:  # whole stored chunks, the last one cut by the array's end
+            size = min(c * data.draw(st.integers(1, 3)), left)
+            sizes.append(size)
+            left -= size
+        dask_chunks.append(tuple(sizes))
+    blocks = BlockMap(dask_chunks, stored)
+    grid = tuple(-(-n // c) for n, c in zip(shape, stored, strict=True))
+    assert blocks.grid_shape == grid
+    # brute force: the dask chunk holding each stored chunk's first element, and the
+    # stored chunk's rank among those starting in that dask chunk (row-major)
+    starts = [np.cumsum((0, *sizes)) for sizes in dask_chunks]
+    members: dict[int, list[int]] = {}
+    expected_block = []
+    for chunk_id, corner in enumerate(np.ndindex(*grid)):
+        at = [
+            np.searchsorted(s, i * c, side="right") - 1
+            for s, i, c in zip(starts, corner, stored, strict=True)
+        ]
+        b = int(np.ravel_multi_index(at, [len(s) - 1 for s in starts])) if rank else 0
+        members.setdefault(b, []).append(chunk_id)
+        expected_block.append(b)
+    ids = np.arange(len(expected_block))
+    block, local = blocks.locate(ids)
+    assert block.tolist() == expected_block
+    assert [
+        members[b].index(i) for i, b in zip(ids.tolist(), expected_block, strict=True)
+    ] == local.tolist()
 
 
 def test_compute_false_returns_a_delayed_that_writes_the_file(tmp_path):

@@ -1,16 +1,20 @@
 """Streaming a dataset into a Hurray file with Dask.
 
-Every stored chunk of a dask-backed variable is encoded (layout permutation and
-codecs) by its own Dask task.  The encoded chunks come back to the writing process
-in placement order, a window of ``window`` chunks per worker at a time, and are
-appended to the file as they arrive; memory stays bounded however large the
-dataset is.  Variables held in memory or in a lazy backend array are encoded
-chunk by chunk in the writing process.
+Each dask chunk of a dask-backed variable is encoded (layout permutation and
+codecs of every stored chunk it holds) by one Dask task, so the graph and the
+scheduling cost grow with the dask chunks, not with the stored chunks.  The
+encoded chunks come back to the writing process in placement order, about
+``window`` stored chunks per worker at a time (at least one dask chunk per
+worker), and are appended to the file as they arrive; memory stays bounded
+however large the dataset is.  Variables held in memory or in a lazy backend
+array are encoded chunk by chunk in the writing process.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import math
 import os
 import sys
 import uuid
@@ -30,10 +34,11 @@ from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
 from ..container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
+from ..container.threads import ordered_map
 from .progress import ProgressBar
 
 DEFAULT_WINDOW = 4
-"""Encoded chunks in flight per Dask worker."""
+"""Encoded stored chunks in flight per Dask worker (at least one dask chunk each)."""
 
 Schedule = Callable[..., Sequence[Any]]
 """A Dask scheduler's ``get(graph, keys)``."""
@@ -73,9 +78,24 @@ def chunk_box(var: VariableMeta, chunk_id: int) -> tuple[slice, ...]:
     return tuple(slice(i * c, (i + 1) * c) for i, c in zip(corner, var.chunks, strict=True))
 
 
-def _encode_block(block: np.ndarray, codec: ChunkCodec) -> np.ndarray:
+def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec) -> np.ndarray:
+    """The stored bytes of every stored chunk of a dask ``block``, in row-major order.
+
+    The block starts on a stored-chunk boundary (see :func:`check_alignment`); its last
+    chunks may be cut short at the array's edge.  One task per dask chunk, however many
+    stored chunks it holds: the graph and the scheduling cost do not grow with them.
+    """
+    chunks = codec.variable.chunks
+    counts = [-(-n // c) for n, c in zip(block.shape, chunks, strict=True)]
+    boxes = [
+        tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, chunks, strict=True))
+        for at in np.ndindex(*counts)
+    ]
+    # the stored chunks of a large dask chunk are encoded on the shared thread pool,
+    # so one dask chunk keeps every core busy, as many small ones would
+    encoded = list(ordered_map(lambda box: codec.encode(block[box]), boxes))
     cell = np.empty((1,) * block.ndim, dtype=object)
-    cell.reshape(-1)[0] = codec.encode(block)
+    cell.reshape(-1)[0] = encoded
     return cell
 
 
@@ -87,19 +107,64 @@ class LocalChunks:
         self.var = var
         self.codec = codec
 
-    def encoded(self, chunk_ids: np.ndarray, schedule: Schedule, batch: int) -> Iterator[bytes]:
+    def encoded(
+        self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
+    ) -> Iterator[bytes]:
         """The stored bytes of chunks ``chunk_ids``, in turn."""
         for chunk_id in chunk_ids.tolist():
             block = self.var[chunk_box(self.codec.variable, chunk_id)]
             yield self.codec.encode(np.asarray(block.values))
 
 
-class DaskChunks:
-    """The chunks of a dask-backed variable: one encode task per stored chunk.
+class BlockMap:
+    """Where the stored chunks of a variable lie among its dask chunks.
 
-    The graph is optimized and flattened once; each batch of chunks runs the part
-    of it those chunks need.  Results that later batches use again (a reduction
-    every chunk uses, a dask chunk split across batches) are kept, within
+    Parameters
+    ----------
+    dask_chunks
+        The dask chunk sizes along each axis, each a whole number of stored chunks
+        except at the array's end (see :func:`check_alignment`).
+    chunks
+        The stored chunk shape.
+    """
+
+    def __init__(self, dask_chunks: Sequence[Sequence[int]], chunks: Sequence[int]) -> None:
+        self._starts: list[np.ndarray] = []  # first stored chunk of each dask chunk, per axis
+        self._counts: list[np.ndarray] = []  # stored chunks in each dask chunk, per axis
+        for sizes, size in zip(dask_chunks, chunks, strict=True):
+            sizes_a = np.asarray(sizes, dtype=np.int64)
+            self._starts.append(np.concatenate(([0], np.cumsum(sizes_a)[:-1])) // size)
+            self._counts.append(-(-sizes_a // size))
+        self.grid_shape = tuple(int(c.sum()) for c in self._counts)
+        self.block_count = math.prod(len(s) for s in self._starts)
+
+    def locate(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The dask chunk (row-major index) holding each stored chunk of ``chunk_ids``,
+        and the stored chunk's row-major index among those of its dask chunk."""
+        block = np.zeros(len(chunk_ids), dtype=np.int64)
+        local = np.zeros(len(chunk_ids), dtype=np.int64)
+        if not self.grid_shape:  # a scalar: one chunk in one dask chunk
+            return block, local
+        coords = np.unravel_index(chunk_ids, self.grid_shape)
+        for coord, starts, counts in zip(coords, self._starts, self._counts, strict=True):
+            b = np.searchsorted(starts, coord, side="right") - 1
+            block = block * len(starts) + b
+            local = local * counts[b] + (coord - starts[b])
+        return block, local
+
+
+PLACEMENT_SLICE = 1 << 16
+"""Stored chunks located at a time: memory stays small however many chunks there are."""
+
+
+class DaskChunks:
+    """The chunks of a dask-backed variable: one encode task per dask chunk.
+
+    Each task encodes every stored chunk of its dask chunk and returns their bytes,
+    so the graph has one task more per dask chunk whatever the number of stored
+    chunks.  The tasks run in batches, in the order in which placement first needs
+    their dask chunks; each batch runs the part of the graph it needs.  Results that
+    later batches use again (a reduction every chunk uses) are kept, within
     :data:`KEEP_BYTES`, instead of being computed once per batch (see :class:`Reuse`).
     """
 
@@ -107,8 +172,8 @@ class DaskChunks:
         # a fresh description: the tasks need not carry the cached chunk placement
         codec = ChunkCodec(replace(var))
         ndim = len(var.chunks)
-        encoded = data.rechunk(var.chunks).map_blocks(
-            _encode_block,
+        encoded = data.map_blocks(
+            _encode_stored_chunks,
             codec,
             dtype=object,
             chunks=(1,) * ndim,
@@ -118,31 +183,81 @@ class DaskChunks:
         (encoded,) = dask.optimize(encoded)
         self.graph = dict(encoded.__dask_graph__())
         self.keys = list(flatten(encoded.__dask_keys__()))
+        self.blocks = BlockMap(data.chunks, var.chunks)
 
-    def encoded(self, chunk_ids: np.ndarray, schedule: Schedule, batch: int) -> Iterator[bytes]:
-        """The stored bytes of chunks ``chunk_ids``, in turn, computed ``batch`` at a time."""
-        batches = [
-            [self.keys[i] for i in chunk_ids[start : start + batch].tolist()]
-            for start in range(0, len(chunk_ids), batch)
-        ]
-        reuse = Reuse(self.graph, batches)
+    def _slices(self, chunk_ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for start in range(0, len(chunk_ids), PLACEMENT_SLICE):
+            yield self.blocks.locate(chunk_ids[start : start + PLACEMENT_SLICE])
+
+    def encoded(
+        self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
+    ) -> Iterator[bytes]:
+        """The stored bytes of chunks ``chunk_ids``, in turn.
+
+        The dask chunks holding them are computed in batches, each once its first
+        stored chunk is due: at least ``workers`` dask chunks (one per worker) and
+        ``window * workers`` stored chunks per batch, so dask chunks of one stored
+        chunk each run ``window * workers`` at a time, and large ones one per worker.
+        """
+        count = self.blocks.block_count
+        left = np.zeros(count, dtype=np.int64)  # chunks of each dask chunk not yet given
+        first = np.full(count, len(chunk_ids), dtype=np.int64)
+        for start, (block, _) in zip(
+            range(0, len(chunk_ids), PLACEMENT_SLICE), self._slices(chunk_ids), strict=True
+        ):
+            left += np.bincount(block, minlength=count)
+            used, at = np.unique(block, return_index=True)
+            first[used] = np.minimum(first[used], at + start)
+        order = np.argsort(first, kind="stable")[: int(np.count_nonzero(left))].tolist()
+        batches: list[list[int]] = [[]]
+        held = 0  # stored chunks of the last batch
+        for b in order:
+            if len(batches[-1]) >= workers and held >= window * workers:
+                batches.append([])
+                held = 0
+            batches[-1].append(b)
+            held += int(left[b])
+        results = self._batches(batches, schedule)
+        pending: dict[int, list[bytes | None]] = {}
+        remaining = left.tolist()
+        for block, local in self._slices(chunk_ids):
+            for b, k in zip(block.tolist(), local.tolist(), strict=True):
+                while b not in pending:  # the next batch holds it: first-use order
+                    pending.update(next(results))
+                parts = pending[b]
+                data, parts[k] = parts[k], None
+                remaining[b] -= 1
+                if not remaining[b]:
+                    del pending[b]
+                assert data is not None
+                yield data
+
+    def _batches(
+        self, batches: Sequence[Sequence[int]], schedule: Schedule
+    ) -> Iterator[dict[int, list[bytes | None]]]:
+        """The encoded stored chunks of each batch of dask chunks, batch by batch."""
+        key_batches = [[self.keys[b] for b in blocks] for blocks in batches]
+        reuse = Reuse(self.graph, key_batches)
         graph = dict(self.graph)  # kept results replace their tasks here
         kept: dict[Any, int] = {}  # key -> bytes of its kept result
-        for number, keys in enumerate(batches):
+        for number, (blocks, keys) in enumerate(zip(batches, key_batches, strict=True)):
             needed, _ = cull(graph, keys)
             extra = [k for k in needed if k not in kept and reuse.worth_keeping(k, number)]
             results = schedule(needed, [*keys, *extra])
-            for cell in results[: len(keys)]:
-                yield cell.reshape(-1)[0]
+            yield {
+                b: list(cell.reshape(-1)[0])
+                for b, cell in zip(blocks, results[: len(keys)], strict=True)
+            }
             for key, value in zip(extra, results[len(keys) :], strict=True):
                 graph[key] = DataNode(key, value)
                 kept[key] = int(getattr(value, "nbytes", 0))
             # drop what no later batch uses, then what is needed last, down to the budget
+            total = sum(kept.values())
             for key in sorted(kept, key=lambda k: reuse.next_use(k, number), reverse=True):
-                if reuse.next_use(key, number) < len(batches) and sum(kept.values()) <= KEEP_BYTES:
+                if reuse.next_use(key, number) < len(batches) and total <= KEEP_BYTES:
                     break
                 graph[key] = self.graph[key]
-                del kept[key]
+                total -= kept.pop(key)
 
 
 KEEP_BYTES = 256 * 2**20
@@ -153,9 +268,9 @@ class Reuse:
     """Which intermediate results of a batched write later batches use again.
 
     Each batch runs only the part of the graph its chunks need, so a result that
-    several batches need (a reduction every chunk uses, a dask chunk split into
-    many stored chunks) would be computed once per batch.  A result is worth
-    keeping when the next batch or at least two later batches use it directly.
+    several batches need (a reduction every chunk uses) would be computed once per
+    batch.  A result is worth keeping when the next batch or at least two later
+    batches use it directly.
     """
 
     def __init__(self, graph: Mapping[Any, Any], batches: Sequence[Sequence[Any]]) -> None:
@@ -168,22 +283,28 @@ class Reuse:
         for key in reversed(toposort(graph)):  # dependents before their dependencies
             for user in self.dependents[key]:
                 self.first_use[key] = min(self.first_use[key], self.first_use[user])
+        self._uses: dict[Any, list[int]] = {}
 
-    def _later_uses(self, key: Any, batch: int) -> set[int]:
-        return {
-            use
-            for user in self.dependents[key]
-            if batch < (use := self.first_use[user]) < self.never
-        }
+    def _batches_using(self, key: Any) -> list[int]:
+        """The batches that use ``key`` directly, sorted (worked out once per key: a
+        reduction has as many dependents as there are chunks)."""
+        uses = self._uses.get(key)
+        if uses is None:
+            uses = sorted({self.first_use[user] for user in self.dependents[key]} - {self.never})
+            self._uses[key] = uses
+        return uses
 
     def worth_keeping(self, key: Any, batch: int) -> bool:
         """Whether the result of ``key``, computed in ``batch``, should be kept."""
-        later = self._later_uses(key, batch)
-        return len(later) >= 2 or batch + 1 in later
+        uses = self._batches_using(key)
+        later = bisect.bisect_right(uses, batch)
+        return len(uses) - later >= 2 or (later < len(uses) and uses[later] == batch + 1)
 
     def next_use(self, key: Any, batch: int) -> int:
         """The first batch after ``batch`` that uses ``key`` directly, or the batch count."""
-        return min(self._later_uses(key, batch), default=self.never)
+        uses = self._batches_using(key)
+        later = bisect.bisect_right(uses, batch)
+        return uses[later] if later < len(uses) else self.never
 
 
 def _worker_count(schedule: Schedule) -> int:
@@ -266,15 +387,22 @@ class DaskWrite:
         bar = None
         with _waiting_for_tasks():
             schedule = get_scheduler(cls=da.Array)
-            batch = self.window * _worker_count(schedule)
+            workers = _worker_count(schedule)
             try:
                 with ContainerWriter(self.path, self.metadata) as writer:
                     # drawn once the temporary file exists: a target that cannot be
                     # written fails with its error alone
                     bar = ProgressBar(f"writing {self.path.name}", total) if show else None
                     for var in self.metadata.variables:
-                        stream = self._chunks[var.name].encoded(var.placement, schedule, batch)
-                        for chunk_id, data in zip(var.placement.tolist(), stream, strict=True):
+                        stream = self._chunks[var.name].encoded(
+                            var.placement, schedule, self.window, workers
+                        )
+                        ids = (
+                            chunk_id
+                            for start in range(0, var.chunk_count, PLACEMENT_SLICE)
+                            for chunk_id in var.placement[start : start + PLACEMENT_SLICE].tolist()
+                        )
+                        for chunk_id, data in zip(ids, stream, strict=True):
                             writer.write_chunk(var.name, chunk_id, data)
                             if bar is not None:
                                 bar.update(1, len(data))

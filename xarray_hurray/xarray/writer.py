@@ -329,12 +329,13 @@ def to_hurray(
     progress
         Draw a progress bar on standard error; by default, when it is a terminal.
     window
-        Encoded chunks of dask-backed variables in flight per Dask worker.  Each
-        stored chunk is encoded by its own task, and the encoded chunks are
-        appended in placement order as they arrive, so memory stays near
-        ``workers * window`` chunks.  Each batch computes what its chunks need;
-        results later batches use again (a reduction, a dask chunk holding several
-        stored chunks) are kept for them, up to 256 MiB, rather than recomputed.
+        Encoded stored chunks of dask-backed variables in flight per Dask worker.
+        Each dask chunk is encoded by one task, the dask chunks run in batches of
+        at least one per worker and ``workers * window`` stored chunks, and the
+        encoded chunks are appended in placement order, so memory stays near
+        ``workers * window`` stored chunks or ``workers`` dask chunks, whichever is
+        more.  Each batch computes what its chunks need; results later batches use
+        again (a reduction) are kept for them, up to 256 MiB, rather than recomputed.
     storage_options
         fsspec options for a URL ``path`` (credentials, endpoint).
     compressor
