@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import pytest
 import zarr
+import zarr.core.codec_pipeline
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,6 +16,24 @@ from xarray_hurray.testing import CountingStore
 from xarray_hurray.zarr import HurrayCodec
 
 CHUNK = (32, 32)
+
+FUSED = "zarr.core.codec_pipeline.FusedCodecPipeline"
+PIPELINES = [
+    "batched",
+    pytest.param(
+        "fused",
+        marks=pytest.mark.skipif(
+            not hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline"),
+            reason="zarr < 3.4 has no FusedCodecPipeline",
+        ),
+    ),
+]
+"""zarr's default codec pipeline, and its synchronous one where it has it."""
+
+
+def pipeline(name: str):
+    """A context in which zarr opens arrays with the codec pipeline ``name``."""
+    return nullcontext() if name == "batched" else zarr.config.set({"codec_pipeline.path": FUSED})
 
 
 def written(serializer) -> tuple[zarr.Array, CountingStore, np.ndarray]:
@@ -32,22 +53,28 @@ def written(serializer) -> tuple[zarr.Array, CountingStore, np.ndarray]:
     return array, store, expected
 
 
+@pytest.mark.parametrize("name", PIPELINES)
 @pytest.mark.parametrize("kind", ["hilbert", "morton", "row-major"])
-def test_reads_exactly_the_runs_of_the_box(kind) -> None:
-    array, store, expected = written(HurrayCodec(kind))
-    np.testing.assert_array_equal(array[4:12, 9:15], expected[4:12, 9:15])
+def test_reads_exactly_the_runs_of_the_box(kind, name) -> None:
+    with pipeline(name):
+        array, store, expected = written(HurrayCodec(kind))
+        np.testing.assert_array_equal(array[4:12, 9:15], expected[4:12, 9:15])
     runs = layout_for_shape(kind, CHUNK).ranges((4, 9), (12, 15), CHUNK)
     # and one request for the chunk's last byte, which shows the chunk's size
     assert store.log.requests == len(runs) + 1
     assert store.log.bytes_read == 4 * int((runs[:, 1] - runs[:, 0]).sum()) + 1
 
 
-def test_fewer_bytes_than_the_bytes_codec() -> None:
-    hurray, hurray_store, expected = written(HurrayCodec("hilbert"))
-    plain, plain_store, _ = written(zarr.codecs.BytesCodec())
-    region = (slice(16, 32), slice(32, 48))  # an aligned quarter of chunk (0, 1)
-    np.testing.assert_array_equal(hurray[region], expected[region])
-    np.testing.assert_array_equal(plain[region], expected[region])
+@pytest.mark.parametrize("name", PIPELINES)
+def test_fewer_bytes_than_the_bytes_codec(name) -> None:
+    with pipeline(name):
+        hurray, hurray_store, expected = written(HurrayCodec("hilbert"))
+        plain, plain_store, _ = written(zarr.codecs.BytesCodec())
+        region = (slice(16, 32), slice(32, 48))  # an aligned quarter of chunk (0, 1)
+        np.testing.assert_array_equal(hurray[region], expected[region])
+        np.testing.assert_array_equal(plain[region], expected[region])
+    if name == "fused":
+        assert type(hurray.async_array.codec_pipeline).__name__ == "FusedCodecPipeline"
     assert plain_store.log.bytes_read == 32 * 32 * 4
     # the quarter is the last in the curve: its run, asked for one byte more, shows
     # that the chunk ends where it must
@@ -71,9 +98,11 @@ def test_compressed_chunks_are_read_whole() -> None:
     assert store.log.requests == 1
 
 
-@given(st.data())
-def test_any_selection_matches_numpy(data) -> None:
-    array, _, expected = written(HurrayCodec(data.draw(st.sampled_from(["hilbert", "morton"]))))
+@pytest.mark.parametrize("name", PIPELINES)
+@given(data=st.data())
+def test_any_selection_matches_numpy(name, data) -> None:
+    with pipeline(name):
+        array, _, expected = written(HurrayCodec(data.draw(st.sampled_from(["hilbert", "morton"]))))
     lo = data.draw(st.tuples(st.integers(0, 63), st.integers(0, 63)))
     hi = tuple(data.draw(st.integers(a, 64)) for a in lo)
     step = data.draw(st.integers(1, 5))

@@ -72,7 +72,23 @@ class CountingStore(WrapperStore[Store]):
             """Coalesce ranges as zarr's own stores do, fetching through :meth:`get`."""
             return Store.get_ranges(self, key, byte_ranges, **kwargs)
 
-    @property
-    def _supports_sync_io(self) -> bool:
-        # Synchronous reads would bypass :meth:`get`; keep zarr on the logged path.
-        return False
+    if hasattr(WrapperStore, "get_sync"):
+
+        def get_sync(
+            self,
+            key: str,
+            *,
+            prototype: BufferPrototype | None = None,
+            byte_range: ByteRequest | None = None,
+        ) -> Buffer | None:
+            """Read synchronously (zarr's fused codec pipeline) and log the request."""
+            value = super().get_sync(key, prototype=prototype, byte_range=byte_range)
+            self.log.reads.append((key, 0 if value is None else len(value)))
+            return value
+
+    else:
+
+        @property
+        def _supports_sync_io(self) -> bool:
+            # No logged synchronous read here: keep zarr on the logged async path.
+            return False

@@ -61,8 +61,9 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
     Notes
     -----
     When this codec is the array's only codec, zarr reads a region of a chunk
-    through :meth:`_decode_partial_single`, which fetches only the byte runs that
-    hold the region.
+    through :meth:`_decode_partial_single` (or :meth:`_decode_partial_sync` on zarr's
+    synchronous ``FusedCodecPipeline``), which fetches only the byte runs that hold
+    the region.
     """
 
     is_fixed_size = True
@@ -149,72 +150,107 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         self, byte_getter: ByteGetter, selection: Any, chunk_spec: ArraySpec
     ) -> NDBuffer | None:
         """Read ``selection`` of one chunk, fetching only the byte runs that hold it."""
-        lo, hi, local = selection_box(selection, chunk_spec.shape)
-        if any(lo) or hi != tuple(chunk_spec.shape):
-            box = await self._read_box(byte_getter, lo, hi, chunk_spec)
-        else:
-            chunk_data = await byte_getter.get(prototype=chunk_spec.prototype)
-            box = None if chunk_data is None else self._decode_sync(chunk_data, chunk_spec)
-        if box is None:
-            return None
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(
-            np.asarray(box.as_numpy_array()[local])
-        )
-
-    async def _read_box(
-        self,
-        byte_getter: ByteGetter,
-        lo: tuple[int, ...],
-        hi: tuple[int, ...],
-        chunk_spec: ArraySpec,
-    ) -> NDBuffer | None:
-        """The box ``lo <= x < hi`` of a chunk from its byte runs; None if the chunk is absent."""
-        shape = chunk_spec.shape
-        dtype = chunk_spec.dtype.to_native_dtype()
-        layout = self.layout_for(shape)
-        runs = layout.ranges(lo, hi, shape)
-        itemsize = dtype.itemsize
-        full = layout.buffer_size(shape) * itemsize
-        wanted = [(int(a) * itemsize, int(b) * itemsize) for a, b in runs]
-        # A stored chunk must hold exactly `full` bytes, as whole-chunk decoding checks.
-        # Runs inside a chunk of the wrong size can come back whole, so each read also
-        # learns where the chunk ends: a run that ends the chunk is asked for one byte
-        # more (which must not exist), else one more request asks for the bytes
-        # [full - 1, full + 1), of which exactly the first must exist.
-        requests = list(wanted)
-        if wanted[-1][1] == full:
-            requests[-1] = (wanted[-1][0], full + 1)
-        else:
-            wanted.append((full - 1, full))
-            requests.append((full - 1, full + 1))
+        plan = BoxRead(self, selection, chunk_spec)
+        prototype = chunk_spec.prototype
         parts = await asyncio.gather(
-            *(
-                byte_getter.get(
-                    prototype=chunk_spec.prototype, byte_range=RangeByteRequest(start, stop)
-                )
-                for start, stop in requests
-            )
+            *(byte_getter.get(prototype=prototype, byte_range=r) for r in plan.requests)
         )
-        if any(part is None for part in parts):
-            return None
-        arrays = [part.as_numpy_array() for part in parts]
-        for (start, stop), array in zip(wanted, arrays, strict=True):
-            if array.size != stop - start:
-                raise LayoutError(
-                    f"stored {layout.name} chunk of shape {tuple(shape)} must hold {full} "
-                    f"bytes, but a region read of its bytes [{start}, {stop}) returned "
-                    f"{array.size} bytes"
-                )
-        data = np.concatenate([np.empty(0, np.uint8), *arrays[: len(runs)]])
-        data = data.view(stored_dtype(dtype, self.endian))
-        box = tuple(slice(a, b) for a, b in zip(lo, hi, strict=True))
-        values = data[runs_offsets(runs, layout.positions(shape).reshape(shape)[box])]
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(values.astype(dtype, copy=False))
+        return plan.values(parts)
+
+    def _decode_partial_sync(
+        self, byte_getter: Any, selection: Any, chunk_spec: ArraySpec
+    ) -> NDBuffer | None:
+        """:meth:`_decode_partial_single` for zarr's synchronous (fused) codec pipeline,
+        which reads through ``byte_getter.get_sync``."""
+        plan = BoxRead(self, selection, chunk_spec)
+        prototype = chunk_spec.prototype
+        return plan.values(
+            [byte_getter.get_sync(prototype=prototype, byte_range=r) for r in plan.requests]
+        )
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         """Bytes of an encoded chunk: the layout's buffer, padding included."""
         itemsize = input_byte_length // max(math.prod(chunk_spec.shape), 1)
         return self.layout_for(chunk_spec.shape).buffer_size(chunk_spec.shape) * itemsize
+
+
+class BoxRead:
+    """The reads of a selection of one chunk, and the selection from what they return.
+
+    The selection's bounding box is read as the byte runs of the layout that hold it,
+    or the whole chunk in one request when the box is the chunk.
+
+    Parameters
+    ----------
+    codec
+        The chunk's codec.
+    selection
+        The selection inside the chunk, as zarr hands it to codecs.
+    chunk_spec
+        The chunk's shape, data type and buffer prototype.
+    """
+
+    def __init__(self, codec: HurrayCodec, selection: Any, chunk_spec: ArraySpec) -> None:
+        self.codec = codec
+        self.spec = chunk_spec
+        self.shape = tuple(chunk_spec.shape)
+        self.lo, self.hi, self.local = selection_box(selection, self.shape)
+        self.whole = not any(self.lo) and self.hi == self.shape
+        self.requests: list[RangeByteRequest | None] = [None]
+        if self.whole:
+            return
+        dtype = chunk_spec.dtype.to_native_dtype()
+        self.layout = codec.layout_for(self.shape)
+        self.runs = self.layout.ranges(self.lo, self.hi, self.shape)
+        itemsize = dtype.itemsize
+        self.full = self.layout.buffer_size(self.shape) * itemsize
+        self.wanted = [(int(a) * itemsize, int(b) * itemsize) for a, b in self.runs]
+        # A stored chunk must hold exactly `full` bytes, as whole-chunk decoding checks.
+        # Runs inside a chunk of the wrong size can come back whole, so each read also
+        # learns where the chunk ends: a run that ends the chunk is asked for one byte
+        # more (which must not exist), else one more request asks for the bytes
+        # [full - 1, full + 1), of which exactly the first must exist.
+        ranges = list(self.wanted)
+        if self.wanted[-1][1] == self.full:
+            ranges[-1] = (self.wanted[-1][0], self.full + 1)
+        else:
+            self.wanted.append((self.full - 1, self.full))
+            ranges.append((self.full - 1, self.full + 1))
+        self.requests = [RangeByteRequest(start, stop) for start, stop in ranges]
+
+    def values(self, parts: Sequence[Buffer | None]) -> NDBuffer | None:
+        """The selection, from the answers to :attr:`requests` in order; None if the
+        chunk is absent.
+
+        Raises
+        ------
+        LayoutError
+            If the stored chunk does not hold exactly the bytes of its layout.
+        """
+        fetched = [part for part in parts if part is not None]
+        if len(fetched) < len(parts):
+            return None
+        if self.whole:
+            box = self.codec._decode_sync(fetched[0], self.spec).as_numpy_array()
+        else:
+            box = self._box(fetched)
+        return self.spec.prototype.nd_buffer.from_ndarray_like(np.asarray(box[self.local]))
+
+    def _box(self, parts: Sequence[Buffer]) -> np.ndarray:
+        arrays = [part.as_numpy_array() for part in parts]
+        for (start, stop), array in zip(self.wanted, arrays, strict=True):
+            if array.size != stop - start:
+                raise LayoutError(
+                    f"stored {self.layout.name} chunk of shape {self.shape} must hold "
+                    f"{self.full} bytes, but a region read of its bytes [{start}, {stop}) "
+                    f"returned {array.size} bytes"
+                )
+        dtype = self.spec.dtype.to_native_dtype()
+        data = np.concatenate([np.empty(0, np.uint8), *arrays[: len(self.runs)]])
+        data = data.view(stored_dtype(dtype, self.codec.endian))
+        box = tuple(slice(a, b) for a, b in zip(self.lo, self.hi, strict=True))
+        positions = self.layout.positions(self.shape).reshape(self.shape)[box]
+        return data[runs_offsets(self.runs, positions)].astype(dtype, copy=False)
 
 
 def runs_offsets(runs: np.ndarray, positions: np.ndarray) -> np.ndarray:
