@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import subprocess
@@ -264,3 +265,94 @@ def test_module_runs_as_a_subprocess(sample):
     )  # fmt: skip
     assert missing.returncode == 2
     assert missing.stderr == "hurray: error: no such file: /no/such/file.hurray\n"
+
+
+def test_convert_chooses_the_output_format_by_extension(sample, tmp_path, capsys):
+    path, ds = sample
+    netcdf = tmp_path / "out.nc"
+    status, out, err = run(capsys, "convert", str(path), str(netcdf))
+    assert status == 0 and f"wrote {netcdf}" in out
+    assert netcdf.read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"  # netCDF-4 is HDF5
+    with xr.open_dataset(netcdf, engine="h5netcdf") as back:
+        xr.testing.assert_identical(back, ds)
+    status, _, err = run(capsys, "convert", str(path), str(tmp_path / "out.h5"))
+    assert status == 2 and "not .h5; choose one of those extensions" in err
+    assert not (tmp_path / "out.h5").exists()
+    status, _, err = run(capsys, "convert", str(path), str(netcdf), "--layout", "hilbert")
+    assert status == 2 and "netCDF has no layouts" in err
+
+
+def test_convert_progress_is_one_summary_line_of_one_style_off_a_terminal(sample, tmp_path, capsys):
+    path, _ = sample
+    lines = []
+    for name in ("out.hurray", "out.zarr", "out.nc"):
+        status, _, err = run(capsys, "convert", str(path), str(tmp_path / name))
+        assert status == 0 and "\r" not in err and err.count("\n") == 1
+        lines.append(err)
+    assert lines[0].startswith("writing out.hurray |" + "#" * 24 + "| 100% ")
+    assert "chunks" in lines[0]
+    for line, name in zip(lines[1:], ("out.zarr", "out.nc"), strict=True):
+        assert line.startswith(f"writing {name} |" + "#" * 24 + "| 100% ") and "tasks" in line
+
+
+def test_convert_reads_and_writes_urls_with_storage_options(sample, tmp_path, s3, capsys):
+    path, ds = sample
+    options = [f"--storage-option={k}={json.dumps(v)}" for k, v in s3.storage_options.items()]
+    remote = f"s3://{s3.bucket}/out.hurray"
+    assert run(capsys, "convert", str(path), remote, *options)[0] == 0
+    local = tmp_path / "back.hurray"
+    status, _, _ = run(capsys, "convert", remote, str(local), *options)
+    assert status == 0
+    with xr.open_dataset(local, engine="hurray") as back:
+        xr.testing.assert_identical(back, ds)
+
+
+def test_remote_errors_are_one_line_and_status_2(sample, tmp_path, s3, capsys, monkeypatch):
+    path, _ = sample
+    url = f"s3://{s3.bucket}/out.hurray"
+    xh.to_hurray(xr.open_dataset(path, engine="hurray"), url, storage_options=s3.storage_options)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    endpoint = json.dumps(s3.storage_options["client_kwargs"])
+    no_key = [
+        f"--storage-option=client_kwargs={endpoint}",
+        "--storage-option=skip_instance_cache=true",
+    ]
+    for argv in (["convert", url, str(tmp_path / "o.hurray")], ["info", url], ["verify", url]):
+        status, _, err = run(capsys, *argv, *no_key)
+        assert status == 2, err
+        assert err == "hurray: error: NoCredentialsError: Unable to locate credentials\n"
+
+
+def test_a_missing_file_system_package_is_one_line(capsys):
+    pytest.importorskip("fsspec")
+    if importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed: the message to test is not given")
+    status, _, err = run(capsys, "info", "gs://bucket/field.hurray")
+    assert status == 2 and err.startswith("hurray: error: a package this needs is missing")
+    assert "gcsfs" in err and len(err.splitlines()) == 1
+
+
+def test_output_closed_early_stops_quietly(tmp_path):
+    path = tmp_path / "many.hurray"
+    ds = xr.Dataset({"v": (("y", "x"), np.zeros((256, 256), "f4"))})
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (4, 4)}}, codecs=None)
+    argv = [sys.executable, "-m", "xarray_hurray", "plan", str(path), "--var", "v", "--all"]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.readline()  # `| head -1`: read a line, then go away
+        child.stdout.close()
+        err = child.stderr.read()
+    assert child.returncode == 141 and err == b""
+
+
+def test_plan_of_an_empty_region_plans_nothing(sample, capsys):
+    path, _ = sample
+    status, out, _ = run(capsys, "plan", str(path), "--var", "v", "--region", "y=20:5")
+    assert status == 0
+    assert "requests after merging: 0" in out and "raw byte ranges (one per chunk): 0" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("row-major", "hil"))]
+    assert all(row[1:5] == ["0", "0", "0", "0"] for row in rows) and len(rows) == 2

@@ -3,6 +3,7 @@ compute=False, progress, misaligned chunks and failing tasks."""
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 import time
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 import xarray_hurray as xh
 from xarray_hurray.xarray.dask_write import BlockMap
+from xarray_hurray.xarray.progress import BAR_WIDTH, REFRESH_SECONDS, ProgressBar
 
 
 def smooth(shape: tuple[int, ...], dtype: str = "float32") -> np.ndarray:
@@ -255,11 +257,28 @@ def test_progress_bar_on_request_and_silent_when_stderr_is_not_a_terminal(tmp_pa
     assert capsys.readouterr().err == ""
     xh.to_hurray(ds, tmp_path / "loud.hurray", progress=True)
     err = capsys.readouterr().err
-    assert err.startswith("\rwriting loud.hurray |")
-    assert "100% 16/16 chunks" in err.rsplit("\r", 1)[1]
-    assert err.endswith("\n") and err.count("\n") == 1
+    # not a terminal: one summary line, no carriage returns for a log file
+    assert err.startswith("writing loud.hurray |") and "\r" not in err
+    assert "100% 16/16 chunks" in err and err.count("\n") == 1 and err.endswith("\n")
     xh.to_hurray(ds, tmp_path / "off.hurray", progress=False)
     assert capsys.readouterr().err == ""
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_redraws_in_place_on_a_terminal():
+    stream = Terminal()
+    bar = ProgressBar("writing f", total=4, stream=stream)
+    for _ in range(4):
+        bar.update(1, 10)
+        bar._drawn = -REFRESH_SECONDS  # let every update draw
+    bar.close()
+    lines = stream.getvalue().split("\r")[1:]
+    assert len(lines) == 5 and lines[-1].startswith("writing f |" + "#" * BAR_WIDTH + "| 100% 4/4")
+    assert stream.getvalue().endswith("\n")
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
-"""``hurray convert``: netCDF, Zarr or Hurray in; Hurray, or Zarr with the ``hurray``
-codec, out; through xarray and dask."""
+"""``hurray convert``: netCDF, Zarr or Hurray in; Hurray, Zarr with the ``hurray``
+codec, or netCDF out, chosen by the output's extension; through xarray and dask."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import uuid
@@ -12,16 +13,63 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import xarray as xr
-from dask.diagnostics import ProgressBar
 
 from ..container import MAGIC
 from ..container.codecs import ALLOWED_CODECS
 from ..layout import LAYOUT_NAMES, LayoutError, layout_for_shape
+from ..xarray.progress import DaskProgressBar
 from ..xarray.writer import CF_ENCODING, STRING_ITEMSIZE, auto_chunks, to_hurray
-from .common import CliError
+from .common import CliError, parse_storage_options
 
 FIXED_KINDS = "biufcmM"
 """numpy dtype kinds the Zarr ``hurray`` codec stores (fixed-size elements)."""
+
+NETCDF_SUFFIXES = (".nc", ".nc4", ".netcdf")
+FOREIGN_SUFFIXES = (".h5", ".hdf5", ".hdf", ".he5", ".grib", ".grib2", ".grb", ".tif", ".tiff")
+"""Extensions of formats ``convert`` does not write: refused rather than given a
+Hurray file under a name that promises something else."""
+
+NETCDF_ENGINES = ("netCDF4", "h5netcdf")
+"""Packages that write netCDF-4 through xarray, in order of preference."""
+
+
+def output_format(path: str) -> str:
+    """``"netcdf"``, ``"zarr"`` or ``"hurray"``: what ``convert`` writes to ``path``,
+    chosen by its extension (Hurray for ``.hurray`` and names of no known format).
+
+    Raises
+    ------
+    CliError
+        For the extension of a format ``convert`` does not write.
+    """
+    suffix = os.path.splitext(path.rstrip("/"))[1].lower()
+    if suffix in NETCDF_SUFFIXES:
+        return "netcdf"
+    if suffix == ".zarr":
+        return "zarr"
+    if suffix in FOREIGN_SUFFIXES:
+        raise CliError(
+            f"{path}: convert writes Hurray (.hurray), Zarr (.zarr) or netCDF (.nc) files, "
+            f"not {suffix}; choose one of those extensions"
+        )
+    return "hurray"
+
+
+def netcdf_engine() -> str:
+    """The installed xarray engine that writes netCDF-4 files.
+
+    Raises
+    ------
+    CliError
+        When neither netCDF4 nor h5netcdf is installed.
+    """
+    for package in NETCDF_ENGINES:
+        if importlib.util.find_spec(package) is not None:
+            return package.lower()
+    raise CliError(
+        "writing a .nc file needs the netCDF4 or h5netcdf package; install one of them "
+        "(python -m pip install h5netcdf), or name the output .hurray"
+    )
 
 
 def parse_chunks(text: str | None) -> dict[str, int]:
@@ -49,28 +97,36 @@ def _is_hurray(path: str) -> bool:
         return False
 
 
-def open_input(path: str) -> xr.Dataset:
+def open_input(path: str, storage_options: dict[str, Any] | None = None) -> xr.Dataset:
     """Open ``path`` lazily (dask arrays): a Hurray file, a Zarr store, or anything an
     installed xarray engine opens (netCDF through netCDF4, h5netcdf or scipy).
 
     Raises
     ------
     CliError
-        For a missing input or one no engine opens.
+        For a missing input or one no engine opens, and storage options for an input
+        that is neither Hurray nor Zarr.
     """
     if "://" not in path and not os.path.exists(path):
         raise CliError(f"no such file or directory: {path}")
-    if _is_hurray(path):
+    kwargs: dict[str, Any] = {}
+    if _is_hurray(path) or path.endswith(".hurray"):
         engine: str | None = "hurray"
     elif os.path.isdir(path) or path.rstrip("/").endswith(".zarr"):
         engine = "zarr"
     else:
         engine = None
+    if storage_options is not None:
+        if engine is None:
+            raise CliError(
+                f"--storage-option applies to Hurray (.hurray) and Zarr (.zarr) input, not {path}"
+            )
+        kwargs["storage_options"] = storage_options
     try:
         with warnings.catch_warnings():
             # Zarr stores without consolidated metadata are expected here.
             warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
-            return xr.open_dataset(path, engine=engine, chunks={})
+            return xr.open_dataset(path, engine=engine, chunks={}, **kwargs)
     except (ValueError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise CliError(f"cannot open {path}: {first}") from None
@@ -150,7 +206,44 @@ def write_hurray(
         chunk_order=args.chunk_order or "hilbert",
         codecs=args.codecs,
         progress=True,
+        storage_options=parse_storage_options(args.storage_option) if "://" in out else None,
     )
+
+
+def _replace_with(tmp: str, out: str) -> None:
+    """Move the finished ``tmp`` onto ``out``, replacing a file or store there."""
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    elif os.path.exists(out):
+        os.remove(out)
+    os.replace(tmp, out)
+
+
+def write_netcdf(
+    ds: xr.Dataset, out: str, chunks: Mapping[Hashable, tuple[int, ...]], args: argparse.Namespace
+) -> None:
+    """Write a netCDF-4 file with the installed engine: chunked as planned and
+    compressed with zlib (deflate) unless ``--codecs none``, the one codec every
+    netCDF-4 reader has.  Written beside ``out`` and moved into place once complete."""
+    engine = netcdf_engine()
+    encoding: dict[Hashable, dict[str, Any]] = {}
+    for name, var in ds.variables.items():
+        enc: dict[str, Any] = {}
+        if var.ndim and var.dtype.kind != "O":
+            enc["chunksizes"] = chunks[name]
+            if args.codecs != "none":
+                enc |= {"zlib": True, "complevel": 4}
+        encoding[name] = enc
+    tmp = f"{out}.{uuid.uuid4().hex}.tmp"
+    try:
+        delayed = ds.to_netcdf(tmp, engine=engine, encoding=encoding, compute=False)
+        with DaskProgressBar(f"writing {os.path.basename(out)}"):
+            delayed.compute()
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    _replace_with(tmp, out)
 
 
 def zarr_compressors(name: str) -> list[Any] | None:
@@ -191,29 +284,35 @@ def write_zarr(
         delayed = ds.to_zarr(
             tmp, mode="w-", zarr_format=3, consolidated=False, encoding=encoding, compute=False
         )
-        with ProgressBar():
+        with DaskProgressBar(f"writing {os.path.basename(out.rstrip('/'))}"):
             delayed.compute()
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    elif os.path.exists(out):
-        os.remove(out)
-    os.replace(tmp, out)
+    _replace_with(tmp, out)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Register ``hurray convert``."""
     parser = commands.add_parser(
         "convert",
-        help="netCDF, Zarr or Hurray in; Hurray (or Zarr with the hurray codec) out",
+        help="netCDF, Zarr or Hurray in; Hurray, Zarr (hurray codec) or netCDF out",
         description="Convert a dataset through xarray and dask. IN is a netCDF file, a Zarr "
-        "store or a Hurray file; OUT is a Hurray file, or a Zarr v3 store using the hurray "
-        "codec when it ends with .zarr.",
+        "store or a Hurray file (a path, or a URL for Hurray and Zarr). OUT's extension "
+        "chooses what is written: a Zarr v3 store using the hurray codec for .zarr, a "
+        "netCDF-4 file (through netCDF4 or h5netcdf, whichever is installed) for .nc, and a "
+        "Hurray file otherwise; the extensions of other formats (.h5, .grib, .tif, ...) are "
+        "refused.",
     )
     parser.add_argument("input", metavar="IN")
     parser.add_argument("output", metavar="OUT")
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="fsspec storage option for a URL IN or OUT (VALUE parsed as JSON where it can "
+        "be); repeatable",
+    )
     parser.add_argument(
         "--layout",
         choices=("auto", *LAYOUT_NAMES),
@@ -244,21 +343,25 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Convert ``args.input`` to ``args.output``."""
-    to_zarr = args.output.rstrip("/").endswith(".zarr")
-    if to_zarr and args.chunk_order:
-        raise CliError(
-            "--chunk-order applies to Hurray output only; a Zarr store has no chunk order"
-        )
+    kind = output_format(args.output)
+    if kind != "hurray" and args.chunk_order:
+        raise CliError("--chunk-order applies to Hurray output only; other formats have none")
+    if kind == "netcdf":
+        if args.layout != "auto":
+            raise CliError("--layout applies to Hurray and Zarr output; netCDF has no layouts")
+        netcdf_engine()  # refuse before reading anything when none is installed
+    if kind != "hurray" and "://" in args.output:
+        raise CliError(f"convert writes {kind} output to local paths only, not {args.output}")
     if os.path.exists(args.output) and not args.overwrite:
         raise CliError(f"{args.output} exists; pass --overwrite to replace it")
     chosen = parse_chunks(args.chunks)
-    ds = open_input(args.input)
+    input_options = parse_storage_options(args.storage_option) if "://" in args.input else None
+    ds = open_input(args.input, input_options)
     chunks = plan_chunks(ds, chosen)
     check_layouts(ds, chunks, args.layout)
     ds = prepare(ds, chunks)
-    if to_zarr:
-        write_zarr(ds, args.output, chunks, args)
-    else:
-        write_hurray(ds, args.output, chunks, args)
+    {"zarr": write_zarr, "netcdf": write_netcdf, "hurray": write_hurray}[kind](
+        ds, args.output, chunks, args
+    )
     print(f"wrote {args.output}")
     return 0

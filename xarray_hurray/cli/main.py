@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -15,6 +16,16 @@ from .common import CliError
 
 USER_ERRORS = (CliError, HurrayFormatError, LayoutError, ValueError, TypeError, KeyError, OSError)
 """Exceptions reported as one line and exit status 2 (or the :class:`CliError`'s own)."""
+
+REMOTE_PACKAGES = frozenset(
+    {"botocore", "aiobotocore", "s3fs", "gcsfs", "google", "adlfs", "azure", "aiohttp"}
+    | {"fsspec", "obstore", "requests", "urllib3"}
+)
+"""Packages whose exceptions (credentials, networks, permissions) are reported as one
+line like user errors: they say why remote data cannot be reached, not a bug here."""
+
+BROKEN_PIPE_STATUS = 141
+"""Exit status when the reader of standard output goes away (as for SIGPIPE, 128 + 13)."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -51,15 +62,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success, 1 when ``verify`` finds damage, 2 for a user
-        mistake (bad arguments, a missing or foreign file, an unknown variable).
+        The exit status: 0 on success, 1 when ``verify`` finds damage, 2 for anything
+        else that stops the command (bad arguments, a missing or foreign file, an
+        unknown variable, a missing package, remote data that cannot be reached, such
+        as for want of credentials), 141 when standard output is closed early.
     """
     try:
         args = build_parser().parse_args(argv)
         return args.run(args)
+    except BrokenPipeError:
+        # `hurray info f | head`: the reader has what it wanted.  Point standard output
+        # at nothing, so that flushing it at exit does not fail again, and stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE_STATUS
     except USER_ERRORS as err:
         print(f"hurray: error: {_message(err)}", file=sys.stderr)
         return err.status if isinstance(err, CliError) else 2
+    except ImportError as err:
+        print(f"hurray: error: a package this needs is missing: {_message(err)}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        if type(err).__module__.partition(".")[0] not in REMOTE_PACKAGES:
+            raise  # a bug: its traceback is what a report needs
+        print(f"hurray: error: {type(err).__name__}: {_message(err)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("hurray: interrupted", file=sys.stderr)
         return 130

@@ -82,8 +82,9 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
 
 
 def _contiguous_axis(start: int, stop: int, chunk: int) -> AxisSelection:
-    """The selection of the run ``[start, stop)``: a slice per touched chunk."""
-    ids = np.arange(start // chunk, -(-stop // chunk), dtype=np.int64)
+    """The selection of the run ``[start, stop)``: a slice per touched chunk (none
+    when the run is empty, wherever it starts)."""
+    ids = np.arange(start // chunk, -(-stop // chunk) if stop > start else 0, dtype=np.int64)
     outs, ins = [], []
     for cid in ids.tolist():
         lo, hi = max(start, cid * chunk), min(stop, (cid + 1) * chunk)
