@@ -11,10 +11,22 @@
   imply (``OBJECT_STORE`` for remote sources).
 - :func:`upload_target`, :func:`staged_upload`: writes to URLs and stores as a local
   file uploaded whole.
+- :func:`start_multipart`, :class:`MultipartUpload`, :func:`plan_runs`,
+  :func:`pending_uploads` (module ``multipart``): one object uploaded as parts from
+  any number of processes, within the store's part rules.
 """
 
 from .costs import OBJECT_STORE, CostModel
 from .errors import SourceChangedError, SourceReadError
+from .multipart import (
+    S3_RULES,
+    MultipartUpload,
+    Part,
+    PartRules,
+    pending_uploads,
+    plan_runs,
+    start_multipart,
+)
 from .plan import MergePolicy, ReadPlan, as_merge_policy, plan_reads
 from .remote import DEFAULT_RETRY, ObjectVersion, RetryPolicy
 from .source import (
@@ -29,13 +41,17 @@ from .upload import UploadTarget, staged_upload, upload_target
 __all__ = [
     "DEFAULT_RETRY",
     "OBJECT_STORE",
+    "S3_RULES",
     "ByteSource",
     "CostModel",
     "FileObjectSource",
     "FsspecSource",
     "LocalFileSource",
     "MergePolicy",
+    "MultipartUpload",
     "ObjectVersion",
+    "Part",
+    "PartRules",
     "ReadPlan",
     "RetryPolicy",
     "SourceChangedError",
@@ -43,7 +59,10 @@ __all__ = [
     "UploadTarget",
     "as_merge_policy",
     "open_source",
+    "pending_uploads",
     "plan_reads",
+    "plan_runs",
     "staged_upload",
+    "start_multipart",
     "upload_target",
 ]

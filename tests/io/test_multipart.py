@@ -1,0 +1,117 @@
+"""Multipart uploads against moto's S3 server, and the part planner."""
+
+from __future__ import annotations
+
+import itertools
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from xarray_hurray.io.multipart import (
+    S3_RULES,
+    MultipartUpload,
+    PartRules,
+    pending_uploads,
+    plan_runs,
+    start_multipart,
+)
+
+MIB = 2**20
+
+
+def _fs(s3):
+    import s3fs
+
+    return s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
+
+
+def _upload_in_other_process(upload: MultipartUpload, number: int, data: bytes):
+    return upload.upload_part(number, data)
+
+
+def test_parts_in_any_order_from_another_process(s3):
+    url = f"s3://{s3.bucket}/field.hurray"
+    rng = np.random.default_rng(0)
+    pieces = [rng.bytes(5 * MIB), rng.bytes(5 * MIB), b"tail"]
+    upload = start_multipart(url, s3.storage_options)
+    assert upload is not None
+    assert pending_uploads(url, s3.storage_options) == [upload.upload_id]
+    with ProcessPoolExecutor(1) as pool:  # a pickled upload, used elsewhere
+        second = pool.submit(_upload_in_other_process, upload, 2, pieces[1]).result()
+    third = upload.upload_part(3, pieces[2])
+    first = upload.upload_part(1, pieces[0])
+    assert not _fs(s3).exists(url)  # nothing appears before completion
+    upload.complete([third, first, second])
+    assert _fs(s3).cat_file(url) == b"".join(pieces)
+    assert pending_uploads(url, s3.storage_options) == []
+
+
+def test_abort_leaves_old_object_and_no_parts(s3):
+    url = f"s3://{s3.bucket}/field.hurray"
+    fs = _fs(s3)
+    fs.pipe_file(url, b"old object")
+    upload = start_multipart(url, s3.storage_options)
+    upload.upload_part(1, bytes(5 * MIB))
+    upload.upload_part(2, b"x")
+    upload.abort()
+    upload.abort()  # already gone: not an error
+    assert fs.cat_file(url) == b"old object"
+    assert pending_uploads(url, s3.storage_options) == []
+
+
+def test_server_enforces_minimum_part(s3):
+    """moto refuses, as S3 does, a part below 5 MiB that is not the last."""
+    url = f"s3://{s3.bucket}/small.hurray"
+    upload = start_multipart(url, s3.storage_options)
+    parts = [upload.upload_part(1, b"small"), upload.upload_part(2, b"last")]
+    with pytest.raises(Exception, match="smaller than the minimum"):
+        upload.complete(parts)
+    upload.abort()
+    assert pending_uploads(url, s3.storage_options) == []
+
+
+def test_stores_without_multipart():
+    assert start_multipart("memory://bucket/x.hurray", {}) is None
+    with pytest.raises(ValueError, match="s3://"):
+        pending_uploads("memory://bucket/x.hurray", {})
+
+
+def test_one_run_for_tiny_output():
+    assert plan_runs(np.array([10, 20, 30])).tolist() == [0, 3]
+    assert plan_runs(np.array([], dtype=np.int64)).tolist() == [0]
+
+
+SMALL = PartRules(min_part=100, max_part=10_000, max_parts=8)
+
+
+@given(
+    sizes=st.lists(st.integers(0, 400), min_size=1, max_size=200),
+    part_bytes=st.integers(1, 3000),
+    reserved=st.integers(0, 3),
+)
+def test_runs_fit_the_rules(sizes, part_bytes, reserved):
+    sizes = np.array(sizes, dtype=np.int64)
+    cuts = plan_runs(sizes, part_bytes, SMALL, reserved)
+    assert cuts[0] == 0 and cuts[-1] == len(sizes)
+    assert np.all(np.diff(cuts) > 0)  # no run is empty
+    assert len(cuts) - 1 <= SMALL.max_parts - reserved
+    part = max(part_bytes, SMALL.min_part, -(-int(sizes.sum()) // (SMALL.max_parts - reserved)))
+    for start, stop in itertools.pairwise(cuts):
+        run = sizes[start:stop]
+        assert run.sum() < part + run[-1] or run.sum() == 0  # memory per part bounded
+        assert run.sum() <= SMALL.max_part
+
+
+def test_part_size_grows_to_fit_the_part_count():
+    cuts = plan_runs(np.full(1000, 50), part_bytes=100, rules=SMALL, reserved=1)
+    assert len(cuts) - 1 == 7  # parts of 7143 bytes rather than 100
+
+
+def test_too_large_for_one_object():
+    with pytest.raises(ValueError, match="several objects"):
+        plan_runs(np.full(100, 1000), rules=SMALL)
+    with pytest.raises(ValueError, match="several objects"):
+        plan_runs(np.array([S3_RULES.max_part + 1]))

@@ -1,0 +1,262 @@
+"""Multipart uploads: one object written as numbered parts, from any process.
+
+A store's multipart upload takes the parts of one object in any order and from any
+number of clients, and makes the object appear only when the upload is completed
+with the list of parts; aborting it discards every part and leaves the target as it
+was.  This module knows byte ranges only:
+
+- :class:`MultipartUpload`: an upload in progress, picklable, so that Dask workers
+  upload parts themselves (:meth:`~MultipartUpload.upload_part` returns the
+  :class:`Part` to complete with) while one process completes or aborts it.
+- :func:`start_multipart`: begin one at a target, where the store offers it
+  (``s3://`` through s3fs); None elsewhere.
+- :func:`plan_runs`: cut a sequence of pieces (chunks) into runs of consecutive
+  pieces, one part each, within the store's rules (:class:`PartRules`) and a memory
+  budget per part.
+- :func:`pending_uploads`: the uploads in progress at a target (after a client was
+  killed, or in tests, to show that nothing was left behind).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PartRules:
+    """What a store requires of the parts of one multipart upload.
+
+    Parameters
+    ----------
+    min_part
+        Smallest part in bytes, except the last (the part with the highest number).
+    max_part
+        Largest part in bytes.
+    max_parts
+        Most parts in one upload; part numbers run from 1 to this.
+    """
+
+    min_part: int = 5 * 2**20
+    max_part: int = 5 * 2**30
+    max_parts: int = 10_000
+
+
+S3_RULES = PartRules()
+"""Amazon S3's rules (and those of S3-compatible stores such as moto's server): parts
+of 5 MiB to 5 GiB except the last, at most 10,000 of them."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part uploaded: its number and the identity the store gave it."""
+
+    number: int
+    etag: str
+
+
+class MultipartUpload(ABC):
+    """One multipart upload in progress at one target.
+
+    Instances are picklable and hold no connection: any process may upload parts.
+    Uploading a part again under the same number replaces it, so a task that is
+    run twice (a worker lost and its task rerun) does no harm.
+    """
+
+    rules: PartRules = S3_RULES
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """The target, for messages."""
+
+    @abstractmethod
+    def upload_part(self, number: int, data: bytes | memoryview) -> Part:
+        """Upload ``data`` as part ``number`` (1-based)."""
+
+    @abstractmethod
+    def complete(self, parts: Sequence[Part]) -> None:
+        """Join ``parts`` in number order into the object, which appears now (replacing
+        any object at the target).  Part numbers may have gaps."""
+
+    @abstractmethod
+    def abort(self) -> None:
+        """Discard the upload and every part uploaded to it; the target is untouched.
+        Aborting an upload that is already gone is not an error."""
+
+
+class S3MultipartUpload(MultipartUpload):
+    """A multipart upload to an ``s3://`` URL through s3fs.
+
+    Parameters
+    ----------
+    url
+        The object's URL.
+    storage_options
+        Options for s3fs (credentials, endpoint).
+    upload_id
+        The upload's id, from :meth:`start`.
+    """
+
+    def __init__(self, url: str, storage_options: Mapping[str, Any], upload_id: str) -> None:
+        self.url = url
+        self.storage_options = dict(storage_options)
+        self.upload_id = upload_id
+
+    @classmethod
+    def start(cls, url: str, storage_options: Mapping[str, Any]) -> S3MultipartUpload:
+        """Create a multipart upload at ``url``."""
+        fs, bucket, key = _s3(url, storage_options)
+        answer = fs.call_s3("create_multipart_upload", Bucket=bucket, Key=key)
+        return cls(url, storage_options, answer["UploadId"])
+
+    @property
+    def name(self) -> str:
+        return self.url
+
+    def upload_part(self, number: int, data: bytes | memoryview) -> Part:
+        if not 1 <= number <= self.rules.max_parts:
+            raise ValueError(f"part number {number} outside 1..{self.rules.max_parts}")
+        fs, bucket, key = _s3(self.url, self.storage_options)
+        answer = fs.call_s3(
+            "upload_part",
+            Bucket=bucket,
+            Key=key,
+            UploadId=self.upload_id,
+            PartNumber=number,
+            Body=bytes(data),
+        )
+        return Part(number, answer["ETag"])
+
+    def complete(self, parts: Sequence[Part]) -> None:
+        fs, bucket, key = _s3(self.url, self.storage_options)
+        listed = [{"PartNumber": p.number, "ETag": p.etag} for p in sorted(parts, key=_number)]
+        fs.call_s3(
+            "complete_multipart_upload",
+            Bucket=bucket,
+            Key=key,
+            UploadId=self.upload_id,
+            MultipartUpload={"Parts": listed},
+        )
+        fs.invalidate_cache(self.url)
+
+    def abort(self) -> None:
+        fs, bucket, key = _s3(self.url, self.storage_options)
+        try:
+            fs.call_s3("abort_multipart_upload", Bucket=bucket, Key=key, UploadId=self.upload_id)
+        except FileNotFoundError:  # s3fs's translation of NoSuchUpload: already gone
+            pass
+
+    def __repr__(self) -> str:
+        return f"S3MultipartUpload({self.url!r}, upload_id={self.upload_id[:12]!r}...)"
+
+
+def _number(part: Part) -> int:
+    return part.number
+
+
+def _s3(url: str, storage_options: Mapping[str, Any]) -> tuple[Any, str, str]:
+    """The s3fs file system (cached per process by fsspec), bucket and key of ``url``."""
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url, **storage_options)
+    bucket, key, _ = fs.split_path(path)
+    return fs, bucket, key
+
+
+def _is_s3(url: str) -> bool:
+    return url.split("://", 1)[0] in ("s3", "s3a")
+
+
+def start_multipart(url: str, storage_options: Mapping[str, Any]) -> MultipartUpload | None:
+    """Begin a multipart upload at ``url``, or None where the store has none this
+    package can drive from several processes (every scheme but ``s3://``)."""
+    if not _is_s3(url):
+        return None
+    return S3MultipartUpload.start(url, storage_options)
+
+
+def pending_uploads(url: str, storage_options: Mapping[str, Any]) -> list[str]:
+    """The ids of the multipart uploads in progress at ``url`` (an ``s3://`` object).
+
+    An upload whose client was killed before it could complete or abort stays in
+    progress, its parts stored and billed, until it is aborted (``S3MultipartUpload``
+    with the id) or a lifecycle rule of the bucket removes it.
+    """
+    if not _is_s3(url):
+        raise ValueError(f"listing multipart uploads needs an s3:// URL, not {url!r}")
+    fs, bucket, key = _s3(url, storage_options)
+    answer = fs.call_s3("list_multipart_uploads", Bucket=bucket, Prefix=key)
+    return [u["UploadId"] for u in answer.get("Uploads", []) if u["Key"] == key]
+
+
+DEFAULT_PART_BYTES = 64 * 2**20
+"""Bytes of input per part when the caller sets no budget: a worker holds about this
+much per part it builds."""
+
+
+def plan_runs(
+    sizes: np.ndarray,
+    part_bytes: int = DEFAULT_PART_BYTES,
+    rules: PartRules = S3_RULES,
+    reserved: int = 1,
+) -> np.ndarray:
+    """Cut pieces of ``sizes`` bytes, in order, into runs of consecutive pieces.
+
+    Each run becomes one part.  Runs are cut where the running total crosses a
+    multiple of the part size, so there are at most ``ceil(total / part size)`` of
+    them and each holds at most a part size plus one piece.  The part size is
+    ``part_bytes``, raised to the store's minimum part, and raised further when the
+    parts would not fit in the store's part count with ``reserved`` parts kept for
+    the caller.  Runs may come out smaller than the minimum part when their pieces
+    shrink (compression): the caller pads them or merges them.
+
+    Parameters
+    ----------
+    sizes
+        Bytes of each piece (an upper bound, such as a chunk's size before compression).
+    part_bytes
+        Wished bytes per run: what one worker holds while it builds a part.
+    rules
+        The store's rules.
+    reserved
+        Part numbers kept for other parts (the head of a file).
+
+    Returns
+    -------
+    numpy.ndarray
+        Start index of each run, then ``len(sizes)``: run ``k`` is pieces
+        ``[starts[k], starts[k + 1])``.  No run is empty.
+
+    Raises
+    ------
+    ValueError
+        When the pieces cannot fit: more bytes than ``max_parts - reserved`` parts of
+        the largest size hold, or a piece larger than the largest part.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    available = rules.max_parts - reserved
+    if available < 1:
+        raise ValueError(f"{reserved} reserved parts leave none of {rules.max_parts}")
+    total = int(sizes.sum())
+    largest = int(sizes.max(initial=0))
+    part = max(part_bytes, rules.min_part, math.ceil(total / available))
+    # a run holds less than a part size plus its last piece
+    if part + largest - 1 > rules.max_part:
+        raise ValueError(
+            f"{total} bytes in pieces of up to {largest} bytes do not fit in "
+            f"{available} parts of at most {rules.max_part} bytes; split the output "
+            "into several objects"
+        )
+    if len(sizes) == 0:
+        return np.zeros(1, dtype=np.int64)
+    ends = np.cumsum(sizes)
+    # a run ends with the piece that reaches the next multiple of the part size
+    starts = np.searchsorted(ends, np.arange(1, math.ceil(total / part) + 1) * part, side="left")
+    cuts = np.unique(np.concatenate([[0], starts + 1, [len(sizes)]]))
+    return cuts[cuts <= len(sizes)]
