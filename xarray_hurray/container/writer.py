@@ -31,11 +31,17 @@ class ContainerWriter:
         The file to create or replace.
     metadata
         The dataset description.
+    exclusive
+        Fail with :class:`FileExistsError` at closing, instead of replacing it, when a
+        file exists at ``path`` (``mode="w-"``); the check and the move are one step.
     """
 
-    def __init__(self, path: str | os.PathLike[str], metadata: DatasetMeta) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], metadata: DatasetMeta, *, exclusive: bool = False
+    ) -> None:
         self.path = Path(path)
         self.metadata = metadata
+        self.exclusive = exclusive
         self._meta_bytes = metadata.to_bytes()
         self._index_offset = HEADER_SIZE + len(self._meta_bytes)
         self._entries = {
@@ -99,7 +105,12 @@ class ContainerWriter:
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
-        os.replace(self._tmp, self.path)
+        if self.exclusive:
+            # a hard link is created only where no name exists: check and move in one
+            os.link(self._tmp, self.path)
+            self._tmp.unlink()
+        else:
+            os.replace(self._tmp, self.path)
         _sync_directory(self.path.parent)
 
     def abort(self) -> None:

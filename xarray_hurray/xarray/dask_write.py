@@ -20,9 +20,10 @@ import sys
 import uuid
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import dask
 import dask.array as da
@@ -44,8 +45,11 @@ Schedule = Callable[..., Sequence[Any]]
 """A Dask scheduler's ``get(graph, keys)``."""
 
 
-def check_alignment(name: Hashable, var: xr.Variable, chunks: Sequence[int]) -> None:
-    """Check that every dask chunk of ``var`` is made of whole stored ``chunks``.
+def check_alignment(
+    name: Hashable, var: xr.Variable, chunks: Sequence[int], start: Sequence[int] | None = None
+) -> None:
+    """Check that every dask chunk of ``var``, placed at ``start`` in the stored variable
+    (its origin by default), ends where a stored chunk ends.
 
     Dask chunks that are multiples of the stored chunks are split by the write; a
     dask chunk that ends inside a stored chunk is refused, as ``to_zarr`` refuses
@@ -58,8 +62,9 @@ def check_alignment(name: Hashable, var: xr.Variable, chunks: Sequence[int]) -> 
     """
     if var.chunks is None:
         return
-    for dim, sizes, size in zip(var.dims, var.chunks, chunks, strict=True):
-        ends = np.cumsum(sizes)[:-1]
+    start = start or (0,) * len(chunks)
+    for dim, sizes, size, first in zip(var.dims, var.chunks, chunks, start, strict=True):
+        ends = first + np.cumsum(sizes)[:-1]
         inside = np.flatnonzero(ends % size)
         if inside.size:
             k = int(inside[0])
@@ -69,6 +74,12 @@ def check_alignment(name: Hashable, var: xr.Variable, chunks: Sequence[int]) -> 
                 f"inside a stored chunk.  Rechunk to multiples of {size}, e.g. "
                 f"ds.chunk({{{dim!r}: {size}}}), or set encoding['chunks'] to sizes that "
                 "divide the dask chunks"
+                + (
+                    f" (the data goes at {first}: its first dask chunk must hold "
+                    f"{size - first % size} plus a multiple of {size})"
+                    if first % size
+                    else ""
+                )
             )
 
 
@@ -329,10 +340,86 @@ def _waiting_for_tasks() -> AbstractContextManager[Any]:
     return worker_client()
 
 
+class ChunkSink(Protocol):
+    """Where a write puts stored chunks: :class:`ContainerWriter` or an update."""
+
+    def write_chunk(self, name: str, chunk_id: int, data: bytes) -> None:
+        """Store ``data`` as chunk ``chunk_id`` of variable ``name``."""
+
+
+@dataclass(frozen=True)
+class WritePart:
+    """The chunks of the stored variable ``var`` that a write stores.
+
+    ``chunks`` encodes the chunks of ``source``: ``var`` itself, or the part of it
+    whose first chunk is at chunk-grid position ``grid_offset`` (a box of whole
+    chunks, the last ones cut by the end of ``var``).  Which chunks those are is
+    worked out only when the write runs: a pending write stays small.
+    """
+
+    var: VariableMeta
+    source: VariableMeta
+    grid_offset: tuple[int, ...]
+    chunks: LocalChunks | DaskChunks
+
+    @classmethod
+    def whole(cls, var: VariableMeta, data: xr.Variable) -> WritePart:
+        """Every chunk of ``var``, from the CF-encoded ``data``.
+
+        Raises
+        ------
+        ValueError
+            For dask chunks that do not line up with the stored chunks.
+        """
+        return cls(var, var, (0,) * len(var.shape), chunk_encoder(var, data))
+
+    @property
+    def name(self) -> str:
+        """The stored variable's name."""
+        return self.var.name
+
+    @cached_property
+    def _ids(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.source is self.var:
+            return self.var.placement, self.var.placement
+        source_ids = np.arange(self.source.chunk_count, dtype=np.int64)
+        cells = np.unravel_index(source_ids, self.source.grid_shape)
+        shifted = tuple(c + o for c, o in zip(cells, self.grid_offset, strict=True))
+        chunk_ids = np.ravel_multi_index(shifted, self.var.grid_shape).astype(np.int64)
+        rank = np.empty(self.var.chunk_count, dtype=np.int64)
+        rank[self.var.placement] = np.arange(self.var.chunk_count)
+        order = np.argsort(rank[chunk_ids], kind="stable")  # the file's placement order
+        return chunk_ids[order], source_ids[order]
+
+    @property
+    def chunk_ids(self) -> np.ndarray:
+        """The chunks written, row-major in ``var``'s grid, in ``var``'s placement order."""
+        return self._ids[0]
+
+    @property
+    def source_ids(self) -> np.ndarray:
+        """The same chunks, row-major in ``source``'s grid."""
+        return self._ids[1]
+
+
+def chunk_encoder(var: VariableMeta, source: xr.Variable) -> LocalChunks | DaskChunks:
+    """The encoder of the chunks of ``var`` from the CF-encoded ``source``.
+
+    Raises
+    ------
+    ValueError
+        For dask chunks that do not line up with the stored chunks.
+    """
+    check_alignment(var.name, source, var.chunks)
+    if isinstance(source.data, da.Array):
+        return DaskChunks(source.data, var)
+    return LocalChunks(source, ChunkCodec(var))
+
+
 class DaskWrite:
     """One write of a CF-encoded dataset, ready to run here or as a Dask task.
 
-    Building it checks the dask chunks and builds the encode graphs; nothing is
+    Its parts hold the encode graphs, built and checked beforehand; nothing is
     written until :meth:`run`.
 
     Parameters
@@ -341,28 +428,30 @@ class DaskWrite:
         The file to create or replace.
     metadata
         The dataset description.
-    variables
-        The CF-encoded variables, by name.
+    parts
+        The chunks written, variable by variable in the order of ``metadata``.
     window
         Encoded chunks in flight per Dask worker.
     progress
         Draw a progress bar on standard error; ``None``: when it is a terminal.
+    exclusive
+        Fail instead of replacing an existing file (``mode="w-"``).
 
     Raises
     ------
     ValueError
-        For dask chunks that do not line up with the stored chunks, or a window
-        below 1.
+        For a window below 1.
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         metadata: DatasetMeta,
-        variables: Mapping[Hashable, xr.Variable],
+        parts: Sequence[WritePart],
         *,
         window: int = DEFAULT_WINDOW,
         progress: bool | None = None,
+        exclusive: bool = False,
     ) -> None:
         if not isinstance(window, int) or isinstance(window, bool) or window < 1:
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
@@ -370,40 +459,38 @@ class DaskWrite:
         self.metadata = metadata
         self.window = window
         self.progress = progress
-        self._chunks: dict[str, LocalChunks | DaskChunks] = {}
-        for var in metadata.variables:
-            source = variables[var.name]
-            check_alignment(var.name, source, var.chunks)
-            if isinstance(source.data, da.Array):
-                self._chunks[var.name] = DaskChunks(source.data, var)
-            else:
-                self._chunks[var.name] = LocalChunks(source, ChunkCodec(var))
+        self.exclusive = exclusive
+        self.parts = parts
+
+    def open_sink(self) -> AbstractContextManager[ChunkSink]:
+        """The writer of the new file: in a temporary file beside the target, moved
+        into place only once complete; any failure leaves the target as it was."""
+        return ContainerWriter(self.path, self.metadata, exclusive=self.exclusive)
 
     def run(self) -> None:
-        """Write the file: in a temporary file beside the target, moved into place
-        only once complete; any failure leaves the target as it was."""
-        total = sum(var.chunk_count for var in self.metadata.variables)
+        """Encode and store the chunks of every part, committed at the end."""
+        total = sum(len(part.chunk_ids) for part in self.parts)
         show = sys.stderr.isatty() if self.progress is None else self.progress
         bar = None
         with _waiting_for_tasks():
             schedule = get_scheduler(cls=da.Array)
             workers = _worker_count(schedule)
             try:
-                with ContainerWriter(self.path, self.metadata) as writer:
+                with self.open_sink() as sink:
                     # drawn once the temporary file exists: a target that cannot be
                     # written fails with its error alone
                     bar = ProgressBar(f"writing {self.path.name}", total) if show else None
-                    for var in self.metadata.variables:
-                        stream = self._chunks[var.name].encoded(
-                            var.placement, schedule, self.window, workers
+                    for part in self.parts:
+                        stream = part.chunks.encoded(
+                            part.source_ids, schedule, self.window, workers
                         )
                         ids = (
                             chunk_id
-                            for start in range(0, var.chunk_count, PLACEMENT_SLICE)
-                            for chunk_id in var.placement[start : start + PLACEMENT_SLICE].tolist()
+                            for start in range(0, len(part.chunk_ids), PLACEMENT_SLICE)
+                            for chunk_id in part.chunk_ids[start : start + PLACEMENT_SLICE].tolist()
                         )
                         for chunk_id, data in zip(ids, stream, strict=True):
-                            writer.write_chunk(var.name, chunk_id, data)
+                            sink.write_chunk(part.name, chunk_id, data)
                             if bar is not None:
                                 bar.update(1, len(data))
             finally:

@@ -21,7 +21,7 @@ from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.codecs import CodecSpec
 from ..io import UploadTarget, staged_upload, upload_target
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
-from .dask_write import DEFAULT_WINDOW, DaskWrite
+from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
 from .strings import FILL_ATTRS, check_fill_value, encode_text
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
@@ -284,13 +284,16 @@ def to_hurray(
     window: int = DEFAULT_WINDOW,
     storage_options: Mapping[str, Any] | None = None,
     compressor: CodecSpec | Sequence[CodecSpec] | _NotGiven = _NotGiven.NOT_GIVEN,
+    mode: str | None = None,
+    append_dim: Hashable | None = None,
+    region: Mapping[Hashable, slice | str] | str | None = None,
 ) -> Delayed | None:
-    """Write ``ds`` to a Hurray file at ``path``.
+    """Write ``ds`` to a Hurray file at ``path``, or into the file there.
 
     Variables are CF-encoded with xarray's conventions (times, ``_FillValue``,
     ``scale_factor``/``add_offset``, ``coordinates``) and stored chunk by chunk.
     Everything is checked before the first byte is written, and the file appears at
-    ``path`` only once complete.
+    ``path``, or changes, at one instant once the write is complete.
 
     Parameters
     ----------
@@ -341,6 +344,24 @@ def to_hurray(
     compressor
         Deprecated old name of ``codecs``, taken in its place with a
         :class:`DeprecationWarning` until the next release.
+    mode
+        As in ``to_zarr``: ``"w"`` creates or replaces the file, ``"w-"`` creates it
+        and fails if it exists, ``"a"`` writes into it (variables it holds are
+        overwritten, or extended along ``append_dim``; new ones added; it is created if
+        missing and there is no ``append_dim``), ``"a-"`` is ``"a"`` except that
+        variables without ``append_dim`` it holds are left alone, and ``"r+"`` writes
+        only into variables it holds.  By default ``"a"`` with ``append_dim``,
+        ``"r+"`` with ``region`` and ``"w"`` otherwise.  A write into a file takes its
+        writer lock, encodes only the chunks that change, and commits at one instant;
+        storage settings (``encoding``, ``layout``, ``codecs``...) apply to new
+        variables only, the others keep the file's.
+    append_dim
+        The dimension to extend: the dataset's values along it go after the file's.
+    region
+        Where in the file the dataset goes: a slice per dimension, ``"auto"`` for a
+        dimension (or for every one) to find it from the coordinates the file holds.
+        Coordinates indexing the dataset are not written.  Bounds must be on the
+        stored chunk grid (or at the end of the dimension).
 
     Returns
     -------
@@ -354,11 +375,21 @@ def to_hurray(
         or codecs, and dask chunks that end inside a stored chunk (rechunk, or
         choose ``encoding["chunks"]`` dividing the dask chunks), naming the variable.
     FileNotFoundError, IsADirectoryError
-        For a local ``path`` whose directory does not exist, or that is a directory.
+        For a local ``path`` whose directory does not exist, or that is a directory,
+        or, with ``mode="r+"``, when there is no file at ``path``.
+    FileExistsError
+        With ``mode="w-"``, when a file exists at ``path``.
     """
+    # the update module builds on this one
+    from .update import PendingUpdate, choose_mode, target_exists
+
+    mode = choose_mode(mode, append_dim, region)
     remote = upload_target(path, storage_options)
     if remote is None:
         _check_local_target(path)
+    exists = target_exists(path, storage_options) if mode != "w" else True
+    if mode == "w-" and exists:
+        raise FileExistsError(errno.EEXIST, "a file exists at the target (mode='w-')", str(path))
     if compressor is not _NotGiven.NOT_GIVEN:
         warnings.warn(
             "to_hurray(compressor=...) is deprecated and will be removed in the next "
@@ -368,6 +399,17 @@ def to_hurray(
         )
         codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
+    if mode in ("a", "a-", "r+") and (exists or mode == "r+" or append_dim or region):
+        options = {"mode": mode, "append_dim": append_dim, "region": region}
+        options |= {"encoding": encoding or {}, "defaults": defaults, "chunk_bytes": chunk_bytes}
+        update = PendingUpdate(
+            ds, path, storage_options, options, {"window": window, "progress": progress}
+        )
+        if not compute:
+            update.check()  # errors now, as for a new file; the lock is taken when it runs
+            return delayed(update, pure=False)()
+        update()
+        return None
     variables, attrs = encode_dataset(ds, encoding or {})
     metadata = DatasetMeta(
         attrs=dict(attrs),
@@ -376,7 +418,10 @@ def to_hurray(
         ),
     )
     local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
-    write = DaskWrite(local, metadata, variables, window=window, progress=progress)
+    parts = [WritePart.whole(var, variables[var.name]) for var in metadata.variables]
+    # "a" creating a file must not replace one another writer created meanwhile
+    exclusive = mode != "w"
+    write = DaskWrite(local, metadata, parts, window=window, progress=progress, exclusive=exclusive)
     if not compute:
         return delayed(_run, pure=False)(write, remote)
     _run(write, remote)

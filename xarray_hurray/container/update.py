@@ -1,0 +1,279 @@
+"""Changing an existing Hurray file: one writer at a time, committed at one instant.
+
+An update starts from the version of the file it opened (its *base*), stores the
+chunks that change and keeps every other chunk.  :class:`FileUpdate` holds the
+exclusive lock of a local file for the whole update and opens the base under it;
+:meth:`FileUpdate.writer` then takes the changed chunks and commits them.
+
+The commit here is a *staged rewrite*: a new file is streamed in placement order,
+unchanged chunks copied from the base as stored bytes (checked against their
+crc32c, never decoded), and it replaces the old file in one rename (a local file)
+or one upload (an object).  Until that instant the base is the file; a process
+killed at any point before leaves it exactly as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
+from .checksum import verify
+from .errors import HurrayFormatError
+from .metadata import DatasetMeta, VariableMeta
+from .open import open_reader
+from .reader import ContainerReader
+from .writer import ContainerWriter
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+COPY_BYTES = 32 * 2**20
+"""Largest batch of unchanged chunk bytes read from the base at a time."""
+
+COPY_POLICY = MergePolicy(max_gap=0, max_request=COPY_BYTES)
+"""Copies read the chunks they need and nothing between them."""
+
+
+@contextlib.contextmanager
+def lock_file(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the exclusive writer lock of the existing file ``path``.
+
+    The lock is ``flock(LOCK_EX)`` on the file itself: a second writer waits until the
+    first one finishes.  A write replaces the file by a rename, so after waiting the
+    lock may be held on a file no longer at ``path``; it is then taken again on the
+    new one.  Locks are advisory (only writers of this package take them) and, over
+    network file systems, only as reliable as the file system's ``flock``.
+
+    Raises
+    ------
+    FileNotFoundError
+        When there is no file at ``path``.
+    NotImplementedError
+        Where ``fcntl`` does not exist (Windows).
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        raise NotImplementedError("changing an existing Hurray file needs fcntl.flock (POSIX)")
+    while True:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held, current = os.fstat(fd), _stat_or_none(path)
+            if current is not None and (held.st_dev, held.st_ino) == (
+                current.st_dev,
+                current.st_ino,
+            ):
+                yield
+                return
+        finally:
+            os.close(fd)  # releases the lock
+
+
+def _stat_or_none(path: str | os.PathLike[str]) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+class FileUpdate:
+    """An exclusive update of the Hurray file at ``target``; use as a context manager.
+
+    Entering takes the writer lock of a local file (see :func:`lock_file`) and opens
+    the version of the file the update starts from, :attr:`base`.  Objects cannot be
+    locked: two updates of one object at once both succeed and the last upload wins.
+
+    Parameters
+    ----------
+    target
+        A local path, a URL or an upload target that can also be read.
+    storage_options
+        fsspec options for a URL target.
+
+    Raises
+    ------
+    FileNotFoundError
+        On entering, when there is no file at ``target``.
+    """
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | UploadTarget,
+        storage_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.target = target
+        self.storage_options = storage_options
+        self.remote = upload_target(target, storage_options)
+        self._stack = contextlib.ExitStack()
+        self.base: ContainerReader
+
+    def __enter__(self) -> FileUpdate:
+        with contextlib.ExitStack() as stack:
+            if self.remote is None:
+                stack.enter_context(lock_file(self.target))  # type: ignore[arg-type]
+            self.base = open_reader(self.target, storage_options=self.storage_options)  # type: ignore[arg-type]
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stack.close()
+
+    @contextlib.contextmanager
+    def writer(
+        self, metadata: DatasetMeta, written: Mapping[str, np.ndarray]
+    ) -> Iterator[StagedRewrite]:
+        """A writer of the new version, committed on a clean exit.
+
+        Parameters
+        ----------
+        metadata
+            The description of the new version.
+        written
+            By variable name, the chunks (row-major indices in the new chunk grid)
+            the update stores; every other chunk of a variable the base holds with
+            the same dimensions is kept.
+        """
+        if self.remote is None:
+            with StagedRewrite(self.target, self.base, metadata, written) as rewrite:  # type: ignore[arg-type]
+                yield rewrite
+            return
+        name = Path(self.base.source.name).name or "update.hurray"
+        with staged_upload(self.remote, name) as local:
+            with StagedRewrite(local, self.base, metadata, written) as rewrite:
+                yield rewrite
+
+
+def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.ndarray]:
+    """The chunks of ``old`` that ``new`` holds at the same chunk-grid position:
+    ``(old row-major ids, new row-major ids)``.  Shapes may have grown; a variable
+    whose dimensions, chunks, element type, layout or codecs changed keeps nothing."""
+    same = (old.dims, old.chunks, old.dtype, old.layout, old.codecs) == (
+        new.dims,
+        new.chunks,
+        new.dtype,
+        new.layout,
+        new.codecs,
+    )
+    if not same or any(o > n for o, n in zip(old.grid_shape, new.grid_shape, strict=True)):
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    old_ids = np.arange(old.chunk_count, dtype=np.int64)
+    corners = np.unravel_index(old_ids, old.grid_shape)
+    return old_ids, np.ravel_multi_index(corners, new.grid_shape).astype(np.int64)
+
+
+class StagedRewrite:
+    """Write the new version of a file whole, unchanged chunks copied from the base.
+
+    Changed chunks are given with :meth:`write_chunk`, variable by variable in the
+    order of the new metadata and each in its placement order (the order of
+    :class:`ContainerWriter`); the unchanged chunks between them are copied as they
+    come.  Closing copies the rest and moves the file into place.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        base: ContainerReader,
+        metadata: DatasetMeta,
+        written: Mapping[str, np.ndarray],
+    ) -> None:
+        self.base = base
+        self._old: dict[str, dict[int, int]] = {}  # variable -> new chunk id -> old chunk id
+        for var in metadata.variables:
+            if var.name not in {v.name for v in base.metadata.variables}:
+                continue
+            old_ids, new_ids = kept_chunks(base.variable(var.name), var)
+            keep = ~np.isin(new_ids, written.get(var.name, ()))
+            self._old[var.name] = dict(
+                zip(new_ids[keep].tolist(), old_ids[keep].tolist(), strict=True)
+            )
+        self._writer = ContainerWriter(path, metadata)
+        self._order = self._writer.placement()
+        self._copies = self._copy_stream()
+
+    def _copy_stream(self) -> Iterator[bytes]:
+        """The stored bytes of every kept chunk, in the order the new file holds them,
+        read from the base in batches of at most :data:`COPY_BYTES`."""
+        for var in self._writer.metadata.variables:
+            old = self._old.get(var.name)
+            if not old:
+                continue
+            old_ids = np.array([old[c] for c in var.placement.tolist() if c in old], dtype=np.int64)
+            sizes = np.cumsum(self.base.index(var.name)["size"][old_ids].astype(np.int64))
+            start = 0
+            while start < len(old_ids):
+                # at least one chunk per batch, however large
+                done = int(sizes[start - 1]) if start else 0
+                stop = max(int(np.searchsorted(sizes, done + COPY_BYTES, "right")), start + 1)
+                yield from self._read_old(var.name, old_ids[start:stop])
+                start = stop
+
+    def _read_old(self, name: str, old_ids: np.ndarray) -> Iterator[bytes]:
+        """The stored bytes of chunks ``old_ids`` of ``name`` in the base, checked."""
+        entries = self.base.index(name)[old_ids]
+        starts = entries["offset"].astype(np.int64)
+        stops = starts + entries["size"].astype(np.int64)
+        plan = plan_reads(starts, stops, COPY_POLICY)
+        blobs = self.base.source.read_ranges(plan.requests)
+        for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
+            request = int(plan.request_of[i])
+            first = int(plan.requests[request][0])
+            data = blobs[request][start - first : stop - first]
+            what = f"chunk {int(old_ids[i])} of variable {name!r}"
+            if len(data) != stop - start:
+                raise HurrayFormatError(f"truncated file {self.base.source.name}: {what}")
+            verify(data, int(entries["crc32c"][i]), what)
+            yield data
+
+    def _copy_until(self, target: tuple[str, int] | None) -> None:
+        """Copy kept chunks until the next one in placement order is ``target``."""
+        for var, chunk_id in self._order:
+            if (var.name, chunk_id) == target:
+                return
+            if chunk_id not in self._old.get(var.name, {}):
+                where = "the end" if target is None else f"chunk {target[1]} of {target[0]!r}"
+                raise ValueError(
+                    f"chunk {chunk_id} of {var.name!r} is neither written nor kept before "
+                    f"{where}: chunks must come in placement order"
+                )
+            self._writer.write_chunk(var.name, chunk_id, next(self._copies))
+        if target is not None:
+            raise ValueError(f"chunk {target[1]} of {target[0]!r} written out of order")
+
+    def write_chunk(self, name: str, chunk_id: int, data: bytes) -> None:
+        """Store ``data`` as chunk ``chunk_id`` of ``name`` in the new version."""
+        self._copy_until((name, chunk_id))
+        self._writer.write_chunk(name, chunk_id, data)
+
+    def __enter__(self) -> StagedRewrite:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            self._writer.abort()
+            return
+        try:
+            self._copy_until(None)
+            self._writer.close()
+        except BaseException:
+            self._writer.abort()
+            raise

@@ -1,0 +1,439 @@
+"""Writing into an existing Hurray file: ``to_hurray(mode="a" | "a-" | "r+")``.
+
+The modes and their checks are those of ``to_zarr``:
+
+- ``"a"``: variables of the dataset that the file holds are overwritten, or extended
+  along ``append_dim``; new variables are added.
+- ``"a-"``: as ``"a"`` with ``append_dim``, but variables without ``append_dim`` that
+  the file holds are left as they are.
+- ``"r+"``: only variables the file holds are written; with ``region`` (a slice per
+  dimension, or ``"auto"`` to find it from the coordinates) into a part of them.
+
+Everything is checked against the file before anything is written; then only the
+chunks that change are encoded, and the update commits at one instant (see
+:mod:`xarray_hurray.container.update`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import Any, Literal
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+import xarray as xr
+from xarray import conventions
+
+from ..container import ContainerReader, DatasetMeta, VariableMeta, element_type, open_reader
+from ..container.update import FileUpdate
+from ..io import UploadTarget, open_source
+from .backend import HurrayDataStore
+from .dask_write import ChunkSink, DaskWrite, WritePart, check_alignment, chunk_encoder
+from .writer import CF_ENCODING, describe_variable, encode_dataset
+
+WRITE_MODES = ("w", "w-", "a", "a-", "r+")
+"""The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""
+
+Region = Mapping[Hashable, slice | Literal["auto"]] | Literal["auto"]
+
+
+def choose_mode(mode: str | None, append_dim: Hashable | None, region: Region | None) -> str:
+    """The write mode: ``mode``, or by default ``"a"`` with ``append_dim``, ``"r+"`` with
+    ``region`` and ``"w"`` otherwise.
+
+    Raises
+    ------
+    ValueError
+        For an unknown mode, or one that does not go with ``append_dim`` or ``region``.
+    """
+    if mode is None:
+        mode = "a" if append_dim is not None else "r+" if region is not None else "w"
+    if mode not in WRITE_MODES:
+        raise ValueError(
+            f"The only supported options for mode are {', '.join(map(repr, WRITE_MODES))}, "
+            f"but mode={mode!r}"
+        )
+    if append_dim is not None and mode not in ("a", "a-"):
+        raise ValueError(
+            f"cannot set append_dim unless mode='a', mode='a-' or mode=None, got {mode!r}"
+        )
+    if region is not None and mode not in ("a", "a-", "r+"):
+        raise ValueError(
+            f"cannot set region unless mode='a', mode='a-', mode='r+' or mode=None, got {mode!r}"
+        )
+    return mode
+
+
+def file_dimensions(metadata: DatasetMeta) -> dict[str, int]:
+    """The length of every dimension of the file's variables."""
+    sizes: dict[str, int] = {}
+    for var in metadata.variables:
+        sizes.update(zip(var.dims, var.shape, strict=True))
+    return sizes
+
+
+def _decoded_variables(base: ContainerReader, names: set[str]) -> dict[Hashable, xr.Variable]:
+    """Variables ``names`` of the file, lazily decoded as ``open_dataset`` decodes them:
+    their ``encoding`` is how the file encodes them."""
+    stored = {k: v for k, v in HurrayDataStore(base).get_variables().items() if k in names}
+    variables, _, _ = conventions.decode_cf_variables(stored, {})
+    return dict(variables)
+
+
+def _auto_region(ds: xr.Dataset, base: ContainerReader, dim: Hashable) -> slice:
+    """The slice of ``dim`` in the file that the dataset's coordinate of ``dim`` covers."""
+    if dim not in ds.variables:
+        return slice(0, ds.sizes[dim])  # no coordinate: the dimension from its start
+    stored = _decoded_variables(base, {str(dim)}).get(dim)
+    if stored is None or stored.dims != (dim,):
+        raise KeyError(
+            f"region='auto' needs the coordinate {dim!r} in the file to find where the "
+            "dataset goes, and the file has none"
+        )
+    positions = pd.Index(stored.values).get_indexer(ds[dim].values)
+    if (positions == -1).any():
+        raise KeyError(
+            f"Not all values of coordinate {dim!r} in the new array were found in the "
+            "original file. Writing to a region requires that no dimensions or metadata "
+            "are changed by the write."
+        )
+    if positions.size and (np.diff(positions) != 1).any():
+        raise ValueError(
+            f"The auto-detected region of coordinate {dim!r} for writing new data to the "
+            "original file had non-contiguous indices. Writing to a region requires that "
+            "the new data constitute a contiguous subset of the original file."
+        )
+    start = int(positions[0]) if positions.size else 0
+    return slice(start, start + positions.size)
+
+
+def resolve_region(
+    ds: xr.Dataset,
+    base: ContainerReader,
+    region: Region,
+    append_dim: Hashable | None,
+) -> dict[Hashable, slice]:
+    """``region`` checked as ``to_zarr`` checks it, ``"auto"`` entries found from the
+    coordinates and every slice made absolute (``start``, ``stop``; step 1) against
+    the file's dimensions.
+
+    Raises
+    ------
+    TypeError, ValueError, KeyError
+        Naming what does not fit.
+    """
+    if isinstance(region, str) and region == "auto":
+        region = dict.fromkeys(ds.dims, "auto")
+    if not isinstance(region, Mapping):
+        raise TypeError(f"``region`` must be a dict, got {type(region)}")
+    sizes = file_dimensions(base.metadata)
+    resolved: dict[Hashable, slice] = {}
+    for dim, value in region.items():
+        if dim not in ds.dims:
+            raise ValueError(
+                f"all keys in ``region`` are not in Dataset dimensions, got {list(region)} "
+                f"and {list(ds.dims)}"
+            )
+        if dim not in sizes:
+            raise ValueError(f"region dimension {dim!r} is not a dimension of the file {sizes}")
+        if isinstance(value, str) and value == "auto":
+            value = _auto_region(ds, base, dim)
+        if not isinstance(value, slice):
+            raise TypeError(
+                f"all values in ``region`` must be slice objects, got region={dict(region)}"
+            )
+        if value.step not in (1, None):
+            raise ValueError(
+                f"step on all slices in ``region`` must be 1 or None, got region={dict(region)}"
+            )
+        start, stop, _ = value.indices(sizes[str(dim)])
+        resolved[dim] = slice(start, max(start, stop))
+    outside = [k for k, v in ds.variables.items() if not set(resolved).intersection(v.dims)]
+    if resolved and outside:
+        raise ValueError(
+            "when setting `region` explicitly in to_hurray(), all variables in the dataset "
+            "to write must have at least one dimension in common with the region's "
+            f"dimensions {list(resolved)}, but that is not the case for some variables here. "
+            "To drop these variables from this dataset before writing, write: "
+            f".drop_vars({outside!r})"
+        )
+    if append_dim is not None and append_dim in resolved:
+        raise ValueError(
+            "cannot list the same dimension in both ``append_dim`` and ``region`` with "
+            f"to_hurray(), got {append_dim!r} in both"
+        )
+    return resolved
+
+
+def _kind(dtype: np.dtype) -> str:
+    """What a decoded variable holds, as far as appending goes: numbers, datetimes,
+    timedeltas or anything else (text, objects)."""
+    return {"M": "datetime", "m": "timedelta"}.get(
+        dtype.kind, "number" if dtype.kind in "biufc" else "other"
+    )
+
+
+def _check_dtype(name: Hashable, new: xr.Variable, stored: xr.Variable) -> None:
+    """Refuse values of another kind than the file's variable holds (text into numbers,
+    numbers into text, times into numbers...): encoding them with the file's encoding
+    would fail, or worse, change them.  Numbers into numbers are cast by the file's
+    encoding, as ``to_zarr`` casts them."""
+    if _kind(new.dtype) != _kind(stored.dtype):
+        raise ValueError(
+            f"Mismatched dtypes for variable {name} between Hurray file on disk and dataset "
+            f"to append. File has dtype {stored.dtype} but dataset to append has dtype "
+            f"{new.dtype}."
+        )
+
+
+def _check_dims(
+    name: str,
+    var: xr.Variable,
+    old: VariableMeta,
+    region: Mapping[Hashable, slice],
+    append_dim: Hashable | None,
+) -> xr.Variable:
+    """``var`` with the file's dimension order, after checking its dimensions and sizes
+    against the variable ``old`` of the file, as ``to_zarr`` checks them."""
+    if var.dims != old.dims:
+        if set(var.dims) != set(old.dims):
+            raise ValueError(
+                f"variable {name!r} already exists with different dimension names "
+                f"{old.dims} != {var.dims}, but changing variable dimensions is not "
+                "supported by to_hurray()."
+            )
+        var = var.transpose(*old.dims)
+    expected = {
+        dim: (region[dim].stop - region[dim].start) if dim in region else size
+        for dim, size in zip(old.dims, old.shape, strict=True)
+        if dim != append_dim
+    }
+    given = {dim: size for dim, size in var.sizes.items() if dim != append_dim}
+    if expected != given:
+        changed = next(d for d in expected if expected[d] != given[d])
+        raise ValueError(
+            f"Unable to update size for existing dimension {changed!r}: variable {name!r} "
+            f"already exists with different dimension sizes: {expected} != {given}. "
+            "to_hurray() only supports changing dimension sizes when explicitly appending, "
+            f"but append_dim={append_dim!r}. If you are attempting to write to a subset of "
+            "the existing file without changing dimension sizes, consider using the region "
+            "argument in to_hurray()."
+        )
+    dtype = element_type(var.dtype)
+    if dtype != old.dtype:
+        raise ValueError(
+            f"Mismatched dtypes for variable {name} between Hurray file on disk and dataset "
+            f"to append. File has dtype {old.dtype} but dataset to append has dtype {dtype}."
+        )
+    return var
+
+
+def _check_on_grid(name: str, var: VariableMeta, region: Mapping[Hashable, slice]) -> None:
+    """Refuse a region that starts or ends inside a stored chunk of ``var`` (other than
+    at the end of the dimension): it would need the rest of that chunk rewritten."""
+    for axis, dim in enumerate(var.dims):
+        if dim not in region:
+            continue
+        size, chunk = var.shape[axis], var.chunks[axis]
+        start, stop = region[dim].start, region[dim].stop
+        if start % chunk or (stop % chunk and stop != size):
+            raise ValueError(
+                f"variable {name!r}: region {dim}=slice({start}, {stop}) does not line up "
+                f"with its stored chunks of {chunk} along {dim!r}: a region write stores "
+                f"whole chunks, so its bounds must be multiples of {chunk} (or {size}, the "
+                "end of the dimension)"
+            )
+
+
+def _part(
+    var: VariableMeta,
+    source: xr.Variable,
+    start: tuple[int, ...],
+    base: ContainerReader | None,
+) -> WritePart:
+    """The chunks of ``var`` that ``source``, placed at ``start``, changes.
+
+    Where ``start`` is inside a chunk (an append to a dimension whose last chunk is
+    partly filled), the stored values of that chunk before ``start`` are read from
+    ``base`` and put in front, so the chunk is written whole.
+    """
+    corner = tuple(s - s % c for s, c in zip(start, var.chunks, strict=True))
+    check_alignment(var.name, source, var.chunks, start)
+    data: Any = source.data
+    for axis, (c, s) in enumerate(zip(corner, start, strict=True)):
+        if c == s:
+            continue
+        assert base is not None  # only appends start inside a chunk
+        key = tuple(slice(c, s) if k == axis else slice(None) for k in range(len(start)))
+        head = base.read(var.name, key)
+        if isinstance(data, da.Array):
+            # the head and the first dask chunk fill whole stored chunks together
+            blocks = data.chunks[axis]
+            merged = (head.shape[axis] + blocks[0], *blocks[1:]) if blocks else (head.shape[axis],)
+            data = da.concatenate([da.from_array(head, chunks=head.shape), data], axis=axis)
+            data = data.rechunk({axis: merged})
+        else:
+            data = np.concatenate([head, np.asarray(data)], axis=axis)
+    source = xr.Variable(source.dims, data)
+    sub = replace(var, shape=source.shape)
+    offset = tuple(c // n for c, n in zip(corner, var.chunks, strict=True))
+    return WritePart(var, sub, offset, chunk_encoder(sub, source))
+
+
+def plan_update(
+    ds: xr.Dataset,
+    base: ContainerReader,
+    *,
+    mode: str,
+    append_dim: Hashable | None,
+    region: Region | None,
+    encoding: Mapping[Hashable, Mapping[str, Any]],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+) -> tuple[DatasetMeta, list[WritePart]]:
+    """The new description of the file and the chunks to write, for writing ``ds``
+    into the file ``base`` with ``mode`` ``"a"``, ``"a-"`` or ``"r+"``.
+
+    Raises
+    ------
+    ValueError, TypeError, KeyError
+        For every way the dataset does not fit the file, as ``to_zarr`` raises them.
+    """
+    existing = {var.name: var for var in base.metadata.variables}
+    sizes = file_dimensions(base.metadata)
+    for name in encoding:
+        if name in existing:
+            raise ValueError(f"variable {name!r} already exists, but encoding was provided")
+    resolved: dict[Hashable, slice] = {}
+    if region is not None:
+        resolved = resolve_region(ds, base, region, append_dim)
+        ds = ds.drop_vars(ds.indexes)  # a region write leaves the coordinates as they are
+    new_names = [k for k in ds.variables if k not in existing]
+    if mode == "r+" and new_names:
+        raise ValueError(
+            f"dataset contains non-pre-existing variables {new_names!r}, which is not "
+            "allowed in to_hurray() with mode='r+'. To allow writing new variables, set "
+            "mode='a'."
+        )
+    if region is not None and new_names:
+        raise ValueError(
+            f"dataset contains non-pre-existing variables {new_names!r}: a region write "
+            "only writes into variables the file holds"
+        )
+    if append_dim is not None and append_dim not in sizes:
+        raise ValueError(
+            f"append_dim={append_dim!r} does not match any existing dataset dimensions {sizes}"
+        )
+    if mode == "a-" and append_dim is not None:
+        ds = ds.drop_vars(
+            [k for k, v in ds.variables.items() if k in existing and append_dim not in v.dims]
+        )
+    if append_dim is not None:
+        left = [n for n, v in existing.items() if append_dim in v.dims and n not in ds.variables]
+        if left:
+            raise ValueError(
+                f"variables {left} of the file have the dimension {append_dim!r} appended "
+                "to but are not in the dataset: give them too, or drop them from the file "
+                "first"
+            )
+    stored = _decoded_variables(base, {str(k) for k in ds.variables if k in existing})
+    for name, var in stored.items():
+        _check_dtype(name, ds.variables[name], var)
+    cf = {
+        k: {e: v for e, v in var.encoding.items() if e in CF_ENCODING} for k, var in stored.items()
+    }
+    variables, attrs = encode_dataset(ds, {**encoding, **cf})
+
+    updated: dict[str, VariableMeta] = {}
+    parts: dict[str, WritePart] = {}
+    for name, var in variables.items():
+        if name in existing:
+            old = existing[name]  # type: ignore[index]
+            var = _check_dims(str(name), var, old, resolved, append_dim)
+            shape = list(old.shape)
+            start = [resolved[d].start if d in resolved else 0 for d in old.dims]
+            if append_dim in old.dims:
+                axis = old.dims.index(str(append_dim))
+                start[axis] = old.shape[axis]
+                shape[axis] += var.shape[axis]
+            meta = replace(old, shape=tuple(shape))
+            _check_on_grid(str(name), meta, resolved)
+        else:
+            meta = describe_variable(name, var, defaults, chunk_bytes)
+            start = [0] * var.ndim
+        updated[meta.name] = meta
+        parts[meta.name] = _part(meta, var, tuple(start), base)
+    order = [updated.get(n, v) for n, v in existing.items()]
+    order += [v for n, v in updated.items() if n not in existing]
+    try:
+        metadata = DatasetMeta(
+            attrs=dict(base.metadata.attrs) if mode == "r+" else dict(attrs),
+            variables=tuple(order),
+        )
+    except ValueError as err:
+        raise ValueError(f"the dataset does not fit the file: {err}") from None
+    return metadata, [parts[v.name] for v in order if v.name in parts]
+
+
+class UpdateWrite(DaskWrite):
+    """The write of the changed chunks of one update, committed by ``update``."""
+
+    def __init__(
+        self, update: FileUpdate, metadata: DatasetMeta, parts: list[WritePart], **kwargs: Any
+    ) -> None:
+        super().__init__(update.base.source.name, metadata, parts, **kwargs)
+        self.update = update
+
+    def open_sink(self) -> AbstractContextManager[ChunkSink]:
+        written = {part.name: part.chunk_ids for part in self.parts}
+        return self.update.writer(self.metadata, written)
+
+
+class PendingUpdate:
+    """One call of ``to_hurray`` into an existing file, run now or later as a Dask task.
+
+    Running it takes the file's writer lock, checks and plans the update against the
+    version it finds (which may be newer than the one checked when it was made), and
+    commits it.
+    """
+
+    def __init__(
+        self,
+        ds: xr.Dataset,
+        target: str | os.PathLike[str] | UploadTarget,
+        storage_options: Mapping[str, Any] | None,
+        options: Mapping[str, Any],
+        write_options: Mapping[str, Any],
+    ) -> None:
+        self.ds = ds
+        self.target = target
+        self.storage_options = storage_options
+        self.options = options
+        self.write_options = write_options
+
+    def check(self) -> None:
+        """Check the update against the file as it is now, writing nothing."""
+        base = open_reader(self.target, storage_options=self.storage_options)  # type: ignore[arg-type]
+        plan_update(self.ds, base, **self.options)
+
+    def __call__(self) -> None:
+        with FileUpdate(self.target, self.storage_options) as update:
+            metadata, parts = plan_update(self.ds, update.base, **self.options)
+            UpdateWrite(update, metadata, parts, **self.write_options).run()
+
+
+def target_exists(
+    target: str | os.PathLike[str] | UploadTarget, storage_options: Mapping[str, Any] | None
+) -> bool:
+    """Whether there is a file at ``target`` (a local path, URL or upload target)."""
+    if isinstance(target, str | os.PathLike) and "://" not in os.fspath(target):
+        return os.path.exists(target)
+    try:
+        open_source(target, storage_options).read(0, 1)  # type: ignore[arg-type]
+    except FileNotFoundError:
+        return False
+    return True
