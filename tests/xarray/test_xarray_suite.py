@@ -20,11 +20,6 @@ backends = pytest.importorskip("xarray.tests.test_backends")
 # fixtures some of the suite's tests take, defined in xarray's own conftest
 from xarray.tests.conftest import time_unit, use_dask  # noqa: E402, F401
 
-APPEND = pytest.mark.xfail(
-    strict=True,
-    reason="appending to a Hurray file (to_hurray mode='a') is issue 12, not built yet",
-)
-
 
 class TestHurrayCFEncoded(backends.CFEncodedBase):
     engine = "hurray"
@@ -53,9 +48,3 @@ class TestHurrayCFEncoded(backends.CFEncodedBase):
         with self.roundtrip(xr.Dataset({"x": ("t", data)})) as actual:
             assert actual["x"].values.tolist()[::2] == ["ab", ""]
             assert actual["x"].isnull().values.tolist() == [False, True, False]
-
-    test_append_write = APPEND(backends.CFEncodedBase.test_append_write)
-    test_append_overwrite_values = APPEND(backends.CFEncodedBase.test_append_overwrite_values)
-    test_append_with_invalid_dim_raises = APPEND(
-        backends.CFEncodedBase.test_append_with_invalid_dim_raises
-    )
