@@ -7,6 +7,7 @@ import io
 import json
 import random
 import struct
+import time
 import zlib
 
 import numcodecs
@@ -28,7 +29,7 @@ from hypothesis import strategies as st
 
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
-from xarray_hurray.container.limits import MAX_NESTING
+from xarray_hurray.container.limits import MAX_CONTAINERS, MAX_NESTING
 from xarray_hurray.io import FileObjectSource
 from xarray_hurray.testing import CountingSource
 
@@ -154,6 +155,70 @@ def test_decompression_bombs_stop_at_the_declared_chunk_size(tmp_path, codec, fr
     blob = _with_last_chunk(path.read_bytes(), frame)
     with pytest.raises(xh.HurrayFormatError, match=r"declares|expands past"):
         read_everything(blob)
+
+
+ZSTD_FRAME = numcodecs.Zstd().encode(np.arange(4.0))  # the 32 bytes of one chunk of "v"
+SKIPPABLE = b"\x50\x2a\x4d\x18" + struct.pack("<I", 4) + b"abcd"
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        ZSTD_FRAME + numcodecs.Zstd().encode(bytes(2**22)),  # a bomb behind a small frame
+        ZSTD_FRAME + SKIPPABLE,
+        ZSTD_FRAME + b"\0",
+        ZSTD_FRAME[:-1],
+    ],
+    ids=["second-frame", "skippable-frame", "trailing-byte", "cut-short"],
+)
+def test_a_zstd_chunk_is_exactly_one_frame(tmp_path, frame):
+    ds = xr.Dataset({"v": (("x",), np.arange(8.0))})
+    path = tmp_path / "frames.hurray"
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (4,), "codecs": "zstd"}})
+    good = path.read_bytes()
+    assert read_everything(_with_last_chunk(good, ZSTD_FRAME))["v"][4:].tolist() == [0, 1, 2, 3]
+    blob = _with_last_chunk(good, frame)
+    with pytest.raises(xh.HurrayFormatError, match=r"one Zstandard frame|truncated Zstandard"):
+        read_everything(blob)
+    assert len(verify_file(io.BytesIO(blob))) == 1
+
+
+def test_a_reader_caps_what_one_chunk_may_allocate(tmp_path):
+    # a one-element chunk may declare a 1 GiB Morton buffer; the file is 1 KB
+    ds = xr.Dataset({"v": (("x",), np.arange(4, dtype="u1"))})
+    path = tmp_path / "wide.hurray"
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (1,), "codecs": "zstd"}})
+    blob = _set_variable(path.read_bytes(), {"layout": {"name": "morton", "morton_bits": [30]}})
+    reader = xh.open_reader(io.BytesIO(blob), max_chunk_bytes=2**26)
+    with pytest.raises(xh.HurrayFormatError, match=r"decodes to 1073741824 bytes.*max_chunk_b"):
+        reader.read("v")
+    with pytest.raises(xh.HurrayFormatError, match="max_chunk_bytes"):
+        xr.open_dataset(io.BytesIO(blob), engine="hurray", max_chunk_bytes=2**26).load()
+
+
+def test_many_containers_are_refused_before_parsing(good):
+    text = '{"attrs":{"a":[' + ",".join(["[]"] * (MAX_CONTAINERS + 1)) + ']},"variables":[]}'
+    start = time.perf_counter()
+    with pytest.raises(xh.HurrayFormatError, match="arrays and objects"):
+        read_everything(with_metadata(good, text.encode()))
+    assert time.perf_counter() - start < 2
+    # brackets inside strings are text, not containers
+    blob = _set_variable(good, {"attrs": {"a": "[" * (MAX_CONTAINERS + 1)}})
+    assert read_everything(blob)["z.attrs"]["a"].startswith("[[")
+
+
+def test_wide_text_attributes_are_refused_both_ways(good, tmp_path):
+    wide = {"dtype": "U536870911", "shape": [], "data": ["a"]}
+    with pytest.raises(xh.HurrayFormatError, match="U536870911 needs 2147483644 bytes"):
+        read_everything(_set_variable(good, {"attrs": {"a": wide}}))
+    ds = xr.Dataset({"v": (("x",), [1, 2])}, attrs={"a": np.array(["a"], dtype="U1000000")})
+    with pytest.raises(ValueError, match="numpy attributes take 4000000 bytes"):
+        xh.to_hurray(ds, tmp_path / "wide.hurray")
+    assert not any(tmp_path.iterdir())
+    ds.attrs["a"] = np.array(["a"], dtype="U1000")  # 4 kB: within the allowance
+    xh.to_hurray(ds, tmp_path / "ok.hurray")
+    with xr.open_dataset(tmp_path / "ok.hurray", engine="hurray") as out:
+        assert out.attrs["a"].dtype == "U1000"
 
 
 def _set_variable(good: bytes, changes: dict) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..container import ContainerReader, verify_file
+from ..container import ContainerReader, HurrayFormatError, verify_file
 from .common import CliError, add_file_arguments, open_checked_source, parse_storage_options
 
 
@@ -25,11 +25,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Verify ``args.file`` and print a one-line summary (and each problem on stderr)."""
     source = open_checked_source(args.file, parse_storage_options(args.storage_option))
-    problems = verify_file(source)
+    try:
+        reader = ContainerReader(source)  # parsed once, then verified
+    except HurrayFormatError as err:
+        problems = [str(err)]
+    else:
+        problems = verify_file(reader)
     for problem in problems:
         print(f"  {problem}", file=sys.stderr)
     if problems:
         raise CliError(f"{args.file}: corrupt: {len(problems)} problem(s) found", status=1)
-    chunks = sum(var.chunk_count for var in ContainerReader(source).metadata.variables)
+    chunks = sum(var.chunk_count for var in reader.metadata.variables)
     print(f"{args.file}: ok ({chunks} chunks, every checksum matches)")
     return 0

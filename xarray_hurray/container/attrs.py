@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .elements import element_type, parse_element_type
+from .limits import MAX_RANK
 
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -76,16 +77,46 @@ def encode_attr(value: Any, name: str = "") -> Any:
     )
 
 
-def decode_attr(value: Any) -> Any:
+class AttributeBudget:
+    """How many bytes the numpy attributes of one metadata may still decode to.
+
+    A typed attribute's size comes from its element type as well as its items: one
+    short item of type ``U536870911`` is 2 GiB.  Reading, the budget is a multiple
+    of the metadata's own bytes (:data:`~.limits.ATTRIBUTE_EXPANSION`, plus
+    :data:`~.limits.ATTRIBUTE_ALLOWANCE`), checked before any array is allocated.
+    """
+
+    def __init__(self, nbytes: int) -> None:
+        self.left = nbytes
+
+    def take(self, nbytes: int, dtype: str) -> None:
+        """Spend ``nbytes`` on an attribute of element type ``dtype``.
+
+        Raises
+        ------
+        ValueError
+            When the budget does not hold them.
+        """
+        if nbytes > self.left:
+            raise ValueError(
+                f"a numpy attribute of element type {dtype} needs {nbytes} bytes, more than "
+                f"the metadata's size allows ({max(self.left, 0)} bytes left)"
+            )
+        self.left -= nbytes
+
+
+def decode_attr(value: Any, budget: AttributeBudget | None = None) -> Any:
     """The attribute value stored as ``value`` by :func:`encode_attr`.
 
     Raises
     ------
     ValueError
-        For a malformed numpy object.
+        For a malformed numpy object, or one larger than ``budget`` allows.
     """
     if isinstance(value, list):
-        return [decode_attr(item) for item in value]
+        if not {list, dict} & set(map(type, value)):  # JSON has no other containers
+            return value  # a list of scalars, checked at C speed
+        return [decode_attr(item, budget) for item in value]
     if not isinstance(value, Mapping):
         return value
     if set(value) != {"dtype", "shape", "data"}:
@@ -94,12 +125,19 @@ def decode_attr(value: Any) -> Any:
     if dtype.kind not in "biufcU":
         raise ValueError(f"numpy attributes cannot have element type {value['dtype']!r}")
     shape, data = value["shape"], value["data"]
-    if not isinstance(shape, list) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+    if (
+        not isinstance(shape, list)
+        or len(shape) > MAX_RANK
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
     ):
-        raise ValueError(f"the shape of a numpy attribute must list integers >= 0, got {shape!r}")
+        raise ValueError(
+            f"the shape of a numpy attribute must list at most {MAX_RANK} integers >= 0, "
+            f"got {shape!r}"
+        )
     if not isinstance(data, list) or len(data) != math.prod(shape):
         raise ValueError(f"a numpy attribute of shape {shape} needs {math.prod(shape)} items")
+    if budget is not None:
+        budget.take(len(data) * dtype.itemsize, value["dtype"])
     bad = [item for item in data if not _item_fits(item, dtype)]
     if bad:
         raise ValueError(f"item {bad[0]!r} cannot be an element of type {value['dtype']}")
@@ -130,6 +168,15 @@ def _item_fits(item: Any, dtype: np.dtype) -> bool:
     return isinstance(item, str) and len(item) <= dtype.itemsize // 4
 
 
+def attribute_nbytes(value: Any) -> int:
+    """Bytes the numpy arrays and scalars in attribute ``value`` decode to."""
+    if isinstance(value, np.generic | np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, list | tuple):
+        return sum(attribute_nbytes(item) for item in value)
+    return 0
+
+
 def encode_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
     """Encode a mapping of attributes, whose names must be strings."""
     encoded = {}
@@ -140,6 +187,6 @@ def encode_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
     return encoded
 
 
-def decode_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """Decode a mapping of attributes written by :func:`encode_attrs`."""
-    return {key: decode_attr(value) for key, value in attrs.items()}
+def decode_attrs(attrs: Mapping[str, Any], budget: AttributeBudget | None = None) -> dict[str, Any]:
+    """Decode a mapping of attributes written by :func:`encode_attrs`, spending ``budget``."""
+    return {key: decode_attr(value, budget) for key, value in attrs.items()}

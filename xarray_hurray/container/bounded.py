@@ -30,7 +30,9 @@ def expansion_bound(size: int) -> int:
 
 
 def _zstd_content_size(data: bytes) -> int:
-    """The content size declared by the first Zstandard frame of ``data`` (RFC 8878)."""
+    """The content size declared by the Zstandard frame ``data`` (RFC 8878), which must
+    be exactly one frame: the decoder would decode every frame that follows, whatever
+    the first one declares, so nothing may follow it (not even a skippable frame)."""
     if len(data) < 5 or data[:4] != _ZSTD_MAGIC:
         raise ValueError("not a Zstandard frame: wrong magic number")
     descriptor = data[4]
@@ -43,7 +45,28 @@ def _zstd_content_size(data: bytes) -> int:
     if len(data) < start + fcs_size:
         raise ValueError("truncated Zstandard frame header")
     size = int.from_bytes(data[start : start + fcs_size], "little")
+    end = _zstd_frame_end(data, start + fcs_size, has_checksum=bool(descriptor & 4))
+    if end != len(data):
+        raise ValueError(
+            f"a chunk must be one Zstandard frame; {len(data) - end} bytes follow the frame"
+        )
     return size + 256 if fcs_size == 2 else size
+
+
+def _zstd_frame_end(data: bytes, offset: int, has_checksum: bool) -> int:
+    """Where the frame whose blocks start at ``offset`` ends: after its last block and
+    its checksum.  Each block header (3 bytes, little-endian) holds a last-block flag,
+    the block type and the block size; an RLE block stores one byte."""
+    last = False
+    while not last:
+        if offset + 3 > len(data):
+            raise ValueError("truncated Zstandard frame: a block header is cut short")
+        header = int.from_bytes(data[offset : offset + 3], "little")
+        last, kind, size = bool(header & 1), (header >> 1) & 3, header >> 3
+        if kind == 3:
+            raise ValueError("a Zstandard block of the reserved type 3")
+        offset += 3 + (1 if kind == 1 else size)
+    return offset + 4 * has_checksum
 
 
 def _lz4_content_size(data: bytes) -> int:

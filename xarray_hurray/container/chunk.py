@@ -15,16 +15,35 @@ class ChunkCodec:
 
     Edge chunks are padded to the full chunk shape with zeros (empty strings), then
     ordered by the variable's layout, turned into bytes and passed through the codecs.
+
+
+    Parameters
+    ----------
+    variable
+        The variable whose chunks are coded.
+    max_chunk_bytes
+        Most bytes decoding one chunk may produce (a reader's cap on what a file can
+        make it allocate).
+
+    Raises
+    ------
+    ValueError
+        When one decoded chunk of a fixed-size type needs more than ``max_chunk_bytes``.
     """
 
-    def __init__(self, variable: VariableMeta) -> None:
+    def __init__(self, variable: VariableMeta, max_chunk_bytes: int = MAX_CHUNK_BYTES) -> None:
         self.variable = variable
         self.chain = CodecChain(variable.codecs)
         self.buffer_size = variable.layout.buffer_size(variable.chunks)
         itemsize = parse_element_type(variable.dtype).itemsize
-        self.max_decoded = (
-            MAX_CHUNK_BYTES if variable.dtype == STRING else self.buffer_size * itemsize
-        )
+        full = MAX_CHUNK_BYTES if variable.dtype == STRING else self.buffer_size * itemsize
+        if variable.dtype != STRING and full > max_chunk_bytes:
+            raise ValueError(
+                f"a chunk of variable {variable.name!r} (chunks {list(variable.chunks)}, "
+                f"layout {variable.layout.to_config()}) decodes to {full} bytes, more than "
+                f"max_chunk_bytes={max_chunk_bytes}; raise it to read this variable"
+            )
+        self.max_decoded = min(full, max_chunk_bytes)
         """Most bytes decoding one chunk may produce."""
 
     def encode(self, block: np.ndarray) -> bytes:

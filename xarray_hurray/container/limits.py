@@ -13,6 +13,18 @@ MAX_METADATA_BYTES = 64 * 2**20
 MAX_NESTING = 32
 """Deepest nesting of JSON arrays and objects in the metadata."""
 
+MAX_CONTAINERS = 2**20
+"""Most JSON arrays and objects in the metadata (each costs a reader far more memory
+and time than its two bytes: 3 million empty lists in 9 MB would take a gigabyte)."""
+
+ATTRIBUTE_EXPANSION = 16
+ATTRIBUTE_ALLOWANCE = 2**20
+"""Numpy attributes together may decode to at most ``ATTRIBUTE_EXPANSION`` times the
+metadata's bytes plus ``ATTRIBUTE_ALLOWANCE`` bytes.  Their items take at least two
+bytes of JSON each, and no item of a numeric type decodes to more than 16 bytes; text
+types are sized by their declared width, which the bound keeps from exceeding what
+the metadata's bytes justify."""
+
 MAX_RANK = 32
 """Most axes a variable may have (numpy allows 64)."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -12,14 +13,17 @@ from typing import Any
 import numpy as np
 
 from ..layout import LAYOUT_NAMES, Layout, LayoutError, chunk_placement, layout_from_config
-from .attrs import decode_attrs, encode_attrs
+from .attrs import AttributeBudget, attribute_nbytes, decode_attrs, encode_attrs
 from .codecs import parse_codecs
 from .elements import STRING, parse_element_type
 from .errors import HurrayFormatError
 from .format import INDEX_ENTRY
 from .limits import (
+    ATTRIBUTE_ALLOWANCE,
+    ATTRIBUTE_EXPANSION,
     MAX_CHUNK_BYTES,
     MAX_CODECS,
+    MAX_CONTAINERS,
     MAX_LENGTH,
     MAX_METADATA_BYTES,
     MAX_NESTING,
@@ -162,8 +166,10 @@ class VariableMeta:
         }
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> VariableMeta:
-        """Parse the JSON object of one variable.
+    def from_json(
+        cls, obj: Mapping[str, Any], budget: AttributeBudget | None = None
+    ) -> VariableMeta:
+        """Parse the JSON object of one variable; its numpy attributes spend ``budget``.
 
         Raises
         ------
@@ -193,7 +199,7 @@ class VariableMeta:
             codecs=tuple(codecs),
             chunk_order=order["curve"],
             chunk_axes=order["axes"],
-            attrs=decode_attrs(obj["attrs"]),
+            attrs=decode_attrs(obj["attrs"], budget),
         )
 
 
@@ -216,11 +222,6 @@ class DatasetMeta:
                         f"dimension {dim!r} has length {sizes[dim]} and, in variable "
                         f"{var.name!r}, {size}"
                     )
-        size = len(self.to_bytes())
-        if size > MAX_METADATA_BYTES:
-            raise ValueError(
-                f"the metadata takes {size} bytes, more than the {MAX_METADATA_BYTES} allowed"
-            )
 
     def variable(self, name: str) -> VariableMeta:
         """The variable called ``name``; :class:`KeyError` if there is none."""
@@ -240,27 +241,42 @@ class DatasetMeta:
         return {v.name: int(o) for v, o in zip(self.variables, offsets, strict=False)}
 
     def to_bytes(self) -> bytes:
-        """The metadata as compact UTF-8 JSON.
+        """The metadata as compact UTF-8 JSON, checked against every limit a reader
+        enforces (:mod:`.limits`), so that whatever is written can be read.
 
         Raises
         ------
         ValueError
-            When an attribute holds text that UTF-8 cannot encode (a lone surrogate).
+            When an attribute holds text that UTF-8 cannot encode (a lone surrogate), or
+            the metadata breaks a limit.
         """
         obj = {
             "attrs": encode_attrs(self.attrs),
             "variables": [v.to_json() for v in self.variables],
         }
-        if _nesting(obj) > MAX_NESTING:
-            raise ValueError(f"attributes nest lists deeper than the {MAX_NESTING} levels allowed")
+        check_structure(obj)
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         try:
-            return text.encode()
+            data = text.encode()
         except UnicodeEncodeError as err:
             bad = text[max(err.start - 40, 0) : err.end + 10]
             raise ValueError(
                 f"the metadata holds text that is not valid Unicode (lone surrogate) near {bad!r}"
             ) from None
+        if len(data) > MAX_METADATA_BYTES:
+            raise ValueError(
+                f"the metadata takes {len(data)} bytes, more than the {MAX_METADATA_BYTES} allowed"
+            )
+        every_attrs = [self.attrs, *(v.attrs for v in self.variables)]
+        typed = sum(attribute_nbytes(value) for attrs in every_attrs for value in attrs.values())
+        budget = attribute_budget(len(data))
+        if typed > budget.left:
+            raise ValueError(
+                f"numpy attributes take {typed} bytes, more than a reader accepts from "
+                f"{len(data)} bytes of metadata ({budget.left}); store wide text "
+                "attributes as str"
+            )
+        return data
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -283,16 +299,66 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _nesting(obj: Any) -> int:
-    """Deepest nesting of lists and dicts in ``obj``, found without recursion."""
-    deepest, stack = 0, [(obj, 1)]
+def check_structure(obj: Any) -> None:
+    """Check that ``obj`` nests lists and dicts at most :data:`MAX_NESTING` deep and
+    holds at most :data:`MAX_CONTAINERS` of them; one walk without recursion, which
+    stops at the first container too many.
+
+    Raises
+    ------
+    ValueError
+        Naming the limit.
+    """
+    containers, stack = 0, [(obj, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, list | dict):
-            deepest = max(deepest, depth)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
+        containers += 1
+        if depth > MAX_NESTING:
+            raise ValueError(f"metadata JSON is nested deeper than {MAX_NESTING} levels")
+        if containers > MAX_CONTAINERS:
+            raise ValueError(f"metadata JSON holds more than {MAX_CONTAINERS} arrays and objects")
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, list | dict))
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+"""A JSON string, escapes included."""
+
+_BRACKET_STEP = np.zeros(256, dtype=np.int8)
+_BRACKET_STEP[list(b"[{")] = 1
+_BRACKET_STEP[list(b"]}")] = -1
+
+
+def check_json_brackets(data: bytes, block: int = 2**20) -> None:
+    """Check the nesting depth and the number of arrays and objects of the JSON text
+    ``data`` before it is parsed, from its brackets outside strings: parsing builds a
+    Python object per array (3 million empty lists in 9 MB would take a gigabyte and
+    many seconds), so the count must come first.  Runs at numpy speed.
+
+    Raises
+    ------
+    HurrayFormatError
+        Naming the limit.
+    """
+    outside = _JSON_STRING.sub(b"", data)
+    if outside.count(b"[") + outside.count(b"{") > MAX_CONTAINERS:
+        raise HurrayFormatError(
+            f"metadata JSON holds more than {MAX_CONTAINERS} arrays and objects"
+        )
+    depth = 0
+    for start in range(0, len(outside), block):
+        steps = _BRACKET_STEP[
+            np.frombuffer(outside, np.uint8, min(block, len(outside) - start), start)
+        ]
+        levels = depth + np.cumsum(steps, dtype=np.int64)
+        if levels.size and levels.max() > MAX_NESTING:
+            raise HurrayFormatError(f"metadata JSON is nested deeper than {MAX_NESTING} levels")
+        depth = int(levels[-1]) if levels.size else depth
+
+
+def attribute_budget(metadata_length: int) -> AttributeBudget:
+    """What the numpy attributes of ``metadata_length`` bytes of metadata may decode to."""
+    return AttributeBudget(ATTRIBUTE_EXPANSION * metadata_length + ATTRIBUTE_ALLOWANCE)
 
 
 def load_json(data: bytes) -> Any:
@@ -304,6 +370,7 @@ def load_json(data: bytes) -> Any:
     HurrayFormatError
         Naming what is wrong.
     """
+    check_json_brackets(data)
     try:
         obj = json.loads(
             data.decode("utf-8"),
@@ -315,8 +382,6 @@ def load_json(data: bytes) -> Any:
         raise HurrayFormatError("metadata JSON is nested too deeply") from None
     except ValueError as err:
         raise HurrayFormatError(f"metadata is not valid UTF-8 JSON: {err}") from None
-    if _nesting(obj) > MAX_NESTING:
-        raise HurrayFormatError(f"metadata JSON is nested deeper than {MAX_NESTING} levels")
     return obj
 
 
@@ -329,14 +394,15 @@ def parse_metadata(data: bytes) -> DatasetMeta:
         Naming what is invalid.
     """
     obj = load_json(data)
+    budget = attribute_budget(len(data))
     try:
         if not isinstance(obj, dict) or set(obj) != {"attrs", "variables"}:
             raise ValueError("the metadata needs exactly the keys attrs and variables")
         if not isinstance(obj["variables"], list) or not isinstance(obj["attrs"], dict):
             raise ValueError("attrs must be an object and variables a list")
         return DatasetMeta(
-            attrs=decode_attrs(obj["attrs"]),
-            variables=tuple(VariableMeta.from_json(v) for v in obj["variables"]),
+            attrs=decode_attrs(obj["attrs"], budget),
+            variables=tuple(VariableMeta.from_json(v, budget) for v in obj["variables"]),
         )
     except (ValueError, TypeError, KeyError, OverflowError, LayoutError) as err:
         raise HurrayFormatError(f"invalid metadata: {err}") from None

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from ..io import ByteSource, MergePolicy, as_merge_policy, open_source
+from .limits import MAX_CHUNK_BYTES
 from .reader import ContainerReader
 
 
@@ -16,6 +17,7 @@ def open_reader(
     storage_options: Mapping[str, Any] | None = None,
     merge_policy: MergePolicy | Mapping[str, int] | None = None,
     verify_checksums: bool = True,
+    max_chunk_bytes: int = MAX_CHUNK_BYTES,
 ) -> ContainerReader:
     """Open a Hurray file and return its :class:`ContainerReader`.
 
@@ -30,7 +32,12 @@ def open_reader(
     verify_checksums
         ``False`` skips the crc32c of every chunk, for trusted data; header,
         metadata and indexes are always checked.
+    max_chunk_bytes
+        Most bytes one decoded chunk may take (see :class:`ContainerReader`).
     """
     return ContainerReader(
-        open_source(target, storage_options), as_merge_policy(merge_policy), verify_checksums
+        open_source(target, storage_options),
+        as_merge_policy(merge_policy),
+        verify_checksums,
+        max_chunk_bytes,
     )

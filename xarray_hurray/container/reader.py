@@ -16,6 +16,7 @@ from .elements import parse_element_type
 from .errors import HurrayFormatError
 from .format import HEAD_SIZE, Header
 from .index import unpack_index
+from .limits import MAX_CHUNK_BYTES
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
 from .threads import ordered_map
@@ -44,11 +45,16 @@ class ContainerReader:
     """
 
     def __init__(
-        self, source: ByteSource, policy: MergePolicy | None = None, verify_checksums: bool = True
+        self,
+        source: ByteSource,
+        policy: MergePolicy | None = None,
+        verify_checksums: bool = True,
+        max_chunk_bytes: int = MAX_CHUNK_BYTES,
     ) -> None:
         self.source = source
         self.policy = policy or source.default_policy()
         self.verify_checksums = verify_checksums
+        self.max_chunk_bytes = max_chunk_bytes
         head = source.read(0, HEAD_SIZE)
         self.header = Header.unpack(head)
         size = source.size()
@@ -122,9 +128,12 @@ class ContainerReader:
         entries = self.index(name)[chunk_ids]
         starts = entries["offset"].astype(np.int64)
         stops = starts + entries["size"].astype(np.int64)
+        try:
+            codec = ChunkCodec(var, self.max_chunk_bytes)
+        except ValueError as err:
+            raise HurrayFormatError(str(err)) from None
         plan = plan_reads(starts, stops, self.policy)
         blobs = self.source.read_ranges(plan.requests)
-        codec = ChunkCodec(var)
         pieces: list[tuple[bytes, int, str]] = []
         for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
             request = int(plan.request_of[i])

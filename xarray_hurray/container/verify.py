@@ -65,7 +65,9 @@ def _chunk_problems(reader: ContainerReader, var: VariableMeta, ids: np.ndarray)
     return problems
 
 
-def verify_file(target: str | os.PathLike[str] | BinaryIO | ByteSource) -> list[str]:
+def verify_file(
+    target: str | os.PathLike[str] | BinaryIO | ByteSource | ContainerReader,
+) -> list[str]:
     """Every problem found in the Hurray file ``target``; an empty list for a valid file.
 
     Checks the header, the metadata, every index, the placement of every chunk
@@ -76,12 +78,16 @@ def verify_file(target: str | os.PathLike[str] | BinaryIO | ByteSource) -> list[
     Parameters
     ----------
     target
-        A path, URL, binary file object or byte source.
+        A path, URL, binary file object or byte source, or a reader already open on
+        one (its header and metadata are not parsed again).
     """
-    try:
-        reader = ContainerReader(open_source(target))
-    except HurrayFormatError as err:
-        return [str(err)]
+    if isinstance(target, ContainerReader):
+        reader = target
+    else:
+        try:
+            reader = ContainerReader(open_source(target))
+        except HurrayFormatError as err:
+            return [str(err)]
     problems: list[str] = []
     position = reader.header.data_offset
     for var in reader.metadata.variables:

@@ -18,6 +18,7 @@ from xarray.core.utils import FrozenDict
 
 from ..container import MAGIC, ContainerReader, VariableMeta, open_reader
 from ..container.elements import STRING, parse_element_type
+from ..container.limits import MAX_CHUNK_BYTES
 from ..io import MergePolicy
 from .strings import decode_fill_bytes
 
@@ -124,6 +125,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         "storage_options",
         "merge_policy",
         "verify_checksums",
+        "max_chunk_bytes",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -148,12 +150,14 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         storage_options: Mapping[str, Any] | None = None,
         merge_policy: MergePolicy | Mapping[str, int] | None = None,
         verify_checksums: bool = True,
+        max_chunk_bytes: int = MAX_CHUNK_BYTES,
     ) -> xr.Dataset:
         reader = open_reader(
             filename_or_obj,
             storage_options=storage_options,
             merge_policy=merge_policy,
             verify_checksums=verify_checksums,
+            max_chunk_bytes=max_chunk_bytes,
         )
         return StoreBackendEntrypoint().open_dataset(
             HurrayDataStore(reader),
