@@ -1,9 +1,27 @@
 """xarray-hurray: Hilbert- and Morton-ordered N-D array storage for xarray, Zarr and Dask."""
 
-from .container import HurrayFormatError, open_reader
-from .layout import LayoutError
+from .container import open_reader
+from .errors import (
+    HurrayError,
+    HurrayFormatError,
+    HurrayTypeError,
+    HurrayValueError,
+    LayoutError,
+    SourceChangedError,
+)
 from .xarray import to_hurray, to_zarr
 
 __version__ = "0.1.0"
 
-__all__ = ["HurrayFormatError", "LayoutError", "__version__", "open_reader", "to_hurray", "to_zarr"]
+__all__ = [
+    "HurrayError",
+    "HurrayFormatError",
+    "HurrayTypeError",
+    "HurrayValueError",
+    "LayoutError",
+    "SourceChangedError",
+    "__version__",
+    "open_reader",
+    "to_hurray",
+    "to_zarr",
+]

@@ -18,6 +18,7 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, verify_file
+from xarray_hurray.container.writer import move_into_place
 from xarray_hurray.io import SourceChangedError
 
 FORK = multiprocessing.get_context("fork")
@@ -220,3 +221,27 @@ def test_readers_in_many_threads_share_one_index_fetch(random_file):
 
     with ThreadPoolExecutor(6) as pool:
         assert all(pool.map(read, range(6)))
+
+
+def _make(path, kind, text):
+    if kind == "file":
+        path.write_text(text)
+    else:
+        path.mkdir()
+        (path / "part").write_text(text)
+
+
+def _read(path):
+    return (path / "part").read_text() if path.is_dir() else path.read_text()
+
+
+@pytest.mark.parametrize("old", ["none", "file", "dir"])
+@pytest.mark.parametrize("new", ["file", "dir"])
+def test_move_into_place_leaves_only_the_new_content(tmp_path, old, new):
+    target, staged = tmp_path / "out", tmp_path / ".out.tmp"
+    if old != "none":
+        _make(target, old, "old")
+    _make(staged, new, "new")
+    move_into_place(staged, target)
+    assert _read(target) == "new" and (target.is_dir() == (new == "dir"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -47,6 +47,33 @@ def test_plan_covers_every_range_and_respects_the_policy(ranges, gap, cap):
         assert r0 == starts[members].min() and r1 == stops[members].max()
 
 
+def _greedy(starts, stops, gap, cap):
+    """The merge rule as plan_reads states it, one range at a time in start order."""
+    requests, request_of = [], {}
+    for i in sorted(range(len(starts)), key=lambda i: (starts[i], i)):
+        start, stop = int(starts[i]), int(stops[i])
+        if requests:
+            current = requests[-1]
+            joined = max(current[1], stop)
+            if start < current[1] or (start - current[1] <= gap and joined - current[0] <= cap):
+                current[1] = joined
+                request_of[i] = len(requests) - 1
+                continue
+        requests.append([start, stop])
+        request_of[i] = len(requests) - 1
+    return requests, [request_of[i] for i in range(len(starts))]
+
+
+@given(ranges=ranges, gap=st.integers(0, 300), cap=st.integers(1, 3000))
+def test_plan_is_the_stated_greedy_rule(ranges, gap, cap):
+    starts = [r[0] for r in ranges]
+    stops = [r[1] for r in ranges]
+    plan = plan_reads(starts, stops, MergePolicy(max_gap=gap, max_request=cap))
+    requests, request_of = _greedy(starts, stops, gap, cap)
+    assert plan.requests.tolist() == requests
+    assert plan.request_of.tolist() == request_of
+
+
 def test_plan_examples():
     plan = plan_reads([0, 10, 30, 1000], [10, 20, 40, 1010], MergePolicy(max_gap=10))
     assert plan.requests.tolist() == [[0, 40], [1000, 1010]]

@@ -9,24 +9,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..container import MAGIC, ContainerReader
-from ..io import ByteSource, open_source
-
-
-class CliError(Exception):
-    """A user mistake: printed as one line, and the command exits with :attr:`status`.
-
-    Parameters
-    ----------
-    message
-        What went wrong, naming the input at fault.
-    status
-        Exit status; 2 for usage mistakes.
-    """
-
-    def __init__(self, message: str, status: int = 2) -> None:
-        super().__init__(message)
-        self.status = status
+from ..container import MAGIC, ContainerReader, has_magic
+from ..errors import CliError
+from ..io import ByteSource, is_url, open_source
 
 
 def add_file_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,20 +55,24 @@ def open_checked_source(target: str, storage_options: dict[str, Any] | None) -> 
     CliError
         For a missing or unreadable file, or one that does not start with the magic.
     """
-    is_url = "://" in target
-    if not is_url and storage_options is None:
+    if not is_url(target) and storage_options is None:
         if not os.path.exists(target):
             raise CliError(f"no such file: {target}")
         if os.path.isdir(target):
             raise CliError(f"{target} is a directory, not a Hurray file")
     source = open_source(target, storage_options)
     try:
-        head = source.read(0, len(MAGIC))
-    except FileNotFoundError:
-        raise CliError(f"no such file: {target}") from None
+        found = has_magic(source)
+    except FileNotFoundError as err:
+        raise CliError(f"no such file: {target}", value=target) from err
     except OSError as err:
-        raise CliError(f"cannot read {target}: {err}") from None
-    if head != MAGIC:
+        raise CliError(f"cannot read {target}: {err}", value=target) from err
+    except (ValueError, ImportError) as err:
+        if not is_url(target):
+            raise
+        # fsspec's refusals of a URL: an unknown protocol, its package not installed
+        raise CliError(f"cannot open {target}: {err}", value=target) from err
+    if not found:
         raise CliError(f"{target} is not a Hurray file (it does not start with {MAGIC!r})")
     return source
 

@@ -14,12 +14,15 @@ from typing import Any
 
 import xarray as xr
 
-from ..container import MAGIC
+from ..container import has_magic
 from ..container.codecs import ALLOWED_CODECS
+from ..container.writer import move_into_place
+from ..errors import CliError
+from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, layout_for_shape
 from ..xarray.progress import DaskProgressBar
 from ..xarray.writer import CF_ENCODING, STRING_ITEMSIZE, auto_chunks, to_hurray
-from .common import CliError, parse_storage_options
+from .common import parse_storage_options
 
 FIXED_KINDS = "biufcmM"
 """numpy dtype kinds the Zarr ``hurray`` codec stores (fixed-size elements)."""
@@ -90,9 +93,12 @@ def parse_chunks(text: str | None) -> dict[str, int]:
 
 
 def _is_hurray(path: str) -> bool:
+    """Whether the local file ``path`` is a Hurray file; URLs and directories are not
+    probed (xarray's engine guessing handles them)."""
+    if is_url(path) or os.path.isdir(path):
+        return False
     try:
-        with open(path, "rb") as f:
-            return f.read(len(MAGIC)) == MAGIC
+        return has_magic(path)
     except OSError:
         return False
 
@@ -107,7 +113,7 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> xr.D
         For a missing input or one no engine opens, and storage options for an input
         that is neither Hurray nor Zarr.
     """
-    if "://" not in path and not os.path.exists(path):
+    if not is_url(path) and not os.path.exists(path):
         raise CliError(f"no such file or directory: {path}")
     kwargs: dict[str, Any] = {}
     if _is_hurray(path) or path.endswith(".hurray"):
@@ -129,7 +135,7 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> xr.D
             return xr.open_dataset(path, engine=engine, chunks={}, **kwargs)
     except (ValueError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise CliError(f"cannot open {path}: {first}") from None
+        raise CliError(f"cannot open {path}: {first}", value=path) from err
 
 
 def plan_chunks(ds: xr.Dataset, chosen: Mapping[str, int]) -> dict[Hashable, tuple[int, ...]]:
@@ -191,7 +197,7 @@ def check_layouts(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], la
             raise CliError(
                 f"variable {name!r}: a {kind} layout cannot hold chunks {chunks[name]} ({err}); "
                 "choose --layout auto or morton, or --chunks of equal power-of-two sides"
-            ) from None
+            ) from err
 
 
 def write_hurray(
@@ -206,17 +212,8 @@ def write_hurray(
         chunk_order=args.chunk_order or "hilbert",
         codecs=args.codecs,
         progress=True,
-        storage_options=parse_storage_options(args.storage_option) if "://" in out else None,
+        storage_options=parse_storage_options(args.storage_option) if is_url(out) else None,
     )
-
-
-def _replace_with(tmp: str, out: str) -> None:
-    """Move the finished ``tmp`` onto ``out``, replacing a file or store there."""
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    elif os.path.exists(out):
-        os.remove(out)
-    os.replace(tmp, out)
 
 
 def write_netcdf(
@@ -243,7 +240,7 @@ def write_netcdf(
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    _replace_with(tmp, out)
+    move_into_place(tmp, out)
 
 
 def zarr_compressors(name: str) -> list[Any] | None:
@@ -289,7 +286,7 @@ def write_zarr(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _replace_with(tmp, out)
+    move_into_place(tmp, out.rstrip("/"))
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -350,12 +347,12 @@ def run(args: argparse.Namespace) -> int:
         if args.layout != "auto":
             raise CliError("--layout applies to Hurray and Zarr output; netCDF has no layouts")
         netcdf_engine()  # refuse before reading anything when none is installed
-    if kind != "hurray" and "://" in args.output:
+    if kind != "hurray" and is_url(args.output):
         raise CliError(f"convert writes {kind} output to local paths only, not {args.output}")
     if os.path.exists(args.output) and not args.overwrite:
         raise CliError(f"{args.output} exists; pass --overwrite to replace it")
     chosen = parse_chunks(args.chunks)
-    input_options = parse_storage_options(args.storage_option) if "://" in args.input else None
+    input_options = parse_storage_options(args.storage_option) if is_url(args.input) else None
     ds = open_input(args.input, input_options)
     chunks = plan_chunks(ds, chosen)
     check_layouts(ds, chunks, args.layout)

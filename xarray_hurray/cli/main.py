@@ -9,13 +9,20 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .. import __version__
-from ..container import HurrayFormatError
-from ..layout import LayoutError
+from ..errors import CliError, HurrayError
 from . import convert, demo, info, plan, verify
-from .common import CliError
 
-USER_ERRORS = (CliError, HurrayFormatError, LayoutError, ValueError, TypeError, KeyError, OSError)
-"""Exceptions reported as one line and exit status 2 (or the :class:`CliError`'s own)."""
+USER_ERRORS = (
+    HurrayError,
+    FileNotFoundError,
+    FileExistsError,
+    IsADirectoryError,
+    NotADirectoryError,
+    PermissionError,
+)
+"""Exceptions reported as one line and exit status 2 (or the :class:`CliError`'s own):
+the package's own errors, which name the input at fault, and the operating system's
+refusals a user can fix.  Anything else is a bug and keeps its traceback."""
 
 REMOTE_PACKAGES = frozenset(
     {"botocore", "aiobotocore", "s3fs", "gcsfs", "google", "adlfs", "azure", "aiohttp"}
@@ -50,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _message(err: BaseException) -> str:
-    text = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+    text = str(err)
     if isinstance(err, OSError) and err.filename is not None:
         text = f"{err.strerror or err}: {err.filename}"
     return str(text).splitlines()[0] if str(text) else type(err).__name__

@@ -10,10 +10,10 @@ import numpy as np
 
 from ..container import ContainerReader, VariableMeta
 from ..container.select import OuterSelection
+from ..errors import CliError
 from ..io import MergePolicy, plan_reads
-from ..layout import LAYOUT_NAMES, chunk_placement
+from ..layout import LAYOUT_NAMES, chunk_placement, merge_runs
 from .common import (
-    CliError,
     add_file_arguments,
     open_reader,
     parse_storage_options,
@@ -76,14 +76,13 @@ class OrderCost:
         Contiguous byte ranges those chunks form.
     requests
         Requests after merging under the policy.
-    wanted_bytes, fetched_bytes
-        Bytes of the touched chunks, and bytes the requests fetch (gaps included).
+    fetched_bytes
+        Bytes the requests fetch, gaps included.
     """
 
     chunks: int
     runs: int
     requests: int
-    wanted_bytes: int
     fetched_bytes: int
 
 
@@ -105,12 +104,11 @@ def touched_chunks(reader: ContainerReader, name: str, key: tuple[int | slice, .
 def cost(starts: np.ndarray, stops: np.ndarray, policy: MergePolicy) -> OrderCost:
     """The :class:`OrderCost` of fetching byte ranges ``[starts, stops)``."""
     merged = plan_reads(starts, stops, policy).requests
-    runs = plan_reads(starts, stops, MergePolicy(max_gap=0, max_request=2**62)).requests
+    runs = merge_runs(starts, stops)
     return OrderCost(
         chunks=len(starts),
         runs=len(runs),
         requests=len(merged),
-        wanted_bytes=int((stops - starts).sum()),
         fetched_bytes=int((merged[:, 1] - merged[:, 0]).sum()),
     )
 

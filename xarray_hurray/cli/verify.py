@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..container import ContainerReader, HurrayFormatError, verify_file
-from .common import CliError, add_file_arguments, open_checked_source, parse_storage_options
+from ..container import ContainerReader, verify_file
+from ..errors import CliError, HurrayFormatError
+from .common import add_file_arguments, open_checked_source, parse_storage_options
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

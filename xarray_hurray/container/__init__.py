@@ -8,13 +8,13 @@
 - :func:`verify_file`: every problem of a file, checked end to end.
 """
 
+from ..errors import HurrayFormatError
 from .chunk import ChunkCodec
 from .codecs import ALLOWED_CODECS, parse_codecs
 from .elements import element_type
-from .errors import HurrayFormatError
 from .format import MAGIC, VERSION
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
-from .open import open_reader
+from .open import has_magic, open_reader
 from .reader import ContainerReader
 from .verify import verify_file
 from .writer import ContainerWriter
@@ -30,6 +30,7 @@ __all__ = [
     "HurrayFormatError",
     "VariableMeta",
     "element_type",
+    "has_magic",
     "open_reader",
     "parse_codecs",
     "parse_metadata",

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HurrayTypeError, HurrayValueError
 from .elements import element_type, parse_element_type
 from .limits import MAX_RANK
 
@@ -71,7 +72,7 @@ def encode_attr(value: Any, name: str = "") -> Any:
         return value if math.isfinite(value) else encode_attr(np.float64(value), name)
     if isinstance(value, list | tuple):
         return [encode_attr(item, name) for item in value]
-    raise TypeError(
+    raise HurrayTypeError(
         f"attribute {name!r} has a value of type {type(value).__name__} that cannot be "
         "stored; use str, numbers, booleans, numpy numbers or arrays, or lists of these"
     )
@@ -120,27 +121,29 @@ def decode_attr(value: Any, budget: AttributeBudget | None = None) -> Any:
     if not isinstance(value, Mapping):
         return value
     if set(value) != {"dtype", "shape", "data"}:
-        raise ValueError(f"a numpy attribute needs dtype, shape and data, got {sorted(value)}")
+        raise HurrayValueError(
+            f"a numpy attribute needs dtype, shape and data, got {sorted(value)}"
+        )
     dtype = parse_element_type(value["dtype"])
     if dtype.kind not in "biufcU":
-        raise ValueError(f"numpy attributes cannot have element type {value['dtype']!r}")
+        raise HurrayValueError(f"numpy attributes cannot have element type {value['dtype']!r}")
     shape, data = value["shape"], value["data"]
     if (
         not isinstance(shape, list)
         or len(shape) > MAX_RANK
         or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
     ):
-        raise ValueError(
+        raise HurrayValueError(
             f"the shape of a numpy attribute must list at most {MAX_RANK} integers >= 0, "
             f"got {shape!r}"
         )
     if not isinstance(data, list) or len(data) != math.prod(shape):
-        raise ValueError(f"a numpy attribute of shape {shape} needs {math.prod(shape)} items")
+        raise HurrayValueError(f"a numpy attribute of shape {shape} needs {math.prod(shape)} items")
     if budget is not None:
         budget.take(len(data) * dtype.itemsize, value["dtype"])
     bad = [item for item in data if not _item_fits(item, dtype)]
     if bad:
-        raise ValueError(f"item {bad[0]!r} cannot be an element of type {value['dtype']}")
+        raise HurrayValueError(f"item {bad[0]!r} cannot be an element of type {value['dtype']}")
     items = [_item_from_json(item, dtype.kind) for item in data]
     array = np.array(items, dtype=dtype).reshape(shape)
     return array[()] if array.ndim == 0 else array
@@ -182,7 +185,7 @@ def encode_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
     encoded = {}
     for key, value in attrs.items():
         if not isinstance(key, str):
-            raise TypeError(f"attribute names must be strings, got {key!r}")
+            raise HurrayTypeError(f"attribute names must be strings, got {key!r}")
         encoded[key] = encode_attr(value, key)
     return encoded
 

@@ -93,7 +93,7 @@ def _zlib_decode(data: bytes, limit: int) -> bytes:
     try:
         out = stream.decompress(data, limit + 1)
     except zlib.error as err:
-        raise ValueError(f"invalid zlib stream: {err}") from None
+        raise ValueError(f"invalid zlib stream: {err}") from err
     if len(out) > limit:
         raise ValueError(f"the zlib stream expands past {limit} bytes")
     if not stream.eof or stream.unused_data:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import google_crc32c
 
-from .errors import HurrayFormatError
+from ..errors import HurrayFormatError
 
 
 def crc32c(data: bytes) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import HurrayValueError
 from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
@@ -53,7 +54,7 @@ class ChunkCodec:
         if block.ndim != len(var.chunks) or any(
             n > c for n, c in zip(block.shape, var.chunks, strict=True)
         ):
-            raise ValueError(f"block of shape {block.shape} does not fit chunks {var.chunks}")
+            raise HurrayValueError(f"block of shape {block.shape} does not fit chunks {var.chunks}")
         fill = pad_value(var.dtype)
         if var.dtype == STRING and block.dtype != object:
             block = block.astype(object)
@@ -66,7 +67,7 @@ class ChunkCodec:
         except TypeError as err:
             raise TypeError(f"variable {var.name!r}: {err}") from None
         if raw.nbytes > self.max_decoded:
-            raise ValueError(
+            raise HurrayValueError(
                 f"a chunk of variable {var.name!r} takes {raw.nbytes} bytes, more than the "
                 f"{MAX_CHUNK_BYTES} a chunk may hold; use smaller chunks"
             )

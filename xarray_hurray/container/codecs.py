@@ -9,6 +9,7 @@ import numcodecs
 import numpy as np
 from numcodecs.abc import Codec
 
+from ..errors import HurrayValueError
 from .bounded import decode_bounded
 
 ALLOWED_CODECS = ("zstd", "lz4", "zlib", "blosc")
@@ -42,15 +43,16 @@ def parse_codecs(spec: CodecSpec | Sequence[CodecSpec]) -> tuple[dict[str, Any],
         elif isinstance(item, Codec):
             item = item.get_config()
         if not isinstance(item, Mapping) or item.get("id") not in ALLOWED_CODECS:
-            raise ValueError(
+            raise HurrayValueError(
                 f"unsupported codec {item!r}; expected None, 'none' or one of "
-                f"{', '.join(ALLOWED_CODECS)} (as a name, a numcodecs config or codec)"
+                f"{', '.join(ALLOWED_CODECS)} (as a name, a numcodecs config or codec)",
+                value=item,
             )
         try:
             configs.append(numcodecs.get_codec(dict(item)).get_config())
         except (TypeError, ValueError) as err:
-            raise ValueError(
-                f"invalid {item['id']} codec configuration {dict(item)}: {err}"
+            raise HurrayValueError(
+                f"invalid {item['id']} codec configuration {dict(item)}: {err}", value=item
             ) from err
     return tuple(configs)
 

@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 
+from ..errors import HurrayTypeError, HurrayValueError
+
 FIXED_TYPES = (
     "bool",
     "int8",
@@ -49,7 +51,7 @@ def parse_element_type(name: str) -> np.dtype:
         return np.dtype(object)
     match = _TEXT.match(name) if isinstance(name, str) else None
     if match is None:
-        raise ValueError(
+        raise HurrayValueError(
             f"unknown element type {name!r}; expected one of {', '.join(FIXED_TYPES)}, "
             "'S<n>', 'U<n>' or 'string'"
         )
@@ -71,7 +73,7 @@ def element_type(dtype: np.dtype) -> str:
         return f"{dtype.kind}{dtype.itemsize // (4 if dtype.kind == 'U' else 1)}"
     if dtype.kind in "OT":
         return STRING
-    raise TypeError(
+    raise HurrayTypeError(
         f"dtype {dtype} cannot be stored; supported are {', '.join(FIXED_TYPES)}, "
         "fixed-width bytes and unicode, and str"
     )
@@ -92,12 +94,13 @@ def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
         items = buffer.tolist()
         try:
             encoded = [item.encode("utf-8") for item in items]
-        except AttributeError:
+        except AttributeError as err:
             bad = next(item for item in items if not isinstance(item, str))
-            raise TypeError(
+            raise HurrayTypeError(
                 f"a string variable holds an element that is not str: {bad!r} of type "
-                f"{type(bad).__name__} (the string type has no missing value)"
-            ) from None
+                f"{type(bad).__name__} (the string type has no missing value)",
+                value=bad,
+            ) from err
         lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded))
         return np.frombuffer(lengths.tobytes() + b"".join(encoded), dtype=np.uint8)
     array = np.ascontiguousarray(buffer, dtype=parse_element_type(name))
@@ -116,19 +119,23 @@ def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
     if name != STRING:
         dtype = parse_element_type(name)
         if len(data) != count * dtype.itemsize:
-            raise ValueError(
+            raise HurrayValueError(
                 f"{count} elements of {name} need {count * dtype.itemsize} bytes, got {len(data)}"
             )
         if dtype.kind == "b" and count and np.frombuffer(data, dtype=np.uint8).max() > 1:
-            raise ValueError("a bool element is a byte other than 0 or 1")
+            raise HurrayValueError("a bool element is a byte other than 0 or 1")
         return np.frombuffer(data, dtype=dtype)
     if len(data) < 4 * count:
-        raise ValueError(f"{count} strings need {4 * count} bytes of lengths, got {len(data)}")
+        raise HurrayValueError(
+            f"{count} strings need {4 * count} bytes of lengths, got {len(data)}"
+        )
     lengths = np.frombuffer(data, dtype="<u4", count=count).astype(np.int64)
     ends = 4 * count + np.cumsum(lengths)
     total = int(ends[-1]) if count else 0
     if total != len(data):
-        raise ValueError(f"string lengths add up to {total} bytes, the buffer holds {len(data)}")
+        raise HurrayValueError(
+            f"string lengths add up to {total} bytes, the buffer holds {len(data)}"
+        )
     starts = ends - lengths
     out = np.empty(count, dtype=object)
     out[:] = [

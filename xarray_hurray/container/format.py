@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import HurrayFormatError
 from .checksum import crc32c, verify
-from .errors import HurrayFormatError
 from .limits import MAX_METADATA_BYTES
 
 MAGIC = b"\x89HURRAY\n"

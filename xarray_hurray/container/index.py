@@ -10,8 +10,8 @@ import struct
 
 import numpy as np
 
+from ..errors import HurrayFormatError
 from .checksum import crc32c, verify
-from .errors import HurrayFormatError
 from .format import INDEX_ENTRY
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HurrayFormatError, HurrayTypeError, HurrayValueError, in_context
 from ..layout import LAYOUT_NAMES, Layout, LayoutError, chunk_placement, layout_from_config
 from .attrs import AttributeBudget, attribute_nbytes, decode_attrs, encode_attrs
 from .codecs import parse_codecs
 from .elements import STRING, parse_element_type
-from .errors import HurrayFormatError
 from .format import INDEX_ENTRY
 from .limits import (
     ATTRIBUTE_ALLOWANCE,
@@ -36,11 +36,13 @@ def _int_tuple(values: Sequence[int], what: str, minimum: int) -> tuple[int, ...
         isinstance(v, int | np.integer) and not isinstance(v, bool) and minimum <= v <= MAX_LENGTH
         for v in values
     ):
-        raise ValueError(
+        raise HurrayValueError(
             f"{what} must be a list of integers from {minimum} to {MAX_LENGTH}, got {values!r}"
         )
     if len(values) > MAX_RANK:
-        raise ValueError(f"{what} has {len(values)} entries; at most {MAX_RANK} axes are allowed")
+        raise HurrayValueError(
+            f"{what} has {len(values)} entries; at most {MAX_RANK} axes are allowed"
+        )
     return tuple(int(v) for v in values)
 
 
@@ -54,13 +56,17 @@ def check_name(name: Any, what: str) -> str:
         Naming ``what`` and the problem.
     """
     if not isinstance(name, str):
-        raise TypeError(f"{what} must be a string, got {name!r} of type {type(name).__name__}")
+        raise HurrayTypeError(
+            f"{what} must be a string, got {name!r} of type {type(name).__name__}"
+        )
     if not name:
-        raise ValueError(f"{what} must not be empty")
+        raise HurrayValueError(f"{what} must not be empty")
     try:
         name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"{what} {name!r} is not valid Unicode text (lone surrogate)") from None
+    except UnicodeEncodeError as err:
+        raise HurrayValueError(
+            f"{what} {name!r} is not valid Unicode text (lone surrogate)", value=name
+        ) from err
     return name
 
 
@@ -87,42 +93,44 @@ class VariableMeta:
         try:
             self._validate()
         except (ValueError, TypeError) as err:
-            raise type(err)(f"variable {self.name!r}: {err}") from None
+            raise in_context(err, f"variable {self.name!r}") from err
 
     def _validate(self) -> None:
         check_name(self.name, "the variable name")
         shape = _int_tuple(self.shape, "shape", 0)
         if not isinstance(self.dims, list | tuple):
-            raise ValueError(f"dims must be a list of strings, got {self.dims!r}")
+            raise HurrayValueError(f"dims must be a list of strings, got {self.dims!r}")
         for dim in self.dims:
             check_name(dim, "a dimension name")
         if len(set(self.dims)) != len(self.dims) or len(self.dims) != len(shape):
-            raise ValueError(f"dims {list(self.dims)} must be distinct, one per axis of {shape}")
+            raise HurrayValueError(
+                f"dims {list(self.dims)} must be distinct, one per axis of {shape}"
+            )
         dtype = parse_element_type(self.dtype)
         chunks = _int_tuple(self.chunks, "chunks", 1)
         if len(chunks) != len(shape):
-            raise ValueError(f"chunks {chunks} must have one entry per axis of shape {shape}")
+            raise HurrayValueError(f"chunks {chunks} must have one entry per axis of shape {shape}")
         if not isinstance(self.layout, Layout):
-            raise TypeError(f"layout must be a Layout, got {self.layout!r}")
+            raise HurrayTypeError(f"layout must be a Layout, got {self.layout!r}")
         self.layout.validate(chunks)
         itemsize = 4 if self.dtype == STRING else dtype.itemsize
         if self.layout.buffer_size(chunks) * itemsize > MAX_CHUNK_BYTES:
-            raise ValueError(
+            raise HurrayValueError(
                 f"a chunk of shape {chunks} and layout {self.layout.to_config()} holds more "
                 f"than {MAX_CHUNK_BYTES} bytes, the largest chunk allowed"
             )
         if not isinstance(self.codecs, list | tuple) or len(self.codecs) > MAX_CODECS:
-            raise ValueError(f"codecs must be a list of at most {MAX_CODECS} codecs")
+            raise HurrayValueError(f"codecs must be a list of at most {MAX_CODECS} codecs")
         if self.chunk_order not in LAYOUT_NAMES:
-            raise ValueError(
+            raise HurrayValueError(
                 f"chunk order {self.chunk_order!r} is not one of {', '.join(LAYOUT_NAMES)}"
             )
         axes = tuple(range(len(shape))) if self.chunk_axes is None else self.chunk_axes
         axes = _int_tuple(axes, "chunk axes", 0)
         if len(set(axes)) != len(axes) or any(a >= len(shape) for a in axes):
-            raise ValueError(f"chunk axes {list(axes)} must be distinct axes of {shape}")
+            raise HurrayValueError(f"chunk axes {list(axes)} must be distinct axes of {shape}")
         if not isinstance(self.attrs, dict):
-            raise TypeError(f"attrs must be a dict, got {type(self.attrs).__name__}")
+            raise HurrayTypeError(f"attrs must be a dict, got {type(self.attrs).__name__}")
         encode_attrs(self.attrs)
         set_field = object.__setattr__
         set_field(self, "dims", tuple(self.dims))
@@ -180,15 +188,17 @@ class VariableMeta:
         expected |= {"chunk_order", "attrs"}
         if not isinstance(obj, Mapping) or set(obj) != expected:
             got = sorted(obj) if isinstance(obj, Mapping) else obj
-            raise ValueError(f"a variable needs exactly the keys {sorted(expected)}, got {got}")
+            raise HurrayValueError(
+                f"a variable needs exactly the keys {sorted(expected)}, got {got}"
+            )
         order = obj["chunk_order"]
         if not isinstance(order, Mapping) or set(order) != {"curve", "axes"}:
-            raise ValueError(f"chunk_order needs the keys curve and axes, got {order!r}")
+            raise HurrayValueError(f"chunk_order needs the keys curve and axes, got {order!r}")
         codecs = obj["codecs"]
         if not isinstance(codecs, list) or not all(isinstance(c, Mapping) for c in codecs):
-            raise ValueError(f"codecs must be a list of objects, got {codecs!r}")
+            raise HurrayValueError(f"codecs must be a list of objects, got {codecs!r}")
         if not isinstance(obj["attrs"], Mapping):
-            raise ValueError(f"attrs must be an object, got {obj['attrs']!r}")
+            raise HurrayValueError(f"attrs must be an object, got {obj['attrs']!r}")
         return cls(
             name=obj["name"],
             dims=obj["dims"],
@@ -213,12 +223,12 @@ class DatasetMeta:
     def __post_init__(self) -> None:
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
-            raise ValueError(f"variable names must be unique, got {names}")
+            raise HurrayValueError(f"variable names must be unique, got {names}")
         sizes: dict[str, int] = {}
         for var in self.variables:
             for dim, size in zip(var.dims, var.shape, strict=True):
                 if sizes.setdefault(dim, size) != size:
-                    raise ValueError(
+                    raise HurrayValueError(
                         f"dimension {dim!r} has length {sizes[dim]} and, in variable "
                         f"{var.name!r}, {size}"
                     )
@@ -260,18 +270,18 @@ class DatasetMeta:
             data = text.encode()
         except UnicodeEncodeError as err:
             bad = text[max(err.start - 40, 0) : err.end + 10]
-            raise ValueError(
+            raise HurrayValueError(
                 f"the metadata holds text that is not valid Unicode (lone surrogate) near {bad!r}"
-            ) from None
+            ) from err
         if len(data) > MAX_METADATA_BYTES:
-            raise ValueError(
+            raise HurrayValueError(
                 f"the metadata takes {len(data)} bytes, more than the {MAX_METADATA_BYTES} allowed"
             )
         every_attrs = [self.attrs, *(v.attrs for v in self.variables)]
         typed = sum(attribute_nbytes(value) for attrs in every_attrs for value in attrs.values())
         budget = attribute_budget(len(data))
         if typed > budget.left:
-            raise ValueError(
+            raise HurrayValueError(
                 f"numpy attributes take {typed} bytes, more than a reader accepts from "
                 f"{len(data)} bytes of metadata ({budget.left}); store wide text "
                 "attributes as str"
@@ -284,18 +294,18 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(obj) != len(pairs):
         keys = [k for k, _ in pairs]
         repeated = sorted({k for k in keys if keys.count(k) > 1})
-        raise ValueError(f"an object repeats the keys {repeated}")
+        raise HurrayValueError(f"an object repeats the keys {repeated}")
     return obj
 
 
 def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number; non-finite values are written as strings")
+    raise HurrayValueError(f"{name} is not a JSON number; non-finite values are written as strings")
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"the number {text} is out of range")
+        raise HurrayValueError(f"the number {text} is out of range")
     return value
 
 
@@ -379,9 +389,10 @@ def load_json(data: bytes) -> Any:
             parse_float=_finite_float,
         )
     except RecursionError:
+        # not chained: the original's traceback is the parser's recursion, a thousand frames
         raise HurrayFormatError("metadata JSON is nested too deeply") from None
     except ValueError as err:
-        raise HurrayFormatError(f"metadata is not valid UTF-8 JSON: {err}") from None
+        raise HurrayFormatError(f"metadata is not valid UTF-8 JSON: {err}") from err
     return obj
 
 
@@ -397,12 +408,12 @@ def parse_metadata(data: bytes) -> DatasetMeta:
     budget = attribute_budget(len(data))
     try:
         if not isinstance(obj, dict) or set(obj) != {"attrs", "variables"}:
-            raise ValueError("the metadata needs exactly the keys attrs and variables")
+            raise HurrayValueError("the metadata needs exactly the keys attrs and variables")
         if not isinstance(obj["variables"], list) or not isinstance(obj["attrs"], dict):
-            raise ValueError("attrs must be an object and variables a list")
+            raise HurrayValueError("attrs must be an object and variables a list")
         return DatasetMeta(
             attrs=decode_attrs(obj["attrs"], budget),
             variables=tuple(VariableMeta.from_json(v, budget) for v in obj["variables"]),
         )
     except (ValueError, TypeError, KeyError, OverflowError, LayoutError) as err:
-        raise HurrayFormatError(f"invalid metadata: {err}") from None
+        raise HurrayFormatError(f"invalid metadata: {err}") from err

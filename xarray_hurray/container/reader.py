@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HurrayFormatError
 from ..io import ByteSource, MergePolicy, plan_reads
 from .checksum import verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
-from .errors import HurrayFormatError
 from .format import HEAD_SIZE, Header
 from .index import unpack_index
 from .limits import MAX_CHUNK_BYTES
@@ -159,7 +159,7 @@ class ContainerReader:
             try:
                 return codec.decode(data)
             except (ValueError, RuntimeError) as err:
-                raise HurrayFormatError(f"cannot decode {what}: {err}") from None
+                raise HurrayFormatError(f"cannot decode {what}: {err}") from err
 
         yield from ordered_map(decode, pieces)
 

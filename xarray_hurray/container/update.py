@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HurrayFormatError
 from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
 from .checksum import verify
-from .errors import HurrayFormatError
 from .metadata import DatasetMeta, VariableMeta
 from .open import open_reader
 from .reader import ContainerReader

@@ -7,8 +7,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
-from .errors import HurrayFormatError
 from .metadata import VariableMeta
 from .reader import ContainerReader
 

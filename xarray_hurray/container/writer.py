@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from types import TracebackType
 
 import numpy as np
 
+from ..errors import HurrayValueError
 from .checksum import crc32c
 from .format import HEADER_SIZE, INDEX_ENTRY, Header
 from .index import pack_index
@@ -75,7 +77,7 @@ class ContainerWriter:
         """
         if self._next is None or (self._next[0].name, self._next[1]) != (name, chunk_id):
             expected = "none" if self._next is None else f"{self._next[0].name!r} {self._next[1]}"
-            raise ValueError(
+            raise HurrayValueError(
                 f"chunk {chunk_id} of {name!r} written out of order; the next chunk is {expected}"
             )
         self._file.write(data)
@@ -86,7 +88,7 @@ class ContainerWriter:
     def close(self) -> None:
         """Write the indexes and the header and move the file into place."""
         if self._next is not None:
-            raise ValueError(
+            raise HurrayValueError(
                 f"cannot close: chunk {self._next[1]} of {self._next[0].name!r} and the "
                 "chunks after it were never written"
             )
@@ -109,9 +111,9 @@ class ContainerWriter:
             # a hard link is created only where no name exists: check and move in one
             os.link(self._tmp, self.path)
             self._tmp.unlink()
+            _sync_directory(self.path.parent)
         else:
-            os.replace(self._tmp, self.path)
-        _sync_directory(self.path.parent)
+            move_into_place(self._tmp, self.path)
 
     def abort(self) -> None:
         """Discard the temporary file; ``path`` is left untouched."""
@@ -135,6 +137,35 @@ class ContainerWriter:
                 raise
         else:
             self.abort()
+
+
+def move_into_place(new: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Put ``new``, a finished file or directory beside ``target``, at ``target``.
+
+    The one way a completed write takes the place of what was there.  A file over a
+    file (or over nothing) is a single atomic rename: a reader opens the old file or
+    the new one.  A rename cannot replace a directory, nor put one over a file, so
+    there the old target is renamed aside first and deleted only once ``new`` is in
+    place; should that second rename fail, the old target is put back.  No step
+    deletes the old content before the new one is at ``target``.  The rename is made
+    durable with a sync of the directory.
+    """
+    new, target = Path(new), Path(target)
+    if not os.path.lexists(target) or not (os.path.isdir(target) or os.path.isdir(new)):
+        os.replace(new, target)
+    else:
+        aside = target.with_name(f".{target.name}.{uuid.uuid4().hex}.old")
+        os.replace(target, aside)
+        try:
+            os.replace(new, target)
+        except BaseException:
+            os.replace(aside, target)
+            raise
+        if aside.is_dir() and not aside.is_symlink():
+            shutil.rmtree(aside)
+        else:
+            aside.unlink()
+    _sync_directory(target.parent)
 
 
 def _sync_directory(directory: Path) -> None:

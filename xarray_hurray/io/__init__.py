@@ -16,8 +16,8 @@
   any number of processes, within the store's part rules.
 """
 
+from ..errors import SourceChangedError, SourceReadError
 from .costs import OBJECT_STORE, CostModel
-from .errors import SourceChangedError, SourceReadError
 from .multipart import (
     S3_RULES,
     MultipartUpload,
@@ -34,6 +34,7 @@ from .source import (
     FileObjectSource,
     FsspecSource,
     LocalFileSource,
+    is_url,
     open_source,
 )
 from .upload import UploadTarget, staged_upload, upload_target
@@ -58,6 +59,7 @@ __all__ = [
     "SourceReadError",
     "UploadTarget",
     "as_merge_policy",
+    "is_url",
     "open_source",
     "pending_uploads",
     "plan_reads",

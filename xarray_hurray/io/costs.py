@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import HurrayValueError
 from .plan import MergePolicy
 
 
@@ -43,12 +44,12 @@ class CostModel:
 
     def __post_init__(self) -> None:
         if not (self.latency > 0 and self.bandwidth > 0):
-            raise ValueError(
+            raise HurrayValueError(
                 f"CostModel needs a positive latency and bandwidth, got latency={self.latency!r} "
                 f"and bandwidth={self.bandwidth!r}"
             )
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
-            raise ValueError(
+            raise HurrayValueError(
                 f"CostModel.concurrency must be a positive integer, got {self.concurrency!r}"
             )
 

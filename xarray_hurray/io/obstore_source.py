@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SourceReadError
 from .costs import OBJECT_STORE
-from .errors import SourceReadError
 from .plan import MergePolicy
 from .remote import ObjectVersion, changed
 from .source import ByteSource

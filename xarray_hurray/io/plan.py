@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import HurrayTypeError, HurrayValueError
+from ..layout import group_runs
+
 
 @dataclass(frozen=True)
 class MergePolicy:
@@ -28,11 +31,11 @@ class MergePolicy:
         for field in ("max_gap", "max_request"):
             value = getattr(self, field)
             if not isinstance(value, int | np.integer) or value < 0:
-                raise ValueError(
+                raise HurrayValueError(
                     f"MergePolicy.{field} must be a non-negative integer, got {value!r}"
                 )
         if self.max_request == 0:
-            raise ValueError("MergePolicy.max_request must be positive")
+            raise HurrayValueError("MergePolicy.max_request must be positive")
 
 
 def as_merge_policy(spec: MergePolicy | Mapping[str, int] | None) -> MergePolicy | None:
@@ -50,11 +53,11 @@ def as_merge_policy(spec: MergePolicy | Mapping[str, int] | None) -> MergePolicy
     if isinstance(spec, Mapping):
         unknown = sorted(set(spec) - {"max_gap", "max_request"})
         if unknown:
-            raise ValueError(
+            raise HurrayValueError(
                 f"unknown merge policy keys {unknown}; valid keys are max_gap and max_request"
             )
         return MergePolicy(**spec)
-    raise TypeError(f"merge_policy must be a MergePolicy or a mapping, got {spec!r}")
+    raise HurrayTypeError(f"merge_policy must be a MergePolicy or a mapping, got {spec!r}")
 
 
 @dataclass(frozen=True)
@@ -83,21 +86,6 @@ def plan_reads(starts: np.ndarray, stops: np.ndarray, policy: MergePolicy) -> Re
     starts = np.asarray(starts, dtype=np.int64).reshape(-1)
     stops = np.asarray(stops, dtype=np.int64).reshape(-1)
     if starts.shape != stops.shape or np.any(stops < starts):
-        raise ValueError("byte ranges need matching starts and stops with start <= stop")
-    order = np.argsort(starts, kind="stable")
-    request_of = np.empty(len(starts), dtype=np.int64)
-    requests: list[list[int]] = []
-    for i in order.tolist():
-        start, stop = int(starts[i]), int(stops[i])
-        if requests:
-            current = requests[-1]
-            merged_stop = max(current[1], stop)
-            close = start - current[1] <= policy.max_gap
-            if start < current[1] or (close and merged_stop - current[0] <= policy.max_request):
-                current[1] = merged_stop
-                request_of[i] = len(requests) - 1
-                continue
-        requests.append([start, stop])
-        request_of[i] = len(requests) - 1
-    table = np.array(requests, dtype=np.int64).reshape(-1, 2)
-    return ReadPlan(requests=table, request_of=request_of)
+        raise HurrayValueError("byte ranges need matching starts and stops with start <= stop")
+    requests, request_of = group_runs(starts, stops, policy.max_gap, policy.max_request)
+    return ReadPlan(requests=requests, request_of=request_of)

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .errors import SourceChangedError, SourceReadError
+from ..errors import SourceChangedError, SourceReadError
 
 
 @dataclass(frozen=True)

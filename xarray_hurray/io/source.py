@@ -16,8 +16,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..errors import HurrayTypeError, HurrayValueError, SourceChangedError
 from .costs import OBJECT_STORE
-from .errors import SourceChangedError
 from .plan import MergePolicy
 from .remote import (
     DEFAULT_RETRY,
@@ -131,7 +131,8 @@ class LocalFileSource(ByteSource):
                 if self._identity is not None and found != self._identity:
                     raise SourceChangedError(
                         f"{self.path} was replaced or modified after it was opened; "
-                        "open it again to read the new file"
+                        "open it again to read the new file",
+                        value=self.path,
                     )
                 self._descriptor, self._pid, self._identity = descriptor, os.getpid(), found
             return self._descriptor
@@ -166,7 +167,7 @@ class FileObjectSource(ByteSource):
 
     def __init__(self, fileobj: BinaryIO) -> None:
         if not (hasattr(fileobj, "read") and hasattr(fileobj, "seek")):
-            raise TypeError(f"expected a seekable binary file-like object, got {fileobj!r}")
+            raise HurrayTypeError(f"expected a seekable binary file-like object, got {fileobj!r}")
         self.fileobj = fileobj
         self._lock = threading.Lock()
 
@@ -182,7 +183,7 @@ class FileObjectSource(ByteSource):
         self.fileobj.seek(offset)
         data = self.fileobj.read(size)
         if not isinstance(data, bytes):
-            raise TypeError(f"{self.name} must be opened in binary mode")
+            raise HurrayTypeError(f"{self.name} must be opened in binary mode")
         return data
 
     def size(self) -> int:
@@ -339,6 +340,12 @@ class FsspecSource(ByteSource):
         )
 
 
+def is_url(path: str) -> bool:
+    """Whether ``path`` is read through fsspec: it names a protocol (``"s3://..."``,
+    also chained as ``"simplecache::s3://..."``); anything else is a local path."""
+    return "://" in path
+
+
 def open_source(
     target: str | os.PathLike[str] | BinaryIO | ByteSource,
     storage_options: Mapping[str, Any] | None = None,
@@ -351,9 +358,9 @@ def open_source(
         return target
     if isinstance(target, str | os.PathLike):
         path = os.fspath(target)
-        if storage_options is not None or "://" in path:
+        if storage_options is not None or is_url(path):
             return FsspecSource(path, storage_options)
         return LocalFileSource(path)
     if storage_options is not None:
-        raise ValueError("storage_options apply only to paths and URLs, not to file objects")
+        raise HurrayValueError("storage_options apply only to paths and URLs, not to file objects")
     return FileObjectSource(target)

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from .source import FsspecSource
+from ..errors import HurrayValueError
+from .source import FsspecSource, is_url
 
 
 @runtime_checkable
@@ -39,13 +40,13 @@ def upload_target(
     """
     if isinstance(target, UploadTarget):
         if storage_options is not None:
-            raise ValueError("storage_options apply to URLs, not to an upload target object")
+            raise HurrayValueError("storage_options apply to URLs, not to an upload target object")
         return target
     path = os.fspath(target)
-    if "://" in path:
+    if is_url(path):
         return FsspecSource(path, storage_options)
     if storage_options is not None:
-        raise ValueError(f"storage_options apply to URLs, not to the local path {path!r}")
+        raise HurrayValueError(f"storage_options apply to URLs, not to the local path {path!r}")
     return None
 
 

@@ -8,6 +8,7 @@
 - :func:`chunk_placement`: where the chunks of a grid go along a curve.
 """
 
+from ..errors import LayoutError
 from .descriptors import (
     LAYOUT_NAMES,
     PERMUTATION_CACHE,
@@ -18,11 +19,10 @@ from .descriptors import (
     layout_for_shape,
     layout_from_config,
 )
-from .errors import LayoutError
 from .hilbert import hilbert_decode, hilbert_encode
 from .morton import morton_decode, morton_encode
 from .order import chunk_placement
-from .ranges import merge_runs
+from .ranges import group_runs, merge_runs
 
 __all__ = [
     "LAYOUT_NAMES",
@@ -33,6 +33,7 @@ __all__ = [
     "MortonLayout",
     "RowMajorLayout",
     "chunk_placement",
+    "group_runs",
     "hilbert_decode",
     "hilbert_encode",
     "layout_for_shape",

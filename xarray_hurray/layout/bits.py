@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import LayoutError
+from ..errors import LayoutError
 
 MAX_KEY_BITS = 64
 BLOCK = 1 << 16  # points processed per block, sized to stay in cache

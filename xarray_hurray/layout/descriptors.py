@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..errors import LayoutError
 from .cache import ByteLRU
-from .errors import LayoutError
 from .hilbert import check_curve, hilbert_encode
 from .morton import morton_encode, parse_morton_bits
 from .ranges import curve_box_runs, parse_box, row_major_box_runs
@@ -37,9 +37,11 @@ def parse_shape(shape: Sequence[int]) -> tuple[int, ...]:
     try:
         parsed = tuple(int(n) for n in shape)
     except (TypeError, ValueError) as err:
-        raise LayoutError(f"shape must be a sequence of integers, got {shape!r}") from err
+        raise LayoutError(
+            f"shape must be a sequence of integers, got {shape!r}", value=shape
+        ) from err
     if any(n < 0 for n in parsed):
-        raise LayoutError(f"shape must be non-negative, got {parsed}")
+        raise LayoutError(f"shape must be non-negative, got {parsed}", value=shape)
     return parsed
 
 
@@ -356,7 +358,9 @@ def layout_from_config(config: Mapping[str, Any]) -> Layout:
     }
     name = config["name"]
     if name not in fields:
-        raise LayoutError(f"unknown layout {name!r}; expected one of {', '.join(LAYOUT_NAMES)}")
+        raise LayoutError(
+            f"unknown layout {name!r}; expected one of {', '.join(LAYOUT_NAMES)}", value=name
+        )
     given = set(config) - {"name"}
     if given != fields[name]:
         raise LayoutError(
@@ -398,5 +402,6 @@ def _fitted_layout(kind: str, shape: tuple[int, ...]) -> Layout:
     if kind == "row-major":
         return RowMajorLayout()
     raise LayoutError(
-        f"unknown layout {kind!r}; expected 'auto' or one of {', '.join(LAYOUT_NAMES)}"
+        f"unknown layout {kind!r}; expected 'auto' or one of {', '.join(LAYOUT_NAMES)}",
+        value=kind,
     )

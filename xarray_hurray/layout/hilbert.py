@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import LayoutError
 from .bits import (
     BLOCK,
     MAX_KEY_BITS,
@@ -22,7 +23,6 @@ from .bits import (
     store_columns,
     unpack,
 )
-from .errors import LayoutError
 
 
 def check_curve(rank: int, order: int) -> None:

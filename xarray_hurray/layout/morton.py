@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import LayoutError
 from .bits import (
     BLOCK,
     MAX_KEY_BITS,
@@ -24,7 +25,6 @@ from .bits import (
     store_columns,
     unpack,
 )
-from .errors import LayoutError
 
 
 def parse_morton_bits(bits: Sequence[int]) -> tuple[int, ...]:

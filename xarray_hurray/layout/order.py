@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import LayoutError
 from .bits import MAX_KEY_BITS
 from .descriptors import LAYOUT_NAMES, parse_shape
-from .errors import LayoutError
 from .hilbert import hilbert_encode
 from .morton import morton_encode
 
@@ -41,12 +41,15 @@ def chunk_placement(
     grid = parse_shape(grid_shape)
     if chunk_order not in LAYOUT_NAMES:
         raise LayoutError(
-            f"unknown chunk order {chunk_order!r}; expected one of {', '.join(LAYOUT_NAMES)}"
+            f"unknown chunk order {chunk_order!r}; expected one of {', '.join(LAYOUT_NAMES)}",
+            value=chunk_order,
         )
     rank = len(grid)
     axes = tuple(range(rank)) if chunk_axes is None else tuple(int(a) for a in chunk_axes)
     if sorted(set(axes)) != sorted(axes) or any(not 0 <= a < rank for a in axes):
-        raise LayoutError(f"chunk axes {axes} must be distinct axes of a rank-{rank} grid")
+        raise LayoutError(
+            f"chunk axes {axes} must be distinct axes of a rank-{rank} grid", value=chunk_axes
+        )
     count = math.prod(grid)
     if chunk_order == "row-major" or count <= 1:
         return np.arange(count, dtype=np.int64)

@@ -16,10 +16,10 @@ from xarray.coding.strings import create_vlen_dtype
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 
-from ..container import MAGIC, ContainerReader, VariableMeta, open_reader
+from ..container import ContainerReader, VariableMeta, has_magic, open_reader
 from ..container.elements import STRING, parse_element_type
 from ..container.limits import MAX_CHUNK_BYTES
-from ..io import MergePolicy
+from ..io import MergePolicy, is_url
 from .strings import decode_fill_bytes
 
 
@@ -96,19 +96,6 @@ class HurrayDataStore(AbstractDataStore):
             close()
 
 
-def _has_magic(target: Any) -> bool:
-    try:
-        if isinstance(target, str | os.PathLike):
-            with open(target, "rb") as f:
-                return f.read(len(MAGIC)) == MAGIC
-        position = target.tell()
-        head = target.read(len(MAGIC))
-        target.seek(position)
-        return head == MAGIC
-    except (OSError, AttributeError, TypeError):
-        return False
-
-
 class HurrayBackendEntrypoint(BackendEntrypoint):
     """Open Hurray files with ``xr.open_dataset(path, engine="hurray")``."""
 
@@ -130,11 +117,17 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         if isinstance(filename_or_obj, str | os.PathLike):
-            if os.fspath(filename_or_obj).endswith(".hurray"):
+            path = os.fspath(filename_or_obj)
+            if path.endswith(".hurray"):
                 return True
-            if "://" in os.fspath(filename_or_obj):
-                return False
-        return _has_magic(filename_or_obj)
+            if is_url(path):
+                return False  # guessing must not send requests
+        try:
+            return has_magic(filename_or_obj)
+        except (OSError, AttributeError, TypeError):
+            # xarray asks every backend about any object (a store, a directory, a
+            # closed or text-mode file): whatever cannot be read is not ours
+            return False
 
     def open_dataset(  # type: ignore[override]
         self,

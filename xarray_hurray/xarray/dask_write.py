@@ -36,6 +36,7 @@ from dask.optimization import cull
 
 from ..container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
 from ..container.threads import ordered_map
+from ..errors import HurrayValueError
 from .progress import ProgressBar
 
 DEFAULT_WINDOW = 4
@@ -68,7 +69,7 @@ def check_alignment(
         inside = np.flatnonzero(ends % size)
         if inside.size:
             k = int(inside[0])
-            raise ValueError(
+            raise HurrayValueError(
                 f"variable {name!r}: dask chunks {tuple(sizes)} along {dim!r} do not line up "
                 f"with the stored chunks of {size}: dask chunk {k} ends at {int(ends[k])}, "
                 f"inside a stored chunk.  Rechunk to multiples of {size}, e.g. "
@@ -454,7 +455,7 @@ class DaskWrite:
         exclusive: bool = False,
     ) -> None:
         if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+            raise HurrayValueError(f"window must be an integer >= 1, got {window!r}")
         self.path = Path(path)
         self.metadata = metadata
         self.window = window

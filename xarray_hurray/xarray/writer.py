@@ -19,6 +19,7 @@ from xarray.backends.common import NONE_VAR_NAME
 
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.codecs import CodecSpec
+from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, staged_upload, upload_target
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
@@ -72,7 +73,7 @@ def _dask_chunks(var: xr.Variable, name: Hashable) -> tuple[int, ...] | None:
         return None
     for dim, sizes in zip(var.dims, var.chunks, strict=True):
         if any(s != sizes[0] for s in sizes[:-1]) or sizes[-1] > sizes[0]:
-            raise ValueError(
+            raise HurrayValueError(
                 f"variable {name!r}: dask chunks {sizes} along {dim!r} are not uniform; "
                 "rechunk or give encoding chunks"
             )
@@ -94,7 +95,7 @@ def _chunk_axes(names: Sequence[Hashable] | None, dims: tuple[Hashable, ...]) ->
         return tuple(range(len(dims)))
     missing = [d for d in names if d not in dims]
     if missing:
-        raise ValueError(f"chunk_axes {list(names)} name dimensions {missing} not in {dims}")
+        raise HurrayValueError(f"chunk_axes {list(names)} name dimensions {missing} not in {dims}")
     return tuple(dims.index(d) for d in names)
 
 
@@ -106,7 +107,7 @@ def _hurray_settings(name: Hashable, encoding: Mapping[str, Any]) -> dict[str, A
         if old not in encoding:
             continue
         if new in settings:
-            raise ValueError(f"encoding gives both {old!r} and {new!r}; give {new!r} only")
+            raise HurrayValueError(f"encoding gives both {old!r} and {new!r}; give {new!r} only")
         warnings.warn(
             f"variable {name!r}: encoding key {old!r} is deprecated and will be removed in "
             f"the next release; use {new!r}",
@@ -131,7 +132,9 @@ def describe_variable(
         settings = {**defaults, **_hurray_settings(name, var.encoding)}
         dtype = element_type(var.dtype)
         if not isinstance(name, str) or not all(isinstance(d, str) for d in var.dims):
-            raise TypeError(f"names and dims must be strings, got {name!r} with dims {var.dims}")
+            raise HurrayTypeError(
+                f"names and dims must be strings, got {name!r} with dims {var.dims}"
+            )
         chunks = settings.get("chunks") or _dask_chunks(var, name)
         if chunks is None:
             itemsize = STRING_ITEMSIZE if dtype == "string" else var.dtype.itemsize
@@ -150,8 +153,9 @@ def describe_variable(
             attrs=dict(var.attrs),
         )
     except (ValueError, TypeError) as err:
-        message = str(err) if f"{name!r}" in str(err) else f"variable {name!r}: {err}"
-        raise type(err)(message) from None
+        if f"{name!r}" in str(err):
+            raise
+        raise in_context(err, f"variable {name!r}") from err
 
 
 def _check_names(ds: xr.Dataset) -> None:
@@ -176,15 +180,16 @@ def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any
         if name not in ds.variables:
             raise KeyError(f"encoding given for {name!r}, which is not a variable of the dataset")
         if not isinstance(enc, Mapping):
-            raise ValueError(
+            raise HurrayValueError(
                 f"the encoding of variable {name!r} must be castable to a dict of settings, "
                 f"got {enc!r}"
             )
         invalid = sorted(set(enc) - valid)
         if invalid:
-            raise ValueError(
+            raise HurrayValueError(
                 f"unexpected encoding parameters {invalid} for variable {name!r}; "
-                f"valid keys are {sorted(valid)}"
+                f"valid keys are {sorted(valid)}",
+                value=invalid,
             )
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from zarr.abc.codec import ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin
 from zarr.abc.store import RangeByteRequest
 
+from ..errors import HurrayTypeError, HurrayValueError
 from ..layout import Layout, LayoutError
 from .selection import selection_box
 from .stored_chunk import (
@@ -81,13 +82,13 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Build the codec from its ``{"name": "hurray", "configuration": ...}`` metadata."""
         if data.get("name") != "hurray":
-            raise ValueError(f"expected codec metadata named 'hurray', got {data!r}")
+            raise HurrayValueError(f"expected codec metadata named 'hurray', got {data!r}")
         config = dict(data.get("configuration") or {})
         unknown = set(config) - {"layout", "endian"}
         if unknown:
-            raise ValueError(f"unknown hurray codec configuration keys {sorted(unknown)}")
+            raise HurrayValueError(f"unknown hurray codec configuration keys {sorted(unknown)}")
         if "layout" not in config:
-            raise ValueError("hurray codec configuration needs a 'layout'")
+            raise HurrayValueError("hurray codec configuration needs a 'layout'")
         return cls(config["layout"], endian=config.get("endian"))
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,7 +104,7 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         if not has_order and self.endian is not None:
             return replace(self, endian=None)
         if has_order and self.endian is None:
-            raise ValueError("the hurray codec needs 'endian' for multi-byte data types")
+            raise HurrayValueError("the hurray codec needs 'endian' for multi-byte data types")
         return self
 
     def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
@@ -120,7 +121,7 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         check_fixed_size(dtype.to_native_dtype())
         chunk_shape = getattr(chunk_grid, "chunk_shape", None)
         if chunk_shape is None:
-            raise TypeError(
+            raise HurrayTypeError(
                 f"the hurray codec needs a regular chunk grid, got {type(chunk_grid).__name__}"
             )
         self.layout_for(chunk_shape)

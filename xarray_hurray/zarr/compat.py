@@ -9,12 +9,10 @@ from __future__ import annotations
 import zarr
 from zarr.codecs.sharding import ShardingCodec
 
+from ..errors import UnsupportedZarrError
+
 SUPPORTED_ZARR = ((3, 1), (4, 0))
 """Supported zarr-python versions: at least the first, below the second."""
-
-
-class UnsupportedZarrError(RuntimeError):
-    """The installed zarr-python lacks what the Hilbert shard hooks need."""
 
 
 def zarr_version(version: str | None = None) -> tuple[int, int]:
@@ -23,7 +21,9 @@ def zarr_version(version: str | None = None) -> tuple[int, int]:
     try:
         return int(parts[0]), int(parts[1])
     except (IndexError, ValueError) as err:
-        raise UnsupportedZarrError(f"cannot read the zarr version {version!r}") from err
+        raise UnsupportedZarrError(
+            f"cannot read the zarr version {version!r}", value=version
+        ) from err
 
 
 ZARR_ORDERS_SUBCHUNKS = hasattr(ShardingCodec, "_subchunk_order_iter")
@@ -60,7 +60,8 @@ def check_zarr_support(version: str | None = None) -> None:
     if not low <= found < high:
         raise UnsupportedZarrError(
             f"Hilbert-placed shards support zarr-python >= {low[0]}.{low[1]} and "
-            f"< {high[0]}.{high[1]}; zarr {version or zarr.__version__} is installed"
+            f"< {high[0]}.{high[1]}; zarr {version or zarr.__version__} is installed",
+            value=version or zarr.__version__,
         )
     missing = sorted(name for name in _REQUIRED if not hasattr(ShardingCodec, name))
     if not ZARR_ORDERS_SUBCHUNKS and not hasattr(ShardingCodec, "_encode_shard_dict"):

@@ -20,6 +20,7 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 
+from ..errors import HurrayValueError
 from ..layout import Layout
 from ..layout.descriptors import parse_shape
 from .stored_chunk import (
@@ -65,7 +66,7 @@ class HurrayNumcodec(Codec):
         endian = parse_endian(endian)
         self.endian = endian if self.dtype.byteorder != "|" else None
         if self.endian is None and self.dtype.byteorder != "|":
-            raise ValueError(
+            raise HurrayValueError(
                 f"the hurray codec needs 'endian' for the multi-byte type {self.dtype}"
             )
         fit_layout(self.layout, self.shape)
@@ -74,7 +75,7 @@ class HurrayNumcodec(Codec):
         """The stored bytes of one chunk given as an array or a buffer of its elements."""
         data = ensure_contiguous_ndarray(buf).reshape(-1).view(np.uint8).view(self.dtype)
         if data.size != np.prod(self.shape, dtype=np.int64):
-            raise ValueError(
+            raise HurrayValueError(
                 f"hurray codec expected a chunk of shape {self.shape} ({self.dtype}), "
                 f"got {data.size} elements"
             )
@@ -105,10 +106,12 @@ class HurrayNumcodec(Codec):
         config.pop("id", None)
         unknown = set(config) - {"layout", "shape", "dtype", "endian"}
         if unknown:
-            raise ValueError(f"unknown hurray codec configuration keys {sorted(unknown)}")
+            raise HurrayValueError(f"unknown hurray codec configuration keys {sorted(unknown)}")
         missing = [key for key in ("layout", "shape", "dtype") if key not in config]
         if missing:
-            raise ValueError(f"hurray codec configuration needs {', '.join(map(repr, missing))}")
+            raise HurrayValueError(
+                f"hurray codec configuration needs {', '.join(map(repr, missing))}"
+            )
         return cls(
             config["layout"],
             config["shape"],

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HurrayValueError
+
 
 def selection_box(
     selection: Any, shape: Sequence[int]
@@ -31,7 +33,9 @@ def selection_box(
     """
     selectors = selection if isinstance(selection, tuple) else (selection,)
     if len(selectors) != len(shape):
-        raise ValueError(f"selection {selection!r} does not have the rank of shape {tuple(shape)}")
+        raise HurrayValueError(
+            f"selection {selection!r} does not have the rank of shape {tuple(shape)}"
+        )
     lo, hi, local = [], [], []
     for sel, size in zip(selectors, shape, strict=True):
         if isinstance(sel, slice):

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import HurrayTypeError, HurrayValueError
 from ..layout import LAYOUT_NAMES, Layout, LayoutError, layout_for_shape, layout_from_config
 
 Endian = Literal["little", "big"]
@@ -49,7 +50,7 @@ def layout_config(layout: str | Layout) -> str | dict[str, Any]:
 def parse_endian(endian: str | None) -> Endian | None:
     """Check an ``endian`` setting: ``"little"``, ``"big"`` or ``None``."""
     if endian not in ("little", "big", None):
-        raise ValueError(f"hurray endian must be 'little', 'big' or None, got {endian!r}")
+        raise HurrayValueError(f"hurray endian must be 'little', 'big' or None, got {endian!r}")
     return endian
 
 
@@ -57,7 +58,7 @@ def check_fixed_size(dtype: np.dtype) -> np.dtype:
     """Return ``dtype`` if the hurray codecs can store it, else raise a :class:`TypeError`."""
     dtype = np.dtype(dtype)
     if dtype.kind not in FIXED_SIZE_KINDS:
-        raise TypeError(
+        raise HurrayTypeError(
             f"the hurray codec stores fixed-size numeric, boolean and time data types, not {dtype}"
         )
     return dtype
