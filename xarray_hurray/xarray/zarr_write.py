@@ -19,6 +19,7 @@ import zarr
 from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import ZstdCodec
 
+from ..errors import HurrayValueError
 from ..layout import Layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
@@ -138,7 +139,7 @@ def hurray_zarr_encoding(
             try:
                 shards = _dask_chunks(var, name)
             except ValueError as err:
-                raise ValueError(f"{err} or 'shards'") from None
+                raise HurrayValueError(f"{err} or 'shards'") from err
         shard, inner = shard_and_chunk_shapes(
             var.shape,
             dtype.itemsize,
@@ -149,7 +150,7 @@ def hurray_zarr_encoding(
         )
         bad = [(s, c) for s, c in zip(shard, inner, strict=True) if s % c]
         if len(shard) != var.ndim or len(inner) != var.ndim or bad:
-            raise ValueError(
+            raise HurrayValueError(
                 f"variable {name!r}: shards {shard} must have one side per dimension, "
                 f"each a multiple of the chunk side {inner}"
             )
@@ -230,7 +231,7 @@ def to_zarr(
         or shards that are not multiples of the chunks.
     """
     if kwargs.setdefault("zarr_format", 3) != 3:
-        raise ValueError(f"Hurray in Zarr needs zarr_format=3, got {kwargs['zarr_format']!r}")
+        raise HurrayValueError(f"Hurray in Zarr needs zarr_format=3, got {kwargs['zarr_format']!r}")
     # Arrays that already exist keep their storage: xarray refuses an encoding for
     # them when appending or writing a region.
     writes_into = (
