@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..errors import SourceChangedError, SourceReadError
+from ..errors import HurrayValueError, SourceChangedError, SourceReadError
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,9 @@ class RetryPolicy:
         for item in fields(self):
             value = getattr(self, item.name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ValueError(f"retry {item.name} must be a number >= 0, got {value!r}")
+                raise HurrayValueError(f"retry {item.name} must be a number >= 0, got {value!r}")
         if not self.timeout > 0 or not isinstance(self.retries, int):
-            raise ValueError(
+            raise HurrayValueError(
                 f"retry timeout must be > 0 and retries an integer, got {self.timeout!r}, "
                 f"{self.retries!r}"
             )
