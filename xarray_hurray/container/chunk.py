@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import HurrayValueError
+from ..errors import HurrayValueError, in_context
 from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
@@ -65,7 +65,7 @@ class ChunkCodec:
         try:
             raw = to_bytes(var.layout.encode(block, fill), var.dtype)
         except TypeError as err:
-            raise TypeError(f"variable {var.name!r}: {err}") from None
+            raise in_context(err, f"variable {var.name!r}") from err
         if raw.nbytes > self.max_decoded:
             raise HurrayValueError(
                 f"a chunk of variable {var.name!r} takes {raw.nbytes} bytes, more than the "

@@ -36,6 +36,8 @@ from xarray.coding.strings import (
 )
 from xarray.coding.variables import SerializationWarning
 
+from ..errors import HurrayValueError
+
 FILL_ATTRS = ("_FillValue", "missing_value")
 """Attributes holding an element value, as bytes for an ``S<n>`` variable."""
 
@@ -104,7 +106,7 @@ def check_fill_value(var: xr.Variable, name: Hashable, explicit: bool) -> xr.Var
     if fill not in _present_values(np.asarray(var.data)):
         return var
     if explicit or "_FillValue" in var.attrs:
-        raise ValueError(
+        raise HurrayValueError(
             f"variable {name!r}: _FillValue {fill!r} is also the value of some elements, "
             "which would read back as missing; choose a _FillValue no element equals, or "
             "give none and one is chosen"
@@ -120,7 +122,7 @@ def _fill_block(block: np.ndarray, name: Hashable, fill: str | bytes | None) -> 
     if not missing.any():
         return block
     if fill is None:
-        raise ValueError(
+        raise HurrayValueError(
             f"variable {name!r} holds missing strings (None, NaN or NA) in a dask array; "
             f"give encoding={{{name!r}: {{'_FillValue': <a string no element equals>}}}} "
             "or load() the variable so that a fill value can be chosen"
@@ -164,7 +166,7 @@ def _fill_bytes_as_text(var: xr.Variable, name: Hashable) -> xr.Variable:
             try:
                 attrs[key] = value.decode("utf-8")
             except UnicodeDecodeError:
-                raise ValueError(
+                raise HurrayValueError(
                     f"variable {name!r}: {key} {value!r} is not UTF-8 text, which the "
                     "attribute of a bytes variable is stored as"
                 ) from None

@@ -163,12 +163,12 @@ def _check_names(ds: xr.Dataset) -> None:
     backends: a name is a non-empty string, or None (stored as ``__values__``)."""
     for name in ds.variables:
         if isinstance(name, str) and not name:
-            raise ValueError(
+            raise HurrayValueError(
                 f"Invalid name {name!r} for DataArray or Dataset key: string must be length 1 "
                 "or greater for serialization to Hurray files"
             )
         if name is not None and not isinstance(name, str):
-            raise TypeError(
+            raise HurrayTypeError(
                 f"Invalid name {name!r} for DataArray or Dataset key: must be either a string "
                 "or None for serialization to Hurray files"
             )
