@@ -99,7 +99,7 @@ class AttributeBudget:
             When the budget does not hold them.
         """
         if nbytes > self.left:
-            raise ValueError(
+            raise HurrayValueError(
                 f"a numpy attribute of element type {dtype} needs {nbytes} bytes, more than "
                 f"the metadata's size allows ({max(self.left, 0)} bytes left)"
             )

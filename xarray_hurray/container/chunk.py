@@ -39,7 +39,7 @@ class ChunkCodec:
         itemsize = parse_element_type(variable.dtype).itemsize
         full = MAX_CHUNK_BYTES if variable.dtype == STRING else self.buffer_size * itemsize
         if variable.dtype != STRING and full > max_chunk_bytes:
-            raise ValueError(
+            raise HurrayValueError(
                 f"a chunk of variable {variable.name!r} (chunks {list(variable.chunks)}, "
                 f"layout {variable.layout.to_config()}) decodes to {full} bytes, more than "
                 f"max_chunk_bytes={max_chunk_bytes}; raise it to read this variable"

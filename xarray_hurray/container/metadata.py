@@ -324,9 +324,11 @@ def check_structure(obj: Any) -> None:
         item, depth = stack.pop()
         containers += 1
         if depth > MAX_NESTING:
-            raise ValueError(f"metadata JSON is nested deeper than {MAX_NESTING} levels")
+            raise HurrayValueError(f"metadata JSON is nested deeper than {MAX_NESTING} levels")
         if containers > MAX_CONTAINERS:
-            raise ValueError(f"metadata JSON holds more than {MAX_CONTAINERS} arrays and objects")
+            raise HurrayValueError(
+                f"metadata JSON holds more than {MAX_CONTAINERS} arrays and objects"
+            )
         children = item.values() if isinstance(item, dict) else item
         stack.extend((child, depth + 1) for child in children if isinstance(child, list | dict))
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HurrayFormatError
+from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
 from .checksum import verify
 from .metadata import DatasetMeta, VariableMeta
@@ -246,13 +246,13 @@ class StagedRewrite:
                 return
             if chunk_id not in self._old.get(var.name, {}):
                 where = "the end" if target is None else f"chunk {target[1]} of {target[0]!r}"
-                raise ValueError(
+                raise HurrayValueError(
                     f"chunk {chunk_id} of {var.name!r} is neither written nor kept before "
                     f"{where}: chunks must come in placement order"
                 )
             self._writer.write_chunk(var.name, chunk_id, next(self._copies))
         if target is not None:
-            raise ValueError(f"chunk {target[1]} of {target[0]!r} written out of order")
+            raise HurrayValueError(f"chunk {target[1]} of {target[0]!r} written out of order")
 
     def write_chunk(self, name: str, chunk_id: int, data: bytes) -> None:
         """Store ``data`` as chunk ``chunk_id`` of ``name`` in the new version."""

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HurrayValueError
+
 
 @dataclass(frozen=True)
 class PartRules:
@@ -121,7 +123,7 @@ class S3MultipartUpload(MultipartUpload):
 
     def upload_part(self, number: int, data: bytes | memoryview) -> Part:
         if not 1 <= number <= self.rules.max_parts:
-            raise ValueError(f"part number {number} outside 1..{self.rules.max_parts}")
+            raise HurrayValueError(f"part number {number} outside 1..{self.rules.max_parts}")
         fs, bucket, key = _s3(self.url, self.storage_options)
         answer = fs.call_s3(
             "upload_part",
@@ -189,7 +191,7 @@ def pending_uploads(url: str, storage_options: Mapping[str, Any]) -> list[str]:
     with the id) or a lifecycle rule of the bucket removes it.
     """
     if not _is_s3(url):
-        raise ValueError(f"listing multipart uploads needs an s3:// URL, not {url!r}")
+        raise HurrayValueError(f"listing multipart uploads needs an s3:// URL, not {url!r}")
     fs, bucket, key = _s3(url, storage_options)
     answer = fs.call_s3("list_multipart_uploads", Bucket=bucket, Prefix=key)
     return [u["UploadId"] for u in answer.get("Uploads", []) if u["Key"] == key]
@@ -242,13 +244,13 @@ def plan_runs(
     sizes = np.asarray(sizes, dtype=np.int64)
     available = rules.max_parts - reserved
     if available < 1:
-        raise ValueError(f"{reserved} reserved parts leave none of {rules.max_parts}")
+        raise HurrayValueError(f"{reserved} reserved parts leave none of {rules.max_parts}")
     total = int(sizes.sum())
     largest = int(sizes.max(initial=0))
     part = max(part_bytes, rules.min_part, math.ceil(total / available))
     # a run holds less than a part size plus its last piece
     if part + largest - 1 > rules.max_part:
-        raise ValueError(
+        raise HurrayValueError(
             f"{total} bytes in pieces of up to {largest} bytes do not fit in "
             f"{available} parts of at most {rules.max_part} bytes; split the output "
             "into several objects"

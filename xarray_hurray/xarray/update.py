@@ -30,6 +30,7 @@ from xarray import conventions
 
 from ..container import ContainerReader, DatasetMeta, VariableMeta, element_type, open_reader
 from ..container.update import FileUpdate
+from ..errors import HurrayTypeError, HurrayValueError
 from ..io import UploadTarget, open_source
 from .backend import HurrayDataStore
 from .dask_write import ChunkSink, DaskWrite, WritePart, check_alignment, chunk_encoder
@@ -53,16 +54,16 @@ def choose_mode(mode: str | None, append_dim: Hashable | None, region: Region | 
     if mode is None:
         mode = "a" if append_dim is not None else "r+" if region is not None else "w"
     if mode not in WRITE_MODES:
-        raise ValueError(
+        raise HurrayValueError(
             f"The only supported options for mode are {', '.join(map(repr, WRITE_MODES))}, "
             f"but mode={mode!r}"
         )
     if append_dim is not None and mode not in ("a", "a-"):
-        raise ValueError(
+        raise HurrayValueError(
             f"cannot set append_dim unless mode='a', mode='a-' or mode=None, got {mode!r}"
         )
     if region is not None and mode not in ("a", "a-", "r+"):
-        raise ValueError(
+        raise HurrayValueError(
             f"cannot set region unless mode='a', mode='a-', mode='r+' or mode=None, got {mode!r}"
         )
     return mode
@@ -102,7 +103,7 @@ def _auto_region(ds: xr.Dataset, base: ContainerReader, dim: Hashable) -> slice:
             "are changed by the write."
         )
     if positions.size and (np.diff(positions) != 1).any():
-        raise ValueError(
+        raise HurrayValueError(
             f"The auto-detected region of coordinate {dim!r} for writing new data to the "
             "original file had non-contiguous indices. Writing to a region requires that "
             "the new data constitute a contiguous subset of the original file."
@@ -129,32 +130,34 @@ def resolve_region(
     if isinstance(region, str) and region == "auto":
         region = dict.fromkeys(ds.dims, "auto")
     if not isinstance(region, Mapping):
-        raise TypeError(f"``region`` must be a dict, got {type(region)}")
+        raise HurrayTypeError(f"``region`` must be a dict, got {type(region)}")
     sizes = file_dimensions(base.metadata)
     resolved: dict[Hashable, slice] = {}
     for dim, value in region.items():
         if dim not in ds.dims:
-            raise ValueError(
+            raise HurrayValueError(
                 f"all keys in ``region`` are not in Dataset dimensions, got {list(region)} "
                 f"and {list(ds.dims)}"
             )
         if dim not in sizes:
-            raise ValueError(f"region dimension {dim!r} is not a dimension of the file {sizes}")
+            raise HurrayValueError(
+                f"region dimension {dim!r} is not a dimension of the file {sizes}"
+            )
         if isinstance(value, str) and value == "auto":
             value = _auto_region(ds, base, dim)
         if not isinstance(value, slice):
-            raise TypeError(
+            raise HurrayTypeError(
                 f"all values in ``region`` must be slice objects, got region={dict(region)}"
             )
         if value.step not in (1, None):
-            raise ValueError(
+            raise HurrayValueError(
                 f"step on all slices in ``region`` must be 1 or None, got region={dict(region)}"
             )
         start, stop, _ = value.indices(sizes[str(dim)])
         resolved[dim] = slice(start, max(start, stop))
     outside = [k for k, v in ds.variables.items() if not set(resolved).intersection(v.dims)]
     if resolved and outside:
-        raise ValueError(
+        raise HurrayValueError(
             "when setting `region` explicitly in to_hurray(), all variables in the dataset "
             "to write must have at least one dimension in common with the region's "
             f"dimensions {list(resolved)}, but that is not the case for some variables here. "
@@ -162,7 +165,7 @@ def resolve_region(
             f".drop_vars({outside!r})"
         )
     if append_dim is not None and append_dim in resolved:
-        raise ValueError(
+        raise HurrayValueError(
             "cannot list the same dimension in both ``append_dim`` and ``region`` with "
             f"to_hurray(), got {append_dim!r} in both"
         )
@@ -183,7 +186,7 @@ def _check_dtype(name: Hashable, new: xr.Variable, stored: xr.Variable) -> None:
     would fail, or worse, change them.  Numbers into numbers are cast by the file's
     encoding, as ``to_zarr`` casts them."""
     if _kind(new.dtype) != _kind(stored.dtype):
-        raise ValueError(
+        raise HurrayValueError(
             f"Mismatched dtypes for variable {name} between Hurray file on disk and dataset "
             f"to append. File has dtype {stored.dtype} but dataset to append has dtype "
             f"{new.dtype}."
@@ -201,7 +204,7 @@ def _check_dims(
     against the variable ``old`` of the file, as ``to_zarr`` checks them."""
     if var.dims != old.dims:
         if set(var.dims) != set(old.dims):
-            raise ValueError(
+            raise HurrayValueError(
                 f"variable {name!r} already exists with different dimension names "
                 f"{old.dims} != {var.dims}, but changing variable dimensions is not "
                 "supported by to_hurray()."
@@ -215,7 +218,7 @@ def _check_dims(
     given = {dim: size for dim, size in var.sizes.items() if dim != append_dim}
     if expected != given:
         changed = next(d for d in expected if expected[d] != given[d])
-        raise ValueError(
+        raise HurrayValueError(
             f"Unable to update size for existing dimension {changed!r}: variable {name!r} "
             f"already exists with different dimension sizes: {expected} != {given}. "
             "to_hurray() only supports changing dimension sizes when explicitly appending, "
@@ -225,7 +228,7 @@ def _check_dims(
         )
     dtype = element_type(var.dtype)
     if dtype != old.dtype:
-        raise ValueError(
+        raise HurrayValueError(
             f"Mismatched dtypes for variable {name} between Hurray file on disk and dataset "
             f"to append. File has dtype {old.dtype} but dataset to append has dtype {dtype}."
         )
@@ -241,7 +244,7 @@ def _check_on_grid(name: str, var: VariableMeta, region: Mapping[Hashable, slice
         size, chunk = var.shape[axis], var.chunks[axis]
         start, stop = region[dim].start, region[dim].stop
         if start % chunk or (stop % chunk and stop != size):
-            raise ValueError(
+            raise HurrayValueError(
                 f"variable {name!r}: region {dim}=slice({start}, {stop}) does not line up "
                 f"with its stored chunks of {chunk} along {dim!r}: a region write stores "
                 f"whole chunks, so its bounds must be multiples of {chunk} (or {size}, the "
@@ -307,25 +310,25 @@ def plan_update(
     sizes = file_dimensions(base.metadata)
     for name in encoding:
         if name in existing:
-            raise ValueError(f"variable {name!r} already exists, but encoding was provided")
+            raise HurrayValueError(f"variable {name!r} already exists, but encoding was provided")
     resolved: dict[Hashable, slice] = {}
     if region is not None:
         resolved = resolve_region(ds, base, region, append_dim)
         ds = ds.drop_vars(ds.indexes)  # a region write leaves the coordinates as they are
     new_names = [k for k in ds.variables if k not in existing]
     if mode == "r+" and new_names:
-        raise ValueError(
+        raise HurrayValueError(
             f"dataset contains non-pre-existing variables {new_names!r}, which is not "
             "allowed in to_hurray() with mode='r+'. To allow writing new variables, set "
             "mode='a'."
         )
     if region is not None and new_names:
-        raise ValueError(
+        raise HurrayValueError(
             f"dataset contains non-pre-existing variables {new_names!r}: a region write "
             "only writes into variables the file holds"
         )
     if append_dim is not None and append_dim not in sizes:
-        raise ValueError(
+        raise HurrayValueError(
             f"append_dim={append_dim!r} does not match any existing dataset dimensions {sizes}"
         )
     if mode == "a-" and append_dim is not None:
@@ -335,7 +338,7 @@ def plan_update(
     if append_dim is not None:
         left = [n for n, v in existing.items() if append_dim in v.dims and n not in ds.variables]
         if left:
-            raise ValueError(
+            raise HurrayValueError(
                 f"variables {left} of the file have the dimension {append_dim!r} appended "
                 "to but are not in the dataset: give them too, or drop them from the file "
                 "first"
@@ -375,7 +378,7 @@ def plan_update(
             variables=tuple(order),
         )
     except ValueError as err:
-        raise ValueError(f"the dataset does not fit the file: {err}") from None
+        raise HurrayValueError(f"the dataset does not fit the file: {err}") from err
     return metadata, [parts[v.name] for v in order if v.name in parts]
 
 
