@@ -67,11 +67,6 @@ def open_checked_source(target: str, storage_options: dict[str, Any] | None) -> 
         raise CliError(f"no such file: {target}", value=target) from err
     except OSError as err:
         raise CliError(f"cannot read {target}: {err}", value=target) from err
-    except (ValueError, ImportError) as err:
-        if not is_url(target):
-            raise
-        # fsspec's refusals of a URL: an unknown protocol, its package not installed
-        raise CliError(f"cannot open {target}: {err}", value=target) from err
     if not found:
         raise CliError(f"{target} is not a Hurray file (it does not start with {MAGIC!r})")
     return source
