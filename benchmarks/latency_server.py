@@ -10,8 +10,8 @@ at once (Python's default of 5 drops the rest, and each dropped connection costs
 the client a one-second retransmit).
 
 It serves GET and HEAD of the files under a directory, with single ``Range``
-headers (``bytes=a-b``, ``bytes=a-``, ``bytes=-n``), HTTP/1.1 keep-alive, and counts
-the requests it answers.
+headers (``bytes=a-b``, ``bytes=a-``, ``bytes=-n``), HTTP/1.1 keep-alive, and logs
+the requests it answers (arrival time, method, body bytes).
 
 Use from a benchmark::
 
@@ -72,7 +72,7 @@ class _Server(ThreadingHTTPServer):
     latency: float
     link: _Link
     counts: Counter[str]
-    arrivals: list[float]
+    log: list[tuple[float, str, int]]
     count_lock: threading.Lock
 
 
@@ -90,19 +90,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(body=True)
 
     def _answer(self, body: bool) -> None:
+        """Answer after the latency; log the request once its body is sent."""
         server = self.server
+        arrival = time.perf_counter()
         with server.count_lock:
             server.counts[self.command] += 1
-            server.arrivals.append(time.perf_counter())
         time.sleep(server.latency)
         path = self._file()
-        if path is None:
-            self._empty(404)
-            return
-        size = path.stat().st_size
-        span = self._span(size)
-        if span is None:
-            self._empty(416, {"Content-Range": f"bytes */{size}"})
+        size = path.stat().st_size if path is not None else 0
+        span = self._span(size) if path is not None else None
+        if path is None or span is None:
+            with server.count_lock:
+                server.log.append((arrival, self.command, 0))
+            if path is None:
+                self._empty(404)
+            else:
+                self._empty(416, {"Content-Range": f"bytes */{size}"})
             return
         start, stop = span
         ranged = "Range" in self.headers
@@ -114,11 +117,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{size}")
         self.end_headers()
         if not body:
+            with server.count_lock:
+                server.log.append((arrival, self.command, 0))
             return
         with path.open("rb") as f:
             f.seek(start)
             data = f.read(stop - start)
         server.link.wait_to_send(len(data))
+        with server.count_lock:  # before the client can see the body
+            server.log.append((arrival, self.command, len(data)))
         self.wfile.write(data)
 
     def _file(self) -> Path | None:
@@ -181,7 +188,7 @@ class LatencyServer:
         self._server.latency = latency
         self._server.link = _Link(bandwidth)
         self._server.counts = Counter()
-        self._server.arrivals = []
+        self._server.log = []
         self._server.count_lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -218,17 +225,24 @@ class LatencyServer:
             return dict(self._server.counts)
 
     @property
-    def arrivals(self) -> list[float]:
-        """``time.perf_counter()`` at which each request since :meth:`reset` arrived, in
-        turn: from a client in the same process, the time before its first request."""
+    def log(self) -> list[tuple[float, str, int]]:
+        """``(arrival, method, body bytes)`` of each request answered since :meth:`reset`,
+        in the order they were answered.  Arrivals are ``time.perf_counter()``, which on
+        Linux is one clock for all processes: a client, in this process or another,
+        can tell which requests its steps made and the time before its first request."""
         with self._server.count_lock:
-            return list(self._server.arrivals)
+            return list(self._server.log)
+
+    @property
+    def arrivals(self) -> list[float]:
+        """When each request since :meth:`reset` arrived, earliest first."""
+        return sorted(entry[0] for entry in self.log)
 
     def reset(self) -> None:
         """Start counting requests from zero."""
         with self._server.count_lock:
             self._server.counts.clear()
-            self._server.arrivals.clear()
+            self._server.log.clear()
 
     def start(self) -> LatencyServer:
         """Start serving in a daemon thread."""

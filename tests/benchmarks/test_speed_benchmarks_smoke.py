@@ -1,0 +1,21 @@
+"""The round-trip and small-chunk benchmarks run end to end on small data (subprocesses)."""
+
+from __future__ import annotations
+
+from scripts import run_script
+
+
+def test_round_trips_benchmark_quick():
+    stdout = run_script("benchmarks/round_trips.py", "--quick", "--latency", "0.002", timeout=120)
+    # one request opens a Hurray file; every step has a row per reader
+    assert "| first open | hurray | 1 |" in stdout
+    for peer in ("unsharded", "sharded"):
+        assert f" {peer} | 3 |" in stdout  # zarr opens with three requests
+    assert stdout.count("| read ") == 4 * 3
+
+
+def test_small_chunks_benchmark_quick():
+    stdout = run_script("benchmarks/small_chunks.py", "--quick", timeout=120)
+    assert "| write from numpy |" in stdout
+    assert "| full read |" in stdout
+    assert "us per chunk" in stdout
