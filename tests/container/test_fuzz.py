@@ -247,6 +247,13 @@ HILBERT_99 = {"name": "hilbert", "hilbert_rank": 2, "hilbert_order": 99}
         ({"attrs": {"a": TYPED_INT8 | {"shape": [10**12], "data": []}}}, "needs"),
         ({"attrs": []}, "attrs must be an object"),
         ({"name": ""}, "must not be empty"),
+        ({"layout": HILBERT_99 | {"hilbert_order": True}}, "must be integers"),
+        ({"layout": HILBERT_99 | {"hilbert_rank": True}}, "must be integers"),
+        ({"dtype": "U1\n"}, "unknown element type"),
+        ({"dtype": "S1\n"}, "unknown element type"),
+        ({"chunk_order": {"curve": "hilbert", "axes": None}}, "axes must be a list"),
+        ({"attrs": {"a": "\ud800"}}, "not valid Unicode"),
+        ({"attrs": {"a": {"dtype": "U1", "shape": [1], "data": ["\udfff"]}}}, "not valid Uni"),
     ],
 )
 def test_hostile_variables_are_rejected(good, changes, match):
@@ -311,3 +318,62 @@ def test_open_dataset_passes_the_trusted_data_switch(tmp_path, good, truth, veri
         else:
             assert not np.array_equal(ds["r"].values, truth["r"])
         np.testing.assert_array_equal(ds["z"].values, truth["z"])
+
+
+@pytest.mark.parametrize("point", [0x110000, 0xD800, 0xDFFF, 2**32 - 1])
+def test_text_that_is_not_unicode_is_refused(tmp_path, point):
+    ds = xr.Dataset({"u": (("k",), np.array(["ab", "c"], dtype="U2"))})
+    path = tmp_path / "u.hurray"
+    xh.to_hurray(ds, path, codecs=None)
+    good = path.read_bytes()
+    at = good.index("ab".encode("utf-32-le"))
+    blob = reseal(good[:at] + struct.pack("<I", point) + good[at + 4 :])
+    with pytest.raises(xh.HurrayFormatError, match=f"{point:#x}, which is not a Unicode scalar"):
+        read_everything(blob)
+    assert len(verify_file(io.BytesIO(blob))) == 1
+
+
+def test_every_bit_of_a_zero_length_variable_index_is_checked_by_a_read(tmp_path):
+    ds = xr.Dataset({"e": (("n",), np.zeros(0, "f4")), "v": (("k",), np.arange(3.0))})
+    path = tmp_path / "empty.hurray"
+    xh.to_hurray(ds, path)
+    good = path.read_bytes()
+    index_offset = HEADER.unpack_from(good)[6]  # "e" comes first: its 4-byte index too
+    assert good[index_offset : index_offset + 4] == bytes(4)  # the crc32c of no entries
+    for bit in range(32):
+        blob = bytearray(good)
+        blob[index_offset + bit // 8] ^= 1 << (bit % 8)
+        with pytest.raises(xh.HurrayFormatError, match="checksum mismatch in the index of"):
+            read_everything(bytes(blob))
+        with (
+            pytest.raises(xh.HurrayFormatError, match="index of variable 'e'"),
+            xr.open_dataset(io.BytesIO(bytes(blob)), engine="hurray") as out,
+        ):
+            out.load()
+
+
+def test_verify_accepts_text_variables_with_edge_chunks(tmp_path):
+    ds = xr.Dataset(
+        {
+            "u": (("k",), np.array(["a", "bc", "", "d", "ef"], dtype="U2")),
+            "s": (("k",), np.array([b"a", b"bc", b"", b"d", b"ef"], dtype="S2")),
+            "o": (("k",), np.array(["a", "bc", "", "d", "ef"], dtype=object)),
+        }
+    )
+    path = tmp_path / "text.hurray"
+    xh.to_hurray(ds, path, encoding={name: {"chunks": (2,)} for name in ds})
+    assert verify_file(path) == []
+
+
+def test_text_padded_as_the_first_release_did_reads_and_verifies(tmp_path, monkeypatch):
+    # xarray-hurray 0.1.0 padded S/U edge chunks with the character "0"
+    ds = xr.Dataset({"u": (("k",), np.array(["a", "bc", "d"], dtype="U2"))})
+    monkeypatch.setattr("xarray_hurray.container.chunk.pad_value", lambda name: 0)
+    xh.to_hurray(ds, tmp_path / "old.hurray", encoding={"u": {"chunks": (2,)}}, codecs=None)
+    monkeypatch.undo()
+    xh.to_hurray(ds, tmp_path / "new.hurray", encoding={"u": {"chunks": (2,)}}, codecs=None)
+    old, new = (tmp_path / "old.hurray").read_bytes(), (tmp_path / "new.hurray").read_bytes()
+    # the last element (U2: 8 bytes) is padding
+    assert old[-8:] == "0".encode("utf-32-le") + bytes(4) and new[-8:] == bytes(8)
+    assert verify_file(io.BytesIO(old)) == verify_file(io.BytesIO(new)) == []
+    assert read_everything(old)["u"].tolist() == ["a", "bc", "d"]

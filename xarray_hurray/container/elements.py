@@ -34,7 +34,7 @@ FIXED_TYPES = (
 STRING = "string"
 """Variable-length UTF-8 strings."""
 
-_TEXT = re.compile(r"^([SU])([1-9][0-9]*)$")
+_TEXT = re.compile(r"([SU])([1-9][0-9]*)")
 
 
 def parse_element_type(name: str) -> np.dtype:
@@ -49,7 +49,7 @@ def parse_element_type(name: str) -> np.dtype:
         return np.dtype(name).newbyteorder("<")
     if name == STRING:
         return np.dtype(object)
-    match = _TEXT.match(name) if isinstance(name, str) else None
+    match = _TEXT.fullmatch(name) if isinstance(name, str) else None
     if match is None:
         raise HurrayValueError(
             f"unknown element type {name!r}; expected one of {', '.join(FIXED_TYPES)}, "
@@ -80,8 +80,10 @@ def element_type(dtype: np.dtype) -> str:
 
 
 def pad_value(name: str) -> object:
-    """The value written into padding elements: zero, or the empty string."""
-    return "" if name == STRING else 0
+    """The value written into padding elements, whose bytes are all zero: 0, or the
+    empty string for text (numpy would turn 0 into the character "0" in ``S<n>`` and
+    ``U<n>`` buffers, as xarray-hurray 0.1.0 wrote them)."""
+    return "" if name == STRING or name[0] in "SU" else 0
 
 
 def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
@@ -107,6 +109,21 @@ def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
     return array.view(np.uint8) if array.dtype.kind in "bSU" else array
 
 
+def check_code_points(points: np.ndarray) -> None:
+    """Check that UTF-32 ``points`` are Unicode scalar values: at most 0x10FFFF and no
+    surrogate (numpy stores such text, but using it fails later, far from the file).
+
+    Raises
+    ------
+    ValueError
+        Naming the first bad code point.
+    """
+    bad = (points > 0x10FFFF) | ((points >= 0xD800) & (points <= 0xDFFF))
+    if bad.any():
+        point = int(points[np.flatnonzero(bad)[0]])
+        raise HurrayValueError(f"text holds {point:#x}, which is not a Unicode scalar value")
+
+
 def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
     """The 1-D buffer of ``count`` elements held by ``data``.
 
@@ -124,6 +141,8 @@ def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
             )
         if dtype.kind == "b" and count and np.frombuffer(data, dtype=np.uint8).max() > 1:
             raise HurrayValueError("a bool element is a byte other than 0 or 1")
+        if dtype.kind == "U":
+            check_code_points(np.frombuffer(data, dtype="<u4"))
         return np.frombuffer(data, dtype=dtype)
     if len(data) < 4 * count:
         raise HurrayValueError(

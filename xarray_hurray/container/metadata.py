@@ -194,6 +194,10 @@ class VariableMeta:
         order = obj["chunk_order"]
         if not isinstance(order, Mapping) or set(order) != {"curve", "axes"}:
             raise HurrayValueError(f"chunk_order needs the keys curve and axes, got {order!r}")
+        if not isinstance(order["axes"], list):
+            raise HurrayValueError(
+                f"chunk_order axes must be a list of axes, got {order['axes']!r}"
+            )
         codecs = obj["codecs"]
         if not isinstance(codecs, list) or not all(isinstance(c, Mapping) for c in codecs):
             raise HurrayValueError(f"codecs must be a list of objects, got {codecs!r}")
@@ -336,6 +340,9 @@ def check_structure(obj: Any) -> None:
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
 """A JSON string, escapes included."""
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a UTF-16 surrogate."""
+
 _BRACKET_STEP = np.zeros(256, dtype=np.int8)
 _BRACKET_STEP[list(b"[{")] = 1
 _BRACKET_STEP[list(b"]}")] = -1
@@ -395,6 +402,15 @@ def load_json(data: bytes) -> Any:
         raise HurrayFormatError("metadata JSON is nested too deeply") from None
     except ValueError as err:
         raise HurrayFormatError(f"metadata is not valid UTF-8 JSON: {err}") from err
+    if _SURROGATE_ESCAPE.search(data):
+        # JSON escapes can spell lone surrogates, which are not text: UTF-8 cannot
+        # encode them (pairs were joined into one character by the parser)
+        try:
+            json.dumps(obj, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise HurrayFormatError(
+                "metadata holds text that is not valid Unicode (an escaped lone surrogate)"
+            ) from None
     return obj
 
 

@@ -277,8 +277,9 @@ class HilbertLayout(Layout):
     name: ClassVar[str] = "hilbert"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.rank, int | np.integer) or not isinstance(
-            self.order, int | np.integer
+        if any(
+            not isinstance(v, int | np.integer) or isinstance(v, bool)  # JSON true is no integer
+            for v in (self.rank, self.order)
         ):
             raise LayoutError(
                 f"hilbert_rank and hilbert_order must be integers, got {self.rank!r}, "

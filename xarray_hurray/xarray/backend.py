@@ -20,6 +20,7 @@ from ..container import ContainerReader, VariableMeta, has_magic, open_reader
 from ..container.elements import STRING, parse_element_type
 from ..container.limits import MAX_CHUNK_BYTES
 from ..io import MergePolicy, is_url
+from .cf_checks import check_cf_attrs, check_dimension_names
 from .strings import decode_fill_bytes
 
 
@@ -69,8 +70,10 @@ class HurrayDataStore(AbstractDataStore):
 
     def get_variables(self) -> FrozenDict:
         variables = {}
+        check_dimension_names(self.reader.metadata.variables)
         for var in self.reader.metadata.variables:
             array = HurrayBackendArray(self.reader, var.name)
+            check_cf_attrs(f"variable {var.name!r}", array.dtype.kind, var.attrs)
             attrs = decode_fill_bytes(array.dtype, var.attrs)
             encoding = _encoding(var) | {"source": self.reader.source.name}
             name = None if var.name == NONE_VAR_NAME else var.name
@@ -80,6 +83,7 @@ class HurrayDataStore(AbstractDataStore):
         return FrozenDict(variables)
 
     def get_attrs(self) -> FrozenDict:
+        check_cf_attrs("the dataset", None, self.reader.metadata.attrs)
         return FrozenDict(self.reader.metadata.attrs)
 
     def get_dimensions(self) -> FrozenDict:
