@@ -365,15 +365,20 @@ def test_verify_accepts_text_variables_with_edge_chunks(tmp_path):
     assert verify_file(path) == []
 
 
-def test_text_padded_as_the_first_release_did_reads_and_verifies(tmp_path, monkeypatch):
-    # xarray-hurray 0.1.0 padded S/U edge chunks with the character "0"
+def test_text_padding_of_zero_bytes_or_the_character_0_reads_and_verifies(tmp_path, monkeypatch):
+    # format 1.0 writers pad S/U edge chunks with the character "0"; zero bytes are
+    # what the spec asks of later versions: both are valid padding
     ds = xr.Dataset({"u": (("k",), np.array(["a", "bc", "d"], dtype="U2"))})
-    monkeypatch.setattr("xarray_hurray.container.chunk.pad_value", lambda name: 0)
-    xh.to_hurray(ds, tmp_path / "old.hurray", encoding={"u": {"chunks": (2,)}}, codecs=None)
-    monkeypatch.undo()
-    xh.to_hurray(ds, tmp_path / "new.hurray", encoding={"u": {"chunks": (2,)}}, codecs=None)
-    old, new = (tmp_path / "old.hurray").read_bytes(), (tmp_path / "new.hurray").read_bytes()
+    xh.to_hurray(ds, tmp_path / "v10.hurray", encoding={"u": {"chunks": (2,)}}, codecs=None)
+    monkeypatch.setattr("xarray_hurray.container.chunk.pad_value", lambda name: "")
+    xh.to_hurray(ds, tmp_path / "zero.hurray", encoding={"u": {"chunks": (2,)}}, codecs=None)
+    v10, zero = (tmp_path / "v10.hurray").read_bytes(), (tmp_path / "zero.hurray").read_bytes()
     # the last element (U2: 8 bytes) is padding
-    assert old[-8:] == "0".encode("utf-32-le") + bytes(4) and new[-8:] == bytes(8)
-    assert verify_file(io.BytesIO(old)) == verify_file(io.BytesIO(new)) == []
-    assert read_everything(old)["u"].tolist() == ["a", "bc", "d"]
+    assert v10[-8:] == "0".encode("utf-32-le") + bytes(4) and zero[-8:] == bytes(8)
+    assert verify_file(io.BytesIO(v10)) == verify_file(io.BytesIO(zero)) == []
+    assert read_everything(v10)["u"].tolist() == read_everything(zero)["u"].tolist()
+    bad = reseal(zero[:-8] + "x".encode("utf-32-le") + bytes(4))
+    assert verify_file(io.BytesIO(bad)) == [
+        "variable 'u': chunk 1 has padding elements that are not zero"
+    ]
+    assert read_everything(bad)["u"].tolist() == ["a", "bc", "d"]

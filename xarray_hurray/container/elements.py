@@ -80,10 +80,10 @@ def element_type(dtype: np.dtype) -> str:
 
 
 def pad_value(name: str) -> object:
-    """The value written into padding elements, whose bytes are all zero: 0, or the
-    empty string for text (numpy would turn 0 into the character "0" in ``S<n>`` and
-    ``U<n>`` buffers, as xarray-hurray 0.1.0 wrote them)."""
-    return "" if name == STRING or name[0] in "SU" else 0
+    """The value written into padding elements: zero, or the empty string for
+    ``string``.  (numpy writes zero into ``S<n>`` and ``U<n>`` buffers as the character
+    "0"; format 1.0 files hold that, and the spec allows it for 1.0.)"""
+    return "" if name == STRING else 0
 
 
 def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:

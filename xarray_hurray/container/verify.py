@@ -42,7 +42,7 @@ def _padding_problem(var: VariableMeta, chunk_id: int, chunk: np.ndarray) -> str
     padding = chunk[mask]
     zero = "" if chunk.dtype == object else np.zeros((), chunk.dtype)  # 0, "" or b""
     released = chunk.dtype.kind in "SU" and np.all(padding == chunk.dtype.type("0"))
-    # (xarray-hurray 0.1.0 padded fixed-width text with the character "0": valid too)
+    # (format 1.0 writers pad fixed-width text with the character "0": valid too)
     if padding.size and not np.all(padding == zero) and not released:
         return f"variable {var.name!r}: chunk {chunk_id} has padding elements that are not zero"
     return None

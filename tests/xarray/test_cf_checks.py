@@ -1,0 +1,97 @@
+"""Hostile CF attributes and names: HurrayFormatError before xarray's decoders run."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+from fuzz_cases import HEADER, HEADER_SIZE, with_metadata
+
+import xarray_hurray as xh
+
+
+def hostile(tmp_path, dtype: str, data: list, attrs: dict) -> bytes:
+    """A file of one variable ``v`` whose attributes are replaced by ``attrs``."""
+    path = tmp_path / "cf.hurray"
+    xh.to_hurray(xr.Dataset({"v": (("x",), np.array(data, dtype=dtype))}), path)
+    good = path.read_bytes()
+    meta = json.loads(good[HEADER_SIZE : HEADER_SIZE + HEADER.unpack_from(good)[5]])
+    meta["variables"][0]["attrs"] = attrs
+    return with_metadata(good, json.dumps(meta).encode())
+
+
+COMPLEX = {"dtype": "complex64", "shape": [], "data": [[1, 1]]}
+
+
+@pytest.mark.parametrize(
+    ("dtype", "attrs", "match"),
+    [
+        ("S3", {"_Encoding": "rot13"}, "'_Encoding' must be the name of a text encoding"),
+        ("S3", {"_Encoding": "nope"}, "'_Encoding' must be the name of a text encoding"),
+        ("S3", {"_Encoding": 5}, "'_Encoding' must be a string"),
+        ("i2", {"scale_factor": "x"}, "'scale_factor' must be one real number"),
+        ("i2", {"scale_factor": [1.0, 2.0]}, "'scale_factor' must be one real number"),
+        ("i2", {"scale_factor": COMPLEX}, "'scale_factor' must be one real number"),
+        ("i2", {"add_offset": [1, "a"]}, "'add_offset' must be one real number"),
+        ("i2", {"_FillValue": "x"}, "'_FillValue' must be a number"),
+        ("i2", {"_FillValue": True}, "'_FillValue' must be a number"),
+        ("U2", {"_FillValue": 3}, "'_FillValue' must be text"),
+        ("i2", {"missing_value": ["a"]}, "'missing_value' must be a number"),
+        ("i2", {"units": 5}, "'units' must be a string"),
+        ("i2", {"units": "days since 2000-01-01", "calendar": 5}, "'calendar' must be a string"),
+        ("i2", {"coordinates": 5}, "'coordinates' must be a string"),
+        ("i2", {"_Unsigned": 5}, "'_Unsigned' must be a string"),
+    ],
+)
+def test_hostile_cf_attributes_are_refused_by_name(tmp_path, dtype, attrs, match):
+    blob = hostile(tmp_path, dtype, ["a"] if dtype[0] in "SU" else [1], attrs)
+    with pytest.raises(xh.HurrayFormatError, match=rf"variable 'v': CF attribute {match}"):
+        xr.open_dataset(io.BytesIO(blob), engine="hurray")
+    # the container itself reads it: only xarray's decoders need the types
+    assert xh.open_reader(io.BytesIO(blob)).variable("v").attrs
+
+
+@pytest.mark.parametrize(
+    ("attrs", "values"),
+    [
+        ({"scale_factor": 2, "add_offset": 0.5, "_FillValue": 1}, [np.nan, 4.5]),
+        ({"missing_value": [1, 2], "scale_factor": np.float32(3)}, [np.nan, np.nan]),
+        ({"units": "seconds"}, [1, 2]),
+    ],
+)
+def test_well_typed_cf_attributes_still_decode(tmp_path, attrs, values):
+    blob = hostile(tmp_path, "i2", [1, 2], {k: xh_json(v) for k, v in attrs.items()})
+    with xr.open_dataset(io.BytesIO(blob), engine="hurray") as ds:
+        out = ds["v"].values
+    expected = np.array(values, dtype="f8")
+    if ds["v"].dtype.kind == "m":
+        out, expected = out.astype("timedelta64[s]").astype("i8"), expected.astype("i8")
+    np.testing.assert_allclose(out.astype("f8"), expected.astype("f8"))
+
+
+def xh_json(value: object) -> object:
+    """``value`` as the metadata stores it."""
+    from xarray_hurray.container.attrs import encode_attr
+
+    return encode_attr(value)
+
+
+def test_time_units_xarray_cannot_parse_stay_xarrays_error(tmp_path):
+    blob = hostile(tmp_path, "i2", [1], {"units": "days since blah"})
+    with pytest.raises(ValueError, match="unable to decode time units"):
+        xr.open_dataset(io.BytesIO(blob), engine="hurray")
+
+
+def test_a_scalar_named_like_a_dimension_is_refused_by_name(tmp_path):
+    path = tmp_path / "x.hurray"
+    xh.to_hurray(xr.Dataset({"v": (("x",), [1, 2]), "s": ((), 5)}), path)
+    good = path.read_bytes()
+    meta = json.loads(good[HEADER_SIZE : HEADER_SIZE + HEADER.unpack_from(good)[5]])
+    next(v for v in meta["variables"] if v["name"] == "s")["name"] = "x"
+    blob = with_metadata(good, json.dumps(meta).encode())
+    assert int(xh.open_reader(io.BytesIO(blob)).read("x")) == 5  # the format holds it
+    with pytest.raises(xh.HurrayFormatError, match="scalar variable 'x' is named like a dimen"):
+        xr.open_dataset(io.BytesIO(blob), engine="hurray")
