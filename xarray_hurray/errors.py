@@ -99,6 +99,11 @@ class CliError(HurrayError):
         self.status = status
 
 
+class RangeIgnoredWarning(UserWarning):
+    """An HTTP server answered a range request with the whole file: the data read is
+    right (the range is cut from it), but every read downloads everything."""
+
+
 def in_context(err: _E, context: str) -> _E:
     """A copy of ``err`` whose message starts with ``context`` (such as the name of the
     variable being described), to be raised ``from err``.

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,6 +34,7 @@ from xarray_hurray.io import (
     FsspecSource,
     LocalFileSource,
     MergePolicy,
+    RangeIgnoredWarning,
     RetryPolicy,
     SourceChangedError,
     SourceReadError,
@@ -253,12 +255,15 @@ DELAY = 0.25
 class RangeHandler(SimpleHTTPRequestHandler):
     """Serve files with single-range ``Range`` requests, after a fixed delay.
 
-    Answers carry an ``ETag`` (from the file's inode, modification time and size) and
-    ``Last-Modified`` unless switched off, and honour ``If-Match`` and
-    ``If-Unmodified-Since`` with 412 unless ``conditional`` is False.
+    With ``ranges`` False, ``Range`` is ignored and every answer is the whole file
+    (as ``python -m http.server`` does).  Answers carry an ``ETag`` (from the file's
+    inode, modification time and size) and ``Last-Modified`` unless switched off, and
+    honour ``If-Match`` and ``If-Unmodified-Since`` with 412 unless ``conditional`` is
+    False.
     """
 
     delay = 0.0
+    ranges = True
     etag = True
     last_modified = True
     conditional = True
@@ -295,7 +300,7 @@ class RangeHandler(SimpleHTTPRequestHandler):
             self.send_error(412)
             return
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
-        if match:
+        if match and self.ranges:
             start = int(match[1])
             stop = min(int(match[2]) + 1 if match[2] else len(data), len(data))
             self.send_response(206)
@@ -371,6 +376,20 @@ def test_http_url_reads_a_region_with_concurrent_requests(ds, http_root):
     np.testing.assert_array_equal(region, ds["v"].values[key])
     assert len(source.requests) == 1 + 8
     assert elapsed < 4 * DELAY  # 8 requests, not one after another
+
+
+def test_a_server_ignoring_ranges_is_read_right_and_named_once(ds, tmp_path):
+    write(ds, tmp_path / "x.hurray")
+    with serve(tmp_path, ranges=False) as base, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")  # however the user's filters are set: once per file
+        with xr.open_dataset(f"{base}/x.hurray", engine="hurray") as back:
+            for box in (np.s_[:5, :7], np.s_[20:40, 3:9], np.s_[:, 30:]):
+                np.testing.assert_array_equal(back["v"][box].values, ds["v"][box].values)
+    ignored = [w for w in seen if issubclass(w.category, RangeIgnoredWarning)]
+    assert len(ignored) == 1
+    assert "the server ignored the HTTP Range request and sent the whole file" in str(
+        ignored[0].message
+    )
 
 
 def test_http_open_dataset(ds, http_root):

@@ -171,13 +171,19 @@ def _assert_nothing_written(directory, before=()):
             xr.Dataset({"v": (("x",), np.zeros(3))}, attrs={"meta": {"a": 1}}),
             {},
             TypeError,
-            "attribute 'meta'",
+            r"attribute 'meta' is a mapping, .* store json.dumps\(value\) as a string",
         ),
         (
             xr.Dataset({"v": (("x",), np.zeros(3), {"when": b"bytes"})}),
             {},
             TypeError,
-            "variable 'v': attribute 'when'",
+            "variable 'v': attribute 'when' is bytes, which cannot be stored; decode it",
+        ),
+        (
+            xr.Dataset({"v": (("x",), np.zeros(3), {"names": np.array(["a", None])})}),
+            {},
+            TypeError,
+            "attribute 'names' is a numpy value of dtype object, which cannot be stored",
         ),
         (
             xr.Dataset({"v": (("y", "x"), np.zeros((16, 8)))}),
@@ -283,4 +289,25 @@ def test_a_writer_that_fails_to_start_leaves_no_temporary_file(tmp_path, monkeyp
     monkeypatch.setattr(os, "fdopen", lambda fd, mode: Full(fd))
     with pytest.raises(OSError, match="No space"):
         ContainerWriter(tmp_path / "full.hurray", DatasetMeta(attrs={}, variables=()))
+    _assert_nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda ds, path: xh.to_hurray(ds, path, layout="hilbert"),  # default chunks
+        lambda ds, path: xh.to_hurray(
+            ds, path, layout="hilbert", encoding={"t2m": {"chunks": (1, 64, 64)}}
+        ),
+        lambda ds, path: xh.to_zarr(ds, path, layout="hilbert", consolidated=False),
+    ],
+)
+def test_a_hilbert_misfit_names_the_variable_and_what_to_do(tmp_path, write):
+    ds = xr.Dataset({"t2m": (("time", "y", "x"), np.zeros((4, 64, 100), "f4"))})
+    with pytest.raises(LayoutError) as caught:
+        write(ds, tmp_path / "out")
+    message = str(caught.value)
+    assert message.startswith("variable 't2m': a hilbert layout cannot hold chunks (")
+    assert "sides are all the same power of two" in message
+    assert "or the layout 'auto' (Hilbert where it fits, Morton elsewhere) or 'morton'" in message
     _assert_nothing_written(tmp_path)

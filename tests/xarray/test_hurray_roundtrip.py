@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import os
 import pickle
 
@@ -17,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
+from xarray_hurray.xarray.writer import DEFAULT_CHUNK_BYTES, auto_chunks
 
 
 def roundtrip(ds: xr.Dataset, path, **kwargs) -> xr.Dataset:
@@ -175,9 +177,31 @@ def test_auto_chunks_are_about_a_mebibyte_of_power_of_two_sides(tmp_path):
     ds = xr.Dataset({"v": (("t", "y", "x"), np.zeros((3, 300, 500), dtype="f4"))})
     xh.to_hurray(ds, tmp_path / "a.hurray")
     var = xh.open_reader(tmp_path / "a.hurray").variable("v")
-    assert var.chunks == (3, 256, 256)  # 4 * 256 * 256 float32 = 1 MiB, t cut to its length
+    # 3 * 256 * 256 float32 is 0.75 MiB, counted on t's real length 3 (not 4), which
+    # leaves room for y whole: 3 * 300 * 256 * 4 bytes = 0.88 MiB; x is cut in powers of two
+    assert var.chunks == (3, 300, 256)
     assert var.layout.name == "morton"
     assert xh.open_reader(tmp_path / "a.hurray").header.file_length < 10_000
+
+
+@pytest.mark.parametrize(
+    ("shape", "chunks"),
+    [
+        ((12, 73, 144), (12, 73, 144)),  # 0.5 MB fits: one chunk, not 128 + 16 along x
+        ((365, 721, 1440), (64, 64, 64)),
+        ((1, 2000, 3000), (1, 512, 512)),
+        ((0, 5), (1, 5)),
+    ],
+)
+def test_auto_chunks_keep_a_variable_that_fits_whole(shape, chunks):
+    got = auto_chunks(shape, 4)
+    assert got == chunks
+    # never above the budget, and no side can double (or reach its axis) within it
+    assert math.prod(got) * 4 <= DEFAULT_CHUNK_BYTES or got == tuple(max(n, 1) for n in shape)
+    for k, n in enumerate(shape):
+        wider = list(got)
+        wider[k] = min(2 * got[k], n)
+        assert wider[k] <= got[k] or math.prod(wider) * 4 > DEFAULT_CHUNK_BYTES
 
 
 @pytest.mark.parametrize("opener", ["path", "str", "fileobj", "memory-url"])

@@ -159,6 +159,23 @@ def test_metadata_round_trips() -> None:
     }
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int16", "uint8"])
+def test_the_dict_form_without_endian_behaves_like_the_class(dtype) -> None:
+    values = np.arange(64 * 64, dtype=dtype).reshape(64, 64)
+    by_name = {"name": "hurray", "configuration": {"layout": "auto"}}
+    arrays = [
+        zarr.create_array(
+            zarr.storage.MemoryStore(), shape=values.shape, chunks=(32, 32), dtype=dtype,
+            serializer=serializer, compressors=None,
+        )
+        for serializer in (by_name, HurrayCodec("auto"))
+    ]  # fmt: skip
+    for array in arrays:
+        array[...] = values
+        np.testing.assert_array_equal(array[3:40, 5:9], values[3:40, 5:9])
+    assert arrays[0].metadata.codecs[0] == arrays[1].metadata.codecs[0]
+
+
 def test_one_byte_types_drop_endian_in_metadata() -> None:
     array = create((4, 4), (4, 4), "uint8", HurrayCodec("hilbert"))
     assert array.metadata.codecs[0].to_dict()["configuration"] == {"layout": "hilbert"}
@@ -185,6 +202,16 @@ def test_creation_rejects_chunks_the_layout_cannot_hold(codec, chunks, dtype, er
     with pytest.raises(error, match=message):
         create(tuple(2 * c for c in chunks), chunks, dtype, codec, store=store)
     assert not any(key.endswith("zarr.json") for key in store._store_dict)
+
+
+def test_a_hilbert_misfit_says_what_to_do_and_which_array() -> None:
+    with pytest.raises(LayoutError) as caught:
+        create((4, 64, 64), (1, 64, 64), "float32", HurrayCodec("hilbert"))
+    message = str(caught.value)
+    assert message.startswith("the hurray codec of an array of shape (4, 64, 64) and chunks")
+    assert "cannot hold chunks (1, 64, 64)" in message
+    assert "sides are all the same power of two" in message
+    assert "'auto'" in message and "'morton'" in message
 
 
 @pytest.mark.parametrize(

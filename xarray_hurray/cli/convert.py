@@ -195,8 +195,8 @@ def check_layouts(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], la
             layout_for_shape(kind, chunks[name])
         except LayoutError as err:
             raise CliError(
-                f"variable {name!r}: a {kind} layout cannot hold chunks {chunks[name]} ({err}); "
-                "choose --layout auto or morton, or --chunks of equal power-of-two sides"
+                f"variable {name!r}: a {kind} layout cannot hold chunks {chunks[name]}; choose "
+                "--layout auto or morton, or --chunks of equal power-of-two sides"
             ) from err
 
 

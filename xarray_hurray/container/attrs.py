@@ -72,6 +72,22 @@ def encode_attr(value: Any, name: str = "") -> Any:
         return value if math.isfinite(value) else encode_attr(np.float64(value), name)
     if isinstance(value, list | tuple):
         return [encode_attr(item, name) for item in value]
+    if isinstance(value, np.generic | np.ndarray):
+        raise HurrayTypeError(
+            f"attribute {name!r} is a numpy value of dtype {value.dtype}, which cannot be "
+            "stored: numpy attributes hold bool, integer, float, complex or str ('U') "
+            "elements; convert it (.astype(str), or .tolist() for a list)"
+        )
+    if isinstance(value, Mapping):
+        raise HurrayTypeError(
+            f"attribute {name!r} is a mapping, which the format does not store (a JSON "
+            "object among the attributes stands for a numpy array); store json.dumps(value) "
+            "as a string, or one attribute per key"
+        )
+    if isinstance(value, bytes):
+        raise HurrayTypeError(
+            f"attribute {name!r} is bytes, which cannot be stored; decode it to str"
+        )
     raise HurrayTypeError(
         f"attribute {name!r} has a value of type {type(value).__name__} that cannot be "
         "stored; use str, numbers, booleans, numpy numbers or arrays, or lists of these"

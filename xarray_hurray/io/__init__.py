@@ -6,7 +6,8 @@
   ``obstore_source``, optional extra) reads an object of an obstore store.
 - :class:`SourceChangedError`: a remote object or local file replaced under a reader
   (remote sources pin the version their first read saw); :class:`SourceReadError`:
-  a remote read that failed on every attempt of its :class:`RetryPolicy`.
+  a remote read that failed on every attempt of its :class:`RetryPolicy`;
+  :class:`RangeIgnoredWarning`: an HTTP server that sends whole files for ranges.
 - :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
   imply (``OBJECT_STORE`` for remote sources).
 - :func:`upload_target`, :func:`staged_upload`: writes to URLs and stores as a local
@@ -16,7 +17,7 @@
   any number of processes, within the store's part rules.
 """
 
-from ..errors import SourceChangedError, SourceReadError
+from ..errors import RangeIgnoredWarning, SourceChangedError, SourceReadError
 from .costs import OBJECT_STORE, CostModel
 from .multipart import (
     S3_RULES,
@@ -53,6 +54,7 @@ __all__ = [
     "ObjectVersion",
     "Part",
     "PartRules",
+    "RangeIgnoredWarning",
     "ReadPlan",
     "RetryPolicy",
     "SourceChangedError",

@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import threading
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..errors import HurrayValueError, SourceChangedError, SourceReadError
+from ..errors import HurrayValueError, RangeIgnoredWarning, SourceChangedError, SourceReadError
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,8 @@ async def http_range(
             )
             if status == 200:  # the server ignored the range and sent everything
                 size = len(body)
+                if (start, stop) != (0, size):
+                    _warn_range_ignored(url, size)
                 body = body[start:stop]
             else:
                 match = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", ""))
@@ -215,6 +219,26 @@ async def http_range(
     except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as err:
         raise Transient(f"{type(err).__name__}: {err}") from None
     return checked_length(body, start, stop, size), _with_size(version, size)
+
+
+_RANGE_IGNORED: set[str] = set()
+_RANGE_IGNORED_LOCK = threading.Lock()
+
+
+def _warn_range_ignored(url: str, size: int) -> None:
+    """Warn, once per URL and process (reads run in several threads at once), that the
+    server of ``url`` sends the whole file for a range request."""
+    with _RANGE_IGNORED_LOCK:
+        if url in _RANGE_IGNORED:
+            return
+        _RANGE_IGNORED.add(url)
+    warnings.warn(
+        f"{url}: the server ignored the HTTP Range request and sent the whole file "
+        f"({size} bytes): every read downloads all of it; serve the file from a server "
+        "that honours Range requests",
+        RangeIgnoredWarning,
+        stacklevel=2,
+    )
 
 
 def _with_size(version: ObjectVersion, size: int | None) -> ObjectVersion:

@@ -295,11 +295,22 @@ class HilbertLayout(Layout):
 
     @classmethod
     def for_shape(cls, shape: Sequence[int]) -> HilbertLayout:
-        """The Hilbert layout of a chunk ``shape``, or a :class:`LayoutError` if none fits."""
+        """The Hilbert layout of a chunk ``shape``, or a :class:`LayoutError` saying
+        what shape would fit (and naming the rule broken) if none fits."""
         shape = parse_shape(shape)
         order = max(shape[0] - 1, 0).bit_length() if shape else 0
-        layout = cls(len(shape), order)
-        layout.validate(shape)
+        try:
+            layout = cls(len(shape), order)
+            layout.validate(shape)
+        except LayoutError as err:
+            example = (64,) * max(len(shape), 2)
+            raise LayoutError(
+                f"a hilbert layout cannot hold chunks {shape}: it needs two or more "
+                f"dimensions whose sides are all the same power of two, at least 2, such as "
+                f"{example}; choose such chunks, or the layout 'auto' (Hilbert where it "
+                f"fits, Morton elsewhere) or 'morton' ({err})",
+                value=shape,
+            ) from err
         return layout
 
     def validate(self, shape: Sequence[int]) -> tuple[int, ...]:

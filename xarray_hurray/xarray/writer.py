@@ -54,18 +54,25 @@ STRING_ITEMSIZE = 16
 def auto_chunks(
     shape: Sequence[int], itemsize: int, target: int = DEFAULT_CHUNK_BYTES
 ) -> tuple[int, ...]:
-    """Chunk sides of about ``target`` bytes: powers of two grown in turn along each
-    axis, except that an axis held by one chunk keeps its own length."""
-    chunks = [1] * len(shape)
+    """Chunk sides of at most ``target`` bytes: the whole shape when it fits, else
+    sides doubled in turn along each axis while the chunk, counted with each side cut
+    to its axis's length, stays within ``target``; an axis held by one chunk keeps its
+    own length (so a variable that fits is never split, and none is cut raggedly for
+    want of budget its short axes did not use)."""
+    shape = tuple(max(int(n), 1) for n in shape)
     budget = max(target // itemsize, 1)
+    if math.prod(shape) <= budget:
+        return shape
+    chunks = [1] * len(shape)
     grown = True
     while grown:
         grown = False
         for k, n in enumerate(shape):
-            if chunks[k] < n and math.prod(chunks) * 2 <= budget:
-                chunks[k] *= 2
+            wider = min(chunks[k] * 2, n)
+            if wider > chunks[k] and math.prod(chunks) // chunks[k] * wider <= budget:
+                chunks[k] = wider
                 grown = True
-    return tuple(max(min(c, n), 1) for c, n in zip(chunks, shape, strict=True))
+    return tuple(chunks)
 
 
 def _dask_chunks(var: xr.Variable, name: Hashable) -> tuple[int, ...] | None:

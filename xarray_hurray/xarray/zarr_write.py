@@ -19,7 +19,7 @@ import zarr
 from zarr.abc.codec import BytesBytesCodec
 from zarr.codecs import ZstdCodec
 
-from ..errors import HurrayValueError
+from ..errors import HurrayValueError, LayoutError, in_context
 from ..layout import Layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
@@ -154,9 +154,12 @@ def hurray_zarr_encoding(
                 f"variable {name!r}: shards {shard} must have one side per dimension, "
                 f"each a multiple of the chunk side {inner}"
             )
-        serializer = HilbertShardingCodec(
-            chunk_shape=inner, codecs=[HurrayCodec(layout), *compressors]
-        )
+        codec = HurrayCodec(layout)
+        try:
+            codec.layout_for(inner)
+        except LayoutError as err:
+            raise in_context(err, f"variable {name!r}") from err
+        serializer = HilbertShardingCodec(chunk_shape=inner, codecs=[codec, *compressors])
         given.update(chunks=shard, serializer=serializer, compressors=None)
         result[name] = given
     return result

@@ -24,7 +24,7 @@ import numpy as np
 from zarr.abc.codec import ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin
 from zarr.abc.store import RangeByteRequest
 
-from ..errors import HurrayTypeError, HurrayValueError
+from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..layout import Layout, LayoutError
 from .selection import selection_box
 from .stored_chunk import (
@@ -89,7 +89,9 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
             raise HurrayValueError(f"unknown hurray codec configuration keys {sorted(unknown)}")
         if "layout" not in config:
             raise HurrayValueError("hurray codec configuration needs a 'layout'")
-        return cls(config["layout"], endian=config.get("endian"))
+        # endian may be left out, as for zarr's own "bytes" codec: little-endian, as
+        # HurrayCodec(...) defaults to (and dropped again for one-byte types)
+        return cls(config["layout"], endian=config.get("endian", "little"))
 
     def to_dict(self) -> dict[str, Any]:
         """The codec's metadata."""
@@ -124,7 +126,12 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
             raise HurrayTypeError(
                 f"the hurray codec needs a regular chunk grid, got {type(chunk_grid).__name__}"
             )
-        self.layout_for(chunk_shape)
+        try:
+            self.layout_for(chunk_shape)
+        except LayoutError as err:
+            # zarr gives a codec no array name: the shapes let the caller find it
+            context = f"the hurray codec of an array of shape {tuple(shape)} and chunks"
+            raise in_context(err, f"{context} {tuple(chunk_shape)}") from err
 
     def layout_for(self, chunk_shape: Sequence[int]) -> Layout:
         """The layout of a chunk of ``chunk_shape``, validated against it."""
