@@ -19,3 +19,10 @@ def test_small_chunks_benchmark_quick():
     assert "| write from numpy |" in stdout
     assert "| full read |" in stdout
     assert "us per chunk" in stdout
+
+
+def test_reorder_benchmark_quick():
+    stdout = run_script("benchmarks/reorder.py", "--quick", timeout=120)
+    for dtype in ("uint8", "int16", "float32", "float64"):
+        assert f"{dtype} (" in stdout
+    assert stdout.count("| hilbert |") == stdout.count("| morton |") == 4

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import LayoutError
+from . import tiles
 from .cache import ByteLRU
 from .hilbert import check_curve, hilbert_encode
 from .morton import morton_encode, parse_morton_bits
@@ -128,11 +129,27 @@ class Layout(ABC):
 
         return PERMUTATION_CACHE.get((self, shape, "sources"), build)
 
+    def _tiles(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The permutation as tiles for the compiled kernels (:mod:`.tiles`); empty
+        when they do not apply: no numba, padding, or too many tile patterns."""
+
+        def build() -> np.ndarray:
+            if self._size(shape) != math.prod(shape):
+                return np.empty(0, dtype=np.intp)
+            packed = tiles.tiles_for(self._sources(shape))
+            return np.empty(0, dtype=np.intp) if packed is None else packed
+
+        return PERMUTATION_CACHE.get((self, shape, "tiles"), build)
+
     def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
         """The 1-D buffer of ``array`` in this layout; padding holds ``fill_value``."""
         array = np.asarray(array)
         shape = self.validate(array.shape)
         flat = array.reshape(-1)
+        if tiles.available() and (packed := self._tiles(shape)).size:
+            out = tiles.gather(flat, packed)
+            if out is not None:
+                return out
         sources = self._sources(shape)
         if self._size(shape) != flat.size:
             padded = np.empty(flat.size + 1, dtype=array.dtype)
@@ -145,6 +162,10 @@ class Layout(ABC):
         """The array of ``shape`` held by ``buffer``; padding is never read."""
         shape = self.validate(shape)
         buffer = self._check_buffer(buffer, shape)
+        if tiles.available() and (packed := self._tiles(shape)).size:
+            out = tiles.scatter(buffer, packed)
+            if out is not None:
+                return out.reshape(shape)
         return gather(buffer, self._positions(shape)).reshape(shape)
 
     def _check_buffer(self, buffer: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

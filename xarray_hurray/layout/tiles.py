@@ -1,0 +1,116 @@
+"""Tiled chunk permutation, compiled with numba when it is installed (the ``fast`` extra).
+
+A curve permutation is a gather: ``buffer[k] = flat[sources[k]]``.  Both curves visit
+every aligned sub-cube of side 2**t as one run of the buffer, and inside such a tile
+the elements follow one of a few patterns (one for Morton, one per orientation for
+Hilbert).  So the permutation is stored as *tiles*: for each run of :data:`TILE`
+buffer positions, the smallest source index (its base) and the number of its pattern,
+plus a table of the patterns' offsets from the base.  A compiled loop then reads
+1/64 of the index a plain gather reads, and the in-tile offsets stay in the first
+level cache.  Decoding scatters through the same tiles.  The loops themselves are in
+:mod:`.tile_kernels`, imported on first use.
+
+Without numba, or for layouts and shapes whose runs do not fall into few patterns
+(padded Morton chunks, chunks smaller than a tile), :func:`tiles_for` returns None and
+the layouts keep the numpy gather: both paths give the same bytes (tested against each
+other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+TILE = 64
+"""Buffer positions per tile: an 8 x 8 square or a 4 x 4 x 4 cube of a curve."""
+
+MAX_PATTERNS = 256
+"""More patterns than this and the tiles are not worth it: keep the plain gather."""
+
+Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
+"""A compiled loop of :mod:`.tile_kernels`: values, bases, pattern ids, patterns, out."""
+
+_kernels: tuple[Kernel, Kernel] | None = None
+_looked = False
+
+
+def _load() -> tuple[Kernel, Kernel] | None:
+    """The gather and scatter kernels, imported on first use; None without numba."""
+    global _kernels, _looked
+    if not _looked:
+        try:
+            from .tile_kernels import gather_tiles, scatter_tiles
+        except ImportError:
+            _kernels = None
+        else:
+            _kernels = (gather_tiles, scatter_tiles)
+        _looked = True
+    return _kernels
+
+
+def available() -> bool:
+    """Whether the compiled kernels can run (numba is installed)."""
+    return _load() is not None
+
+
+def tiles_for(sources: np.ndarray) -> np.ndarray | None:
+    """The tiles of a permutation without padding, packed in one array; or None.
+
+    ``sources`` is the row-major element index held at each buffer position, a
+    permutation of ``range(len(sources))``.  The packed array holds the pattern
+    count ``P``, the ``P x TILE`` pattern offsets, the base of each tile and the
+    pattern number of each tile (:func:`unpack_tiles` splits it).  None when the
+    kernels are not available or the permutation does not tile into few patterns.
+    """
+    if not available() or sources.size == 0 or sources.size % TILE:
+        return None
+    runs = sources.reshape(-1, TILE).astype(np.intp)
+    bases = runs.min(axis=1)
+    offsets = np.ascontiguousarray(runs - bases[:, None])
+    # one pattern per distinct row of offsets: rows compared as opaque bytes
+    rows = offsets.view(np.dtype((np.void, offsets.itemsize * TILE))).reshape(-1)
+    _, first, ids = np.unique(rows, return_index=True, return_inverse=True)
+    if len(first) > MAX_PATTERNS:
+        return None
+    patterns = offsets[first]
+    return np.concatenate(([len(first)], patterns.reshape(-1), bases, ids.reshape(-1)))
+
+
+def unpack_tiles(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(bases, pattern ids, patterns)`` of an array made by :func:`tiles_for`."""
+    count = int(packed[0])
+    patterns = packed[1 : 1 + count * TILE].reshape(count, TILE)
+    rest = packed[1 + count * TILE :]
+    tiles = rest.size // 2
+    return rest[:tiles], rest[tiles:], patterns
+
+
+def _as_units(array: np.ndarray) -> np.ndarray | None:
+    """``array`` viewed as unsigned integers of its item size, or None when the
+    kernels cannot move its elements (objects, or an item size they do not handle)."""
+    if array.dtype.hasobject or array.dtype.itemsize not in (1, 2, 4, 8):
+        return None
+    return array.view(f"u{array.dtype.itemsize}")
+
+
+def gather(values: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
+    """``values[sources]`` for the permutation tiled in ``packed``; None when the
+    element type is not one the kernels move (the caller gathers with numpy)."""
+    kernels, units = _load(), _as_units(values)
+    if kernels is None or units is None:
+        return None
+    out = np.empty(values.shape, dtype=values.dtype)
+    kernels[0](units, *unpack_tiles(packed), out.view(units.dtype))
+    return out
+
+
+def scatter(buffer: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
+    """The elements of ``buffer`` put back at their sources (the inverse of
+    :func:`gather`); None when the element type is not one the kernels move."""
+    kernels, units = _load(), _as_units(buffer)
+    if kernels is None or units is None:
+        return None
+    out = np.empty(buffer.shape, dtype=buffer.dtype)
+    kernels[1](units, *unpack_tiles(packed), out.view(units.dtype))
+    return out
