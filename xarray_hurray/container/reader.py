@@ -3,14 +3,16 @@ merged range requests for the chunks a selection touches."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import HurrayFormatError
-from ..io import ByteSource, MergePolicy, plan_reads
+from ..io import ByteSource, MergePolicy, ReadPlan, plan_reads
 from .checksum import verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
@@ -20,6 +22,31 @@ from .limits import MAX_CHUNK_BYTES
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
 from .threads import ordered_map
+
+
+@dataclass(frozen=True)
+class ChunkFetch:
+    """The merged requests that fetch some chunks of one variable.
+
+    Parameters
+    ----------
+    name
+        The variable.
+    chunk_ids
+        Row-major flat indices of the chunks, in the order they are returned.
+    entries
+        Their index entries (offset, size, checksum).
+    plan
+        The requests, and which request holds each chunk.
+    codec
+        Decodes the variable's chunks.
+    """
+
+    name: str
+    chunk_ids: np.ndarray
+    entries: np.ndarray
+    plan: ReadPlan
+    codec: ChunkCodec
 
 
 class ContainerReader:
@@ -124,16 +151,27 @@ class ContainerReader:
         All requests are planned and fetched first; chunks are then checked and
         decoded in parallel on a shared thread pool, a little ahead of the caller.
         """
-        var = self.variable(name)
+        fetch = self._fetch(name, chunk_ids)
+        yield from self._decoded(fetch, self.source.read_ranges(fetch.plan.requests))
+
+    def _fetch(self, name: str, chunk_ids: np.ndarray) -> ChunkFetch:
+        """The merged requests that fetch chunks ``chunk_ids`` of ``name``."""
         entries = self.index(name)[chunk_ids]
         starts = entries["offset"].astype(np.int64)
         stops = starts + entries["size"].astype(np.int64)
         try:
-            codec = ChunkCodec(var, self.max_chunk_bytes)
+            codec = ChunkCodec(self.variable(name), self.max_chunk_bytes)
         except ValueError as err:
             raise HurrayFormatError(str(err)) from None
-        plan = plan_reads(starts, stops, self.policy)
-        blobs = self.source.read_ranges(plan.requests)
+        return ChunkFetch(name, chunk_ids, entries, plan_reads(starts, stops, self.policy), codec)
+
+    def _decoded(self, fetch: ChunkFetch, blobs: Sequence[bytes]) -> Iterator[np.ndarray]:
+        """The chunks of ``fetch``, checked and decoded from the answers ``blobs`` to its
+        requests."""
+        name, chunk_ids, entries, plan = fetch.name, fetch.chunk_ids, fetch.entries, fetch.plan
+        codec = fetch.codec
+        starts = entries["offset"].astype(np.int64)
+        stops = starts + entries["size"].astype(np.int64)
         pieces: list[tuple[bytes, int, str]] = []
         for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
             request = int(plan.request_of[i])
@@ -168,20 +206,49 @@ class ContainerReader:
 
         Only the chunks the selection touches are fetched.
         """
+        selection, out = self._selection(name, key)
+        if out.size:
+            fetch = self._fetch(name, selection.chunk_ids())
+            self._fill(out, selection, fetch, self.source.read_ranges(fetch.plan.requests))
+        return out.reshape(selection.result_shape)
+
+    async def read_async(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
+        """:meth:`read` as a coroutine, so that reads awaited together overlap.
+
+        The chunk bytes come from the source's :meth:`~ByteSource.read_ranges_async`;
+        the first read of a variable's index and the decoding run in a thread, so the
+        event loop is never blocked.
+        """
+        selection, out = self._selection(name, key)
+        if out.size:
+            fetch = await asyncio.to_thread(self._fetch, name, selection.chunk_ids())
+            blobs = await self.source.read_ranges_async(fetch.plan.requests)
+            await asyncio.to_thread(self._fill, out, selection, fetch, blobs)
+        return out.reshape(selection.result_shape)
+
+    def _selection(self, name: str, key: Sequence[Key] | None) -> tuple[OuterSelection, np.ndarray]:
+        """The outer selection ``key`` of ``name`` and an empty array to read it into."""
         var = self.variable(name)
         key = tuple(slice(None) for _ in var.shape) if key is None else tuple(key)
         selection = OuterSelection.build(key, var.shape, var.chunks)
         dtype = parse_element_type(var.dtype)
-        out = np.empty(selection.out_shape, dtype=dtype.newbyteorder("="))
         if var.chunk_count == 0:
             # nothing to fetch, but the index (its checksum alone) is checked as for any
             # variable, so that every byte of the file is checked by some read
             self.index(name)
-        if out.size:
-            chunks = self.iter_chunks(name, selection.chunk_ids())
-            for chunk, (out_index, in_index) in zip(chunks, selection.pieces(), strict=True):
-                out[out_index] = chunk[in_index]
-        return out.reshape(selection.result_shape)
+        return selection, np.empty(selection.out_shape, dtype=dtype.newbyteorder("="))
+
+    def _fill(
+        self,
+        out: np.ndarray,
+        selection: OuterSelection,
+        fetch: ChunkFetch,
+        blobs: Sequence[bytes],
+    ) -> None:
+        """Decode the fetched chunks and copy the selected elements into ``out``."""
+        chunks = self._decoded(fetch, blobs)
+        for chunk, (out_index, in_index) in zip(chunks, selection.pieces(), strict=True):
+            out[out_index] = chunk[in_index]
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -50,6 +50,11 @@ class ByteSource(ABC):
         """The bytes of each ``[start, stop)`` row of ``ranges``."""
         return [self.read(int(start), int(stop)) for start, stop in ranges]
 
+    async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
+        """:meth:`read_ranges` as a coroutine; by default it runs in a thread, so the
+        event loop goes on while the blocking read waits."""
+        return await asyncio.to_thread(self.read_ranges, ranges)
+
     def size(self) -> int | None:
         """Size of the file in bytes when it is known without a request, else None."""
         return None
@@ -273,10 +278,36 @@ class FsspecSource(ByteSource):
         if len(ranges) == 0:
             return []
         fs, path = self._resolve()
-        protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
-        fetch = http_range if "http" in protocols else s3_range if "s3" in protocols else None
+        fetch = self._ranged_fetch(fs)
         if fetch is None:
             return self._read_checked_by_info(fs, path, ranges)
+        from fsspec.asyn import sync
+
+        return sync(fs.loop, self._gather, fs, path, fetch, ranges)
+
+    async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
+        """:meth:`read_ranges` as a coroutine.  ``http(s)`` and ``s3`` ranges are fetched
+        on the file system's own event loop (its connections belong to it), awaited
+        from the caller's without a thread; other file systems read in a thread."""
+        if len(ranges) == 0:
+            return []
+        fs, path = await asyncio.to_thread(self._resolve)
+        fetch = self._ranged_fetch(fs)
+        if fetch is None:
+            return await asyncio.to_thread(self._read_checked_by_info, fs, path, ranges)
+        future = asyncio.run_coroutine_threadsafe(self._gather(fs, path, fetch, ranges), fs.loop)
+        return await asyncio.wrap_future(future)
+
+    @staticmethod
+    def _ranged_fetch(fs: Any) -> Callable[..., Any] | None:
+        """The conditional range request of ``fs``'s protocol, None for the others."""
+        protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+        return http_range if "http" in protocols else s3_range if "s3" in protocols else None
+
+    async def _gather(
+        self, fs: Any, path: str, fetch: Callable[..., Any], ranges: np.ndarray
+    ) -> list[bytes]:
+        """Fetch every range concurrently with ``fetch``, on ``fs``'s event loop."""
 
         async def one(start: int, stop: int) -> bytes:
             if stop <= start:
@@ -289,12 +320,7 @@ class FsspecSource(ByteSource):
             self._check(version)
             return data
 
-        async def all_ranges() -> list[bytes]:
-            return await asyncio.gather(*(one(int(a), int(b)) for a, b in ranges))
-
-        from fsspec.asyn import sync
-
-        return sync(fs.loop, all_ranges)
+        return list(await asyncio.gather(*(one(int(a), int(b)) for a, b in ranges)))
 
     def _read_checked_by_info(self, fs: Any, path: str, ranges: np.ndarray) -> list[bytes]:
         """Read through ``cat_ranges``; the version ``info`` reports is pinned before the

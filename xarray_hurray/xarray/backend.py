@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -42,9 +41,14 @@ class HurrayBackendArray(BackendArray):
         )
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
-        """``self[key]`` for xarray's ``load_async``: the blocking read runs in a thread,
-        so that other reads awaited together proceed meanwhile."""
-        return await asyncio.to_thread(self.__getitem__, key)
+        """``self[key]`` for xarray's ``load_async``: the reader's asynchronous read, so
+        that variables and regions awaited together fetch their bytes concurrently."""
+        return await indexing.async_explicit_indexing_adapter(  # type: ignore[no-any-return]
+            key, self.shape, indexing.IndexingSupport.OUTER, self._read_async
+        )
+
+    async def _read_async(self, key: tuple[Any, ...]) -> np.ndarray:
+        return await self.reader.read_async(self.name, key)
 
     def _read(self, key: tuple[Any, ...]) -> np.ndarray:
         return self.reader.read(self.name, key)
