@@ -5,7 +5,9 @@ Run ``python benchmarks/file_io.py`` (``--quick`` for a small run); it prints Ma
 1. Throughput: ``to_hurray`` against ``to_zarr`` (Zarr format 3, unsharded), and full
    reads through ``open_dataset(engine="hurray")`` against ``open_zarr``, each with and
    without dask chunks.  Best of several runs, on a local disk.
-2. Region reads: requests (after merging) and bytes read per box, Hurray's reader
+2. Hurray in Zarr: ``xarray_hurray.to_zarr`` (Hilbert-placed shards of ``hurray``
+   chunks, zstd) against the plain Zarr of part 1, writes and full reads.
+3. Region reads: requests (after merging) and bytes read per box, Hurray's reader
    against zarr-python's own reader on the same chunks unsharded and sharded.
    Metadata reads at open are counted apart.
 """
@@ -76,6 +78,45 @@ def throughput(ds: xr.Dataset, chunk: int, work: Path, repeats: int) -> None:
     size_h = hurray.stat().st_size
     size_z = sum(p.stat().st_size for p in zarr_path.rglob("*") if p.is_file())
     print(f"\nFile sizes: hurray {size_h / 1e6:.2f} MB, zarr {size_z / 1e6:.2f} MB")
+
+
+def hurray_in_zarr(ds: xr.Dataset, chunk: int, shard: int, work: Path, repeats: int) -> None:
+    """Print MB/s of ``xarray_hurray.to_zarr`` writes and reads against plain Zarr's."""
+    megabytes = ds["v"].nbytes / 1e6
+    ours, plain = work / "h.zarr", work / "t.zarr"  # plain Zarr as written by throughput()
+    encoding = {"v": {"chunks": (chunk, chunk), "shards": (shard, shard)}}
+    cases = {
+        "write": (
+            lambda: xh.to_zarr(ds, ours, mode="w", encoding=encoding, consolidated=False),
+            lambda: ds.to_zarr(
+                plain,
+                mode="w",
+                encoding={"v": {"chunks": (chunk, chunk), "compressors": [ZstdCodec(level=0)]}},
+                zarr_format=3,
+                consolidated=False,
+            ),
+        ),
+        "full read, dask chunks": (
+            lambda: xr.open_zarr(ours, consolidated=False).load(),
+            lambda: xr.open_zarr(plain, consolidated=False).load(),
+        ),
+    }
+    print(
+        f"\nHurray in Zarr: xarray_hurray.to_zarr, shards {shard} x {shard}, inner chunks "
+        f"{chunk} x {chunk}, zstd; against plain to_zarr (unsharded, same chunks)\n"
+    )
+    print("| operation | hurray in zarr MB/s | plain zarr MB/s | hurray in zarr / plain |")
+    print("|---|---:|---:|---:|")
+    for name, (mine, theirs) in cases.items():
+        mine()
+        theirs()
+        t_mine, t_theirs = best_time(repeats, mine), best_time(repeats, theirs)
+        print(
+            f"| {name} | {megabytes / t_mine:.0f} | {megabytes / t_theirs:.0f} "
+            f"| {t_theirs / t_mine:.2f}x |"
+        )
+    size = sum(p.stat().st_size for p in ours.rglob("*") if p.is_file())
+    print(f"\nStore size: hurray in zarr {size / 1e6:.2f} MB")
 
 
 def boxes(side: int, count: int, sizes: tuple[int, ...]) -> list[tuple[int, tuple[slice, ...]]]:
@@ -166,6 +207,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="hurray-bench-"))
     try:
         throughput(ds, chunk, work, repeats)
+        hurray_in_zarr(ds, chunk, shard, work, repeats)
         region_reads(ds, chunk, shard, work, count)
     finally:
         shutil.rmtree(work)

@@ -2,8 +2,13 @@
 
 Run ``python benchmarks/region_reads.py`` (``--quick`` for a small run); it prints
 Markdown.  One smooth float32 field is stored, with the same chunks and zstd, as a
-Hurray file in Hilbert, Morton and row-major chunk order, and as Zarr v3 arrays,
-unsharded and sharded (zarr-python's default placement inside shards).  A fixed,
+Hurray file in Hilbert, Morton and row-major chunk order, and as Zarr v3 arrays:
+unsharded, sharded with zarr-python's default (Morton) placement of inner chunks,
+sharded with the Hilbert placement of :class:`HilbertShardingCodec` (same inner
+codecs), and as written by :func:`xarray_hurray.to_zarr` (Hilbert placement, ``hurray``
+serializer, same shard and chunk shapes).  ``--gap`` also reads the Hilbert-placed
+shards with zarr's coalescing gap (``sharding_coalesce_max_gap_bytes``, zarr >= 3.3)
+set to the given bytes, for both placements.  A fixed,
 seeded workload of boxes at unaligned positions is read through each reader
 after opening, every request passing through a wrapper that counts it and waits a
 fixed latency before serving it, so concurrent requests overlap as they would on
@@ -35,13 +40,14 @@ from typing import Any
 import numpy as np
 import xarray as xr
 import zarr
-from zarr.codecs import ZstdCodec
+from zarr.codecs import BytesCodec, ZstdCodec
 from zarr.storage import MemoryStore, WrapperStore
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.io import OBJECT_STORE, ByteSource, FileObjectSource, MergePolicy
 from xarray_hurray.testing import CountingSource, CountingStore
+from xarray_hurray.zarr import HilbertShardingCodec
 
 CONCURRENCY = OBJECT_STORE.concurrency
 ORDERS = ("hilbert", "morton", "row-major")
@@ -194,37 +200,60 @@ def hurray_rows(
     return rows, opening
 
 
-def zarr_rows(values: np.ndarray, chunk: int, shard: int, boxes: dict, latency: float) -> list[Row]:
-    """Rows of zarr-python's own reader, unsharded and sharded."""
+def zarr_arrays(memory: MemoryStore, values: np.ndarray, chunk: int, shard: int) -> list[str]:
+    """Write ``values`` into ``memory`` once per Zarr layout; the array names."""
+    inner = (chunk, chunk)
+    shards = (shard * chunk,) * 2
+    hilbert = HilbertShardingCodec(chunk_shape=inner, codecs=[BytesCodec(), ZstdCodec(level=0)])
+    layouts: dict[str, dict[str, Any]] = {
+        "unsharded": {"chunks": inner},
+        "sharded": {"chunks": inner, "shards": shards},
+        "sharded hilbert": {"chunks": shards, "serializer": hilbert, "compressors": None},
+    }
+    for name, kwargs in layouts.items():
+        kwargs.setdefault("compressors", [ZstdCodec(level=0)])
+        array = zarr.create_array(memory, name=name, shape=values.shape, dtype="f4", **kwargs)
+        array[...] = values
+    ds = xr.Dataset({"v": (("y", "x"), values)})
+    xh.to_zarr(
+        ds,
+        memory,
+        group="to_zarr",
+        encoding={"v": {"chunks": inner, "shards": shards}},
+        consolidated=False,
+    )
+    return [*layouts, "to_zarr/v"]
+
+
+def zarr_rows(
+    values: np.ndarray, chunk: int, shard: int, boxes: dict, latency: float, gap: int | None
+) -> list[Row]:
+    """Rows of zarr-python's own reader for each Zarr layout."""
     grid = values.shape[0] // chunk
     memory = MemoryStore()
-    sizes = np.zeros(grid * grid, dtype=np.int64)
+    names = zarr_arrays(memory, values, chunk, shard)
+    # Unsharded chunks are stored as inner chunks of the same codecs are.
+    sizes = np.array(
+        [len(memory._store_dict[f"unsharded/c/{i // grid}/{i % grid}"]) for i in range(grid**2)]
+    )
+    readings = [(name, name, {}) for name in names]
+    if gap is not None:
+        config = {"array.sharding_coalesce_max_gap_bytes": gap}
+        for name in ("sharded", "sharded hilbert"):
+            readings.append((f"{name}, gap {gap // 1000} kB", name, config))
     rows = []
-    for name, shards in (("unsharded", None), ("sharded", (shard * chunk,) * 2)):
-        array = zarr.create_array(
-            memory,
-            name=name,
-            shape=values.shape,
-            chunks=(chunk, chunk),
-            shards=shards,
-            dtype="f4",
-            compressors=[ZstdCodec(level=0)],
-        )
-        array[...] = values
-        if shards is None:  # inner chunks of shards are encoded the same way
-            for i in range(grid * grid):
-                key = f"{name}/c/{i // grid}/{i % grid}"
-                sizes[i] = len(memory._store_dict[key])
+    for label, name, config in readings:
         store = CountingStore(DelayedStore(memory, latency))
-        opened = zarr.open_array(store, path=name, mode="r")
-        rows += measure(
-            f"zarr {zarr.__version__} {name}",
-            boxes,
-            lambda key, a=opened: a[key],
-            lambda s=store: (s.log.requests, s.log.bytes_read),
-            lambda key: int(sizes[touched(key, chunk, grid)].sum()),
-            values,
-        )
+        with zarr.config.set(config):
+            opened = zarr.open_array(store, path=name, mode="r")
+            rows += measure(
+                f"zarr {zarr.__version__} {label}",
+                boxes,
+                lambda key, a=opened: a[key],
+                lambda s=store: (s.log.requests, s.log.bytes_read),
+                lambda key: int(sizes[touched(key, chunk, grid)].sum()),
+                values,
+            )
     return rows
 
 
@@ -285,6 +314,7 @@ def main() -> None:
     parser.add_argument("--include", type=Path, action="append", default=[],
                         help="add the zarr rows saved by another run")  # fmt: skip
     parser.add_argument("--plot", type=Path, help="draw requests per read to this PNG")
+    parser.add_argument("--gap", type=int, help="also read shards with this zarr gap")
     args = parser.parse_args()
     side, chunk, shard, count = (512, 32, 4, 3) if args.quick else (4096, 128, 16, 10)
     print(
@@ -301,7 +331,7 @@ def main() -> None:
         rows, opening = hurray_rows(values, chunk, boxes, args.latency, work)
     finally:
         shutil.rmtree(work)
-    rows += zarr_rows(values, chunk, shard, boxes, args.latency)
+    rows += zarr_rows(values, chunk, shard, boxes, args.latency, args.gap)
     for extra in args.include:
         saved = [Row(**r) for r in json.loads(extra.read_text())]
         have = {r.layout for r in rows}
