@@ -51,7 +51,7 @@ def test_local_load_async_matches_load(tmp_path) -> None:
 def test_variables_load_concurrently_over_http(tmp_path) -> None:
     ds = dataset()
     xh.to_hurray(ds, tmp_path / "data.hurray")
-    latency = 0.3
+    latency = 0.5
     with LatencyServer(tmp_path, latency=latency) as server:
         opened = xr.open_dataset(server.url("data.hurray"), engine="hurray")
         server.reset()

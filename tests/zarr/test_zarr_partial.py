@@ -2,38 +2,18 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import numpy as np
 import pytest
 import zarr
-import zarr.core.codec_pipeline
 from hypothesis import given
 from hypothesis import strategies as st
+from zarr_pipelines import PIPELINES, pipeline
 
 from xarray_hurray.layout import LayoutError, layout_for_shape
 from xarray_hurray.testing import CountingStore
 from xarray_hurray.zarr import HurrayCodec
 
 CHUNK = (32, 32)
-
-FUSED = "zarr.core.codec_pipeline.FusedCodecPipeline"
-PIPELINES = [
-    "batched",
-    pytest.param(
-        "fused",
-        marks=pytest.mark.skipif(
-            not hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline"),
-            reason="zarr < 3.4 has no FusedCodecPipeline",
-        ),
-    ),
-]
-"""zarr's default codec pipeline, and its synchronous one where it has it."""
-
-
-def pipeline(name: str):
-    """A context in which zarr opens arrays with the codec pipeline ``name``."""
-    return nullcontext() if name == "batched" else zarr.config.set({"codec_pipeline.path": FUSED})
 
 
 def written(serializer) -> tuple[zarr.Array, CountingStore, np.ndarray]:

@@ -9,6 +9,7 @@ import pytest
 import xarray as xr
 import zarr
 from skilling_reference import coords_to_hilbert
+from zarr_pipelines import PIPELINES, pipeline
 
 import xarray_hurray as xh
 from xarray_hurray.xarray.zarr_write import largest_divisor_at_most, shard_and_chunk_shapes
@@ -81,10 +82,12 @@ def test_hilbert_shards_of_hurray_chunks_read_by_plain_zarr_and_xarray() -> None
     np.testing.assert_array_equal(back.v[7:93, 3:61].values, values[7:93, 3:61])
 
 
-def test_inner_chunks_lie_along_the_hilbert_curve() -> None:
+@pytest.mark.parametrize("name", PIPELINES)
+def test_inner_chunks_lie_along_the_hilbert_curve(name) -> None:
     ds = dataset(np.arange(64 * 64, dtype="float32").reshape(64, 64))
     store = zarr.storage.MemoryStore()
-    ds.hurray.to_zarr(store, compressors=None, consolidated=False, **SMALL)
+    with pipeline(name):
+        ds.hurray.to_zarr(store, compressors=None, consolidated=False, **SMALL)
     shard = store._store_dict["v/c/0/0"].to_bytes()
     # The index (16 bytes per inner chunk, then a CRC32C) ends the shard.
     offsets = np.frombuffer(shard[-(16 * 16 + 4) : -4], dtype="<u8").reshape(4, 4, 2)[..., 0]
