@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.abc.codec import BytesBytesCodec
 
+from ..errors import HurrayValueError
 from .numcodecs_codec import HurrayNumcodec
 from .stored_chunk import fit_layout
 
@@ -55,7 +56,9 @@ class HurrayPermuteCodec(BytesBytesCodec):
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Build the codec from its ``{"name": "numcodecs.hurray", ...}`` metadata."""
         if data.get("name") != CODEC_NAME:
-            raise ValueError(f"expected codec metadata named {CODEC_NAME!r}, got {data!r}")
+            raise HurrayValueError(
+                f"expected codec metadata named {CODEC_NAME!r}, got {data!r}", value=data
+            )
         return cls(HurrayNumcodec.from_config(dict(data.get("configuration") or {})))
 
     def to_dict(self) -> dict[str, Any]:
