@@ -18,7 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
-from xarray_hurray.xarray.writer import DEFAULT_CHUNK_BYTES, auto_chunks
+from xarray_hurray.cli.demo import REGIONS
+from xarray_hurray.container.select import OuterSelection
+from xarray_hurray.layout import chunk_placement
+from xarray_hurray.xarray.writer import DEFAULT_CHUNK_BYTES, auto_chunks, default_chunk_axes
 
 
 def roundtrip(ds: xr.Dataset, path, **kwargs) -> xr.Dataset:
@@ -328,3 +331,39 @@ def test_concurrent_reads_from_threads_agree(tmp_path):
         results = list(pool.map(lambda box: reader.read("v", box), boxes * 4))
     for box, result in zip(boxes * 4, results, strict=True):
         np.testing.assert_array_equal(result, data[box])
+
+
+@pytest.mark.parametrize(
+    ("chunks", "axes"),
+    [((1, 8, 8), ("y", "x")), ((2, 8, 8), ("t", "y", "x")), ((1, 1, 8), ("x",))],
+)
+def test_default_chunk_axes_leave_one_step_chunks_outermost(tmp_path, chunks, axes):
+    ds = xr.Dataset({"v": (("t", "y", "x"), np.zeros((4, 16, 16), "f4"))})
+    with roundtrip(ds, tmp_path / "a.hurray", encoding={"v": {"chunks": chunks}}) as out:
+        assert out["v"].encoding["chunk_axes"] == axes
+
+
+def runs(placement: np.ndarray, chunk_ids: np.ndarray) -> int:
+    """Contiguous runs the chunks ``chunk_ids`` form when placed in ``placement`` order."""
+    positions = np.sort(np.argsort(placement)[chunk_ids])
+    return 1 + int(np.count_nonzero(np.diff(positions) != 1))
+
+
+def test_the_default_chunk_axes_table_of_choosing_a_layout():
+    # the demo's grid: 8 days x 512 x 1024 in 1 x 64 x 64 chunks; runs do not depend
+    # on the chunks' sizes, only on which follow which
+    shape, chunks = (8, 512, 1024), (1, 64, 64)
+    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
+    table = {
+        "a city, one day": (3, 3),
+        "a country, one day": (1, 10),
+        "a country, all days": (8, 2),
+        "a continent, one day": (8, 27),
+        "a latitude band, one day": (8, 10),
+    }
+    assert default_chunk_axes(shape, chunks) == (1, 2)
+    for name, expected in table.items():
+        key = tuple(REGIONS[name].get(d, slice(None)) for d in ("time", "lat", "lon"))
+        ids = OuterSelection.build(key, shape, chunks).chunk_ids()
+        got = tuple(runs(chunk_placement(grid, "hilbert", a), ids) for a in ((1, 2), (0, 1, 2)))
+        assert got == expected, name

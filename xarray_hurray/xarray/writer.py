@@ -97,9 +97,30 @@ def _layout(spec: str | Mapping[str, Any] | Layout, chunks: tuple[int, ...]) -> 
     return layout_for_shape(spec, chunks)
 
 
-def _chunk_axes(names: Sequence[Hashable] | None, dims: tuple[Hashable, ...]) -> tuple[int, ...]:
+def default_chunk_axes(shape: Sequence[int], chunks: Sequence[int]) -> tuple[int, ...]:
+    """The axes the chunk curve runs over when none are named: every axis but those
+    cut one element per chunk (time steps, bands, levels), which stay outermost, so
+    that each step is one compact curve (all axes when every one is cut so).
+
+    Chunks one step deep are what step-by-step reads (a map of one day) ask for; a
+    curve through the steps as well scatters each step's chunks: in ``hurray demo``
+    (1 x 64 x 64 chunks) a country on one day is 1 contiguous run with the curve over
+    (lat, lon), 10 with it over (time, lat, lon); a continent 8 runs against 27.
+    """
+    if len(chunks) != len(shape):
+        return tuple(range(len(shape)))  # wrong chunks: the description says so
+    axes = tuple(k for k, (n, c) in enumerate(zip(shape, chunks, strict=True)) if c > 1 or n <= 1)
+    return axes or tuple(range(len(shape)))
+
+
+def _chunk_axes(
+    names: Sequence[Hashable] | None,
+    dims: tuple[Hashable, ...],
+    shape: Sequence[int],
+    chunks: Sequence[int],
+) -> tuple[int, ...]:
     if names is None:
-        return tuple(range(len(dims)))
+        return default_chunk_axes(shape, chunks)
     missing = [d for d in names if d not in dims]
     if missing:
         raise HurrayValueError(f"chunk_axes {list(names)} name dimensions {missing} not in {dims}")
@@ -156,7 +177,7 @@ def describe_variable(
             layout=_layout(settings["layout"], chunks),
             codecs=parse_codecs(settings["codecs"]),
             chunk_order=settings["chunk_order"],
-            chunk_axes=_chunk_axes(settings.get("chunk_axes"), var.dims),
+            chunk_axes=_chunk_axes(settings.get("chunk_axes"), var.dims, var.shape, chunks),
             attrs=dict(var.attrs),
         )
     except (ValueError, TypeError) as err:
@@ -321,7 +342,9 @@ def to_hurray(
         (``dtype``, ``_FillValue``, ``missing_value``, ``scale_factor``,
         ``add_offset``, ``units``, ``calendar``) and ``chunks``, ``layout``,
         ``chunk_order``, ``chunk_axes`` (dimension names the chunk curve runs over;
-        the others stay outermost) and ``codecs``, which override the arguments.
+        the others stay outermost; by default every dimension but those cut one
+        element per chunk, such as time steps, see :func:`default_chunk_axes`) and
+        ``codecs``, which override the arguments.
         The old key ``compressor`` is still taken for ``codecs``, with a
         :class:`DeprecationWarning`, until the next release.
         A variable without an entry here uses its own ``encoding``, less the storage
