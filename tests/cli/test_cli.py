@@ -15,7 +15,7 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.cli import main
-from xarray_hurray.cli.demo import REGIONS, run_demo
+from xarray_hurray.cli.demo import REGIONS, format_regions, run_demo, temperature_dataset
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.container.format import HEADER_SIZE
 from xarray_hurray.io import LocalFileSource, MergePolicy, plan_reads
@@ -356,3 +356,11 @@ def test_plan_of_an_empty_region_plans_nothing(sample, capsys):
     assert "requests after merging: 0" in out and "raw byte ranges (one per chunk): 0" in out
     rows = [line.split() for line in out.splitlines() if line.startswith(("row-major", "hil"))]
     assert all(row[1:5] == ["0", "0", "0", "0"] for row in rows) and len(rows) == 2
+
+
+def test_demo_says_how_big_each_region_is():
+    rows = {line[:26].strip(): line[26:].split() for line in format_regions(
+        temperature_dataset()).splitlines()[1:]}  # fmt: skip
+    assert list(rows) == list(REGIONS)
+    assert rows["a city, one day"] == ["1", "x", "40", "x", "60", "10", "kB", "4"]
+    assert rows["a country, all days"][-1] == "128"  # as many chunks as run_demo reads

@@ -17,6 +17,7 @@ import pandas as pd
 import xarray as xr
 
 from ..container import ContainerReader
+from ..container.select import OuterSelection
 from ..io import LocalFileSource, MergePolicy
 from ..layout import LAYOUT_NAMES
 from ..testing import CountingSource
@@ -183,6 +184,23 @@ def run_demo(out: Path) -> tuple[dict[str, Path], dict[str, Table]]:
     return paths, tables
 
 
+def format_regions(ds: xr.Dataset) -> str:
+    """Each region read: its elements along each dimension, raw size and the chunks it
+    touches, so that "a city" has numbers."""
+    var = ds[VARIABLE]
+    chunks = tuple(CHUNKS[str(d)] for d in var.dims)
+    lines = [f"{'region read':<26}{'elements (' + ' x '.join(map(str, var.dims)) + ')':>28}"]
+    lines[0] += f"{'raw size':>12}{'chunks':>8}"
+    for name, region in REGIONS.items():
+        key = _key(ds, region)
+        selection = OuterSelection.build(key, var.shape, chunks)
+        sizes = " x ".join(map(str, selection.out_shape))
+        nbytes = np.prod(selection.out_shape) * var.dtype.itemsize
+        touched = len(selection.chunk_ids())
+        lines.append(f"{name:<26}{sizes:>28}{nbytes / 1e3:>9.0f} kB{touched:>8}")
+    return "\n".join(lines)
+
+
 def format_table(table: Table) -> str:
     """Requests and kB per region read, one column per layout."""
     layouts = list(next(iter(table.values())))
@@ -217,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
     paths, tables = run_demo(out)
     ds_shape = "8 x 512 x 1024 float32 (time, lat, lon), chunks 1 x 64 x 64, zstd"
     print(f"Synthetic daily temperature, {ds_shape}.")
+    print(f"\n{format_regions(temperature_dataset())}\n")
     print("Requests and bytes per region read, after opening; the same regions in each layout.")
     for label, table in tables.items():
         print(f"\n{label}:")
