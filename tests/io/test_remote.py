@@ -3,6 +3,7 @@ all on this machine; s3fs and obstore clients."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import email.utils
 import itertools
@@ -536,6 +537,24 @@ def test_obstore_object_replaced_between_reads_is_refused(s3, obstore_s3, tmp_pa
     fs.put_file(os.fspath(new), f"{s3.bucket}/x.hurray")
     assert_old_or_refused(reader)
     assert_old_or_refused(pickle.loads(pickled))
+
+
+def test_obstore_async_reads_match_and_refuse_a_replaced_object(ds, s3, obstore_s3, tmp_path):
+    from xarray_hurray.io.obstore_source import ObstoreSource
+
+    write(ds, ObstoreSource(obstore_s3, "a/x.hurray"))
+    reader = xh.open_reader(ObstoreSource(obstore_s3, "a/x.hurray"))
+    key = (slice(3, 40), slice(5, 60))
+    np.testing.assert_array_equal(asyncio.run(reader.read_async("v", key)), reader.read("v", key))
+    ranges = np.array([[0, 8], [10**9, 10**9 + 8]], dtype=np.int64)
+    assert asyncio.run(reader.source.read_ranges_async(ranges)) == [reader.source.read(0, 8), b""]
+    old, new = versions(tmp_path)
+    fs = s3fs_of(s3)
+    fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
+    replaced = xh.open_reader(ObstoreSource(obstore_s3, "x.hurray"))
+    fs.put_file(os.fspath(new), f"{s3.bucket}/x.hurray")
+    with pytest.raises(SourceChangedError, match="replaced or modified after it was first read"):
+        asyncio.run(replaced.read_async("w", (slice(3, 5),)))
 
 
 # ---------------------------------------------------------------- failing servers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -72,33 +73,42 @@ class ObstoreSource(ByteSource):
         """The pinned version, None before the first read."""
         return self._version
 
-    def _get(self, start: int, stop: int) -> bytes:
-        """Bytes ``[start, stop)`` of the pinned version (pinning it at the first read)."""
-        import obstore
-
+    def _options(self, start: int, stop: int) -> dict[str, Any] | None:
+        """The ``get`` options asking for bytes ``[start, stop)`` of the pinned version;
+        None when the answer is known to be empty."""
         pin = self._version
         if stop <= start or (pin is not None and pin.size is not None and start >= pin.size):
-            return b""
+            return None
         options: dict[str, Any] = {"range": (start, stop)}
         if pin is not None and pin.version_id:
             options["version"] = pin.version_id
         elif pin is not None and pin.etag:
             options["if_match"] = pin.etag
-        try:
-            result = obstore.get(self.store, self.path, options=options)
-            data = bytes(result.bytes())
-        except obstore.exceptions.PreconditionError as err:
+        return options
+
+    def _refused(self, err: Exception) -> None:
+        """Raise what a failed ``get`` means; return for obstore's refusal of a range
+        (which may start past the end, an empty answer by this source's contract)."""
+        import obstore
+
+        if isinstance(err, obstore.exceptions.PreconditionError):
             raise changed(self.name, f"the store answered: {err}") from None
-        except FileNotFoundError:
-            if pin is not None:
+        if isinstance(err, FileNotFoundError):
+            if self._version is not None:
                 raise changed(self.name, "the object is gone") from None
-            raise
-        except obstore.exceptions.BaseError:
-            # obstore refuses ranges that start past the end; the contract is "fewer bytes".
-            if start >= obstore.head(self.store, self.path)["size"]:
-                return b""
-            raise
-        meta = result.meta
+            raise err
+        if not isinstance(err, obstore.exceptions.BaseError):
+            raise err
+
+    def _past_end(self, start: int) -> bool:
+        """Whether ``start`` lies at or past the end of the object."""
+        import obstore
+
+        return start >= obstore.head(self.store, self.path)["size"]
+
+    def _accepted(self, meta: Any, data: bytes, start: int, stop: int) -> bytes:
+        """``data``, once the version that answered is the pinned one (pinning it at the
+        first read) and its length is what the request asked for."""
         modified = meta.get("last_modified")
         found = ObjectVersion(
             etag=meta.get("e_tag"),
@@ -120,6 +130,40 @@ class ObstoreSource(ByteSource):
             )
         return data
 
+    def _get(self, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of the pinned version (pinning it at the first read)."""
+        import obstore
+
+        options = self._options(start, stop)
+        if options is None:
+            return b""
+        try:
+            result = obstore.get(self.store, self.path, options=options)
+            data = bytes(result.bytes())
+        except Exception as err:  # mapped, or raised again, by _refused
+            self._refused(err)
+            if self._past_end(start):
+                return b""
+            raise
+        return self._accepted(result.meta, data, start, stop)
+
+    async def _get_async(self, start: int, stop: int) -> bytes:
+        """:meth:`_get` through obstore's asynchronous API."""
+        import obstore
+
+        options = self._options(start, stop)
+        if options is None:
+            return b""
+        try:
+            result = await obstore.get_async(self.store, self.path, options=options)
+            data = bytes(await result.bytes_async())
+        except Exception as err:  # mapped, or raised again, by _refused
+            self._refused(err)
+            if await asyncio.to_thread(self._past_end, start):
+                return b""
+            raise
+        return self._accepted(result.meta, data, start, stop)
+
     def read(self, start: int, stop: int) -> bytes:
         return self._get(start, stop)
 
@@ -128,6 +172,17 @@ class ObstoreSource(ByteSource):
             return [self._get(int(a), int(b)) for a, b in ranges]
         pool = _executor()
         return list(pool.map(lambda row: self._get(int(row[0]), int(row[1])), ranges))
+
+    async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
+        """:meth:`read_ranges` through obstore's asynchronous API, at most as many
+        ranges in flight as :meth:`read_ranges` has threads."""
+        slots = asyncio.Semaphore(_POOL_SIZE)
+
+        async def one(start: int, stop: int) -> bytes:
+            async with slots:
+                return await self._get_async(start, stop)
+
+        return list(await asyncio.gather(*(one(int(a), int(b)) for a, b in ranges)))
 
     def size(self) -> int | None:
         """The size of the pinned version, once a read has pinned one."""
