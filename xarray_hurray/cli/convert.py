@@ -10,7 +10,7 @@ import shutil
 import uuid
 import warnings
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import xarray as xr
 
@@ -32,8 +32,11 @@ FOREIGN_SUFFIXES = (".h5", ".hdf5", ".hdf", ".he5", ".grib", ".grib2", ".grb", "
 """Extensions of formats ``convert`` does not write: refused rather than given a
 Hurray file under a name that promises something else."""
 
-NETCDF_ENGINES = ("netCDF4", "h5netcdf")
-"""Packages that write netCDF-4 through xarray, in order of preference."""
+NETCDF_ENGINES: tuple[tuple[str, Literal["netcdf4", "h5netcdf"]], ...] = (
+    ("netCDF4", "netcdf4"),
+    ("h5netcdf", "h5netcdf"),
+)
+"""Packages that write netCDF-4 through xarray, and their engines, in order of preference."""
 
 
 def output_format(path: str) -> str:
@@ -58,7 +61,7 @@ def output_format(path: str) -> str:
     return "hurray"
 
 
-def netcdf_engine() -> str:
+def netcdf_engine() -> Literal["netcdf4", "h5netcdf"]:
     """The installed xarray engine that writes netCDF-4 files.
 
     Raises
@@ -66,9 +69,9 @@ def netcdf_engine() -> str:
     CliError
         When neither netCDF4 nor h5netcdf is installed.
     """
-    for package in NETCDF_ENGINES:
+    for package, engine in NETCDF_ENGINES:
         if importlib.util.find_spec(package) is not None:
-            return package.lower()
+            return engine
     raise CliError(
         "writing a .nc file needs the netCDF4 or h5netcdf package; install one of them "
         "(python -m pip install h5netcdf), or name the output .hurray"

@@ -79,11 +79,14 @@ def _absent_value(present: Iterable[Any], text: bool) -> str | bytes:
     """The shortest of ``""``, ``"\\x01"``, ``"\\x01\\x01"``, ... (bytes when not
     ``text``) that is not in ``present``: a fill value no element equals."""
     values = set(present)
-    unit: str | bytes = "\x01" if text else b"\x01"
-    candidate = unit[:0]
-    while candidate in values:
-        candidate += unit
-    return candidate
+
+    def candidate(count: int) -> str | bytes:
+        return "\x01" * count if text else b"\x01" * count
+
+    count = 0
+    while candidate(count) in values:
+        count += 1
+    return candidate(count)
 
 
 def check_fill_value(var: xr.Variable, name: Hashable, explicit: bool) -> xr.Variable:
@@ -139,7 +142,7 @@ def _fill_missing(var: xr.Variable, name: Hashable) -> xr.Variable:
     given = var.attrs.get("_FillValue")
     given = given if isinstance(given, str | bytes) else None
     if isinstance(var.data, da.Array):
-        data = var.data.map_blocks(_fill_block, name, given, dtype=var.dtype)
+        data = da.map_blocks(_fill_block, var.data, name, given, dtype=var.dtype)
         return var.copy(data=data, deep=False)
     data = np.asarray(var.data)
     missing = pd.isnull(data)
