@@ -1,0 +1,145 @@
+"""Format 1.0 files read identically, for ever.
+
+The files under ``tests/data/hurray_1_0_*.hurray`` were written by the format 1.0
+writer (before format 1.1 existed) from the datasets below.  Newer writers write a
+newer version, so these files cannot be regenerated: they are never changed, only
+read.  Every value is built from integer arithmetic so that the expected datasets
+do not depend on a random number generator or a math library.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from xarray_hurray.container import open_reader
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def dtypes_dataset() -> xr.Dataset:
+    """Every element type, edge chunks, an empty and a scalar variable, strings,
+    times and typed attributes."""
+    n = np.arange(7 * 9).reshape(7, 9)
+    ds = xr.Dataset(
+        {
+            "f4": (("y", "x"), (n / 8 - 3).astype("f4")),
+            "f8": (("y", "x"), n * 1e-3 - 0.02),
+            "f2": (("y", "x"), (n / 4).astype("f2")),
+            "c8": (("y", "x"), (n + 1j * (n % 5)).astype("c8")),
+            "c16": (("y",), np.arange(7) - 2.5j),
+            "i1": (("y", "x"), ((n * 37) % 256 - 128).astype("i1")),
+            "i2": (("y", "x"), (n * 1021 - 30000).astype("i2")),
+            "i4": (("y", "x"), (n * 7919 * 1000).astype("i4")),
+            "i8": (("x",), (np.arange(9) - 4) * 2**60),
+            "u1": (("y", "x"), (n * 3 % 256).astype("u1")),
+            "u2": (("x",), (np.arange(9) * 8191).astype("u2")),
+            "u4": (("x",), (np.arange(9) * 2**29).astype("u4")),
+            "u8": (("x",), np.arange(9, dtype="u8") * 2**61),
+            "b": (("y", "x"), n % 3 == 0),
+            "text": (("k",), np.array(["", "a", "héllo", "🌍 wörld", "x" * 33], dtype=object)),
+            "fixed": (("k",), np.array(["ab", "c", "", "déf", "g"], dtype="U3")),
+            "raw": (("k",), np.array([b"a", b"bc", b"", b"d\x00e", b"fgh"], dtype="S3")),
+            "empty": (("e", "x"), np.zeros((0, 9), dtype="i4")),
+            "scalar": ((), np.float64(-0.0)),
+            "nan": (("x",), np.where(np.arange(9) % 2, np.nan, np.arange(9.0))),
+            "elapsed": (("k",), pd.to_timedelta(np.arange(5) * 90, "s").to_numpy()),
+        },
+        coords={
+            "time": ("y", pd.date_range("1999-12-30", periods=7, freq="12h")),
+            "x": np.arange(9, dtype="i2") * 10,
+        },
+        attrs={
+            "title": "format 1.0, element types",
+            "i": np.int16(-7),
+            "f": np.array([0.5, np.inf, -np.inf], dtype="f8"),
+            "nested": [1, [2, "three"]],
+            "none": "",
+        },
+    )
+    ds["f4"].attrs = {"units": "K", "valid_range": np.array([-3.0, 5.0], dtype="f4")}
+    return ds
+
+
+DTYPES_ENCODING = {
+    "f4": {"chunks": (4, 4), "compressor": "zstd"},
+    "f8": {"chunks": (3, 4), "compressor": "lz4", "layout": "morton"},
+    "f2": {"chunks": (7, 9), "compressor": None},
+    "c8": {"chunks": (2, 8), "compressor": "zlib", "layout": "row-major"},
+    "c16": {"chunks": (4,), "compressor": "blosc"},
+    "i1": {"chunks": (4, 4), "compressor": None, "chunk_order": "morton"},
+    "i2": {"chunks": (5, 2), "compressor": "blosc", "chunk_order": "row-major"},
+    "i4": {"chunks": (8, 8), "compressor": "zstd"},
+    "b": {"chunks": (2, 2), "compressor": "zlib"},
+    "text": {"chunks": (2,), "compressor": "zstd"},
+    "fixed": {"chunks": (3,), "compressor": None},
+    "raw": {"chunks": (4,), "compressor": "lz4"},
+    "empty": {"chunks": (1, 4)},
+}
+
+
+def layouts_dataset() -> xr.Dataset:
+    """Three- and four-dimensional variables in every layout and chunk order, with
+    chunk axes, chunks larger than the array and partial edge chunks everywhere."""
+    n = np.arange(5 * 12 * 10).reshape(5, 12, 10)
+    return xr.Dataset(
+        {
+            "hilbert3": (("t", "y", "x"), (n % 251).astype("f4")),
+            "morton3": (("t", "y", "x"), (n * 3 % 65521).astype("u2")),
+            "rowmajor3": (("t", "y", "x"), n.astype("i8") - 300),
+            "timeaxes": (("t", "y", "x"), (n / 2).astype("f8")),
+            "big_chunk": (("y", "x"), n[0].astype("i4")),
+            "four": (("a", "t", "y", "x"), np.stack([n, -n]).astype("i2")),
+        },
+        attrs={"title": "format 1.0, layouts"},
+    )
+
+
+LAYOUTS_ENCODING = {
+    "hilbert3": {"chunks": (4, 4, 4), "layout": "hilbert", "compressor": "zstd"},
+    "morton3": {"chunks": (2, 5, 3), "layout": "morton", "chunk_order": "morton"},
+    "rowmajor3": {"chunks": (3, 3, 3), "layout": "row-major", "chunk_order": "row-major"},
+    "timeaxes": {"chunks": (1, 4, 4), "chunk_axes": ("y", "x"), "compressor": "lz4"},
+    "big_chunk": {"chunks": (16, 16), "compressor": None},
+    "four": {"chunks": (1, 2, 4, 4), "layout": "morton", "chunk_axes": ("y", "x", "t")},
+}
+
+GOLDEN_1_0 = {
+    "hurray_1_0_dtypes.hurray": (dtypes_dataset, DTYPES_ENCODING),
+    "hurray_1_0_layouts.hurray": (layouts_dataset, LAYOUTS_ENCODING),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_1_0))
+def test_a_format_1_0_file_reads_identically(name):
+    path = DATA / name
+    make, encoding = GOLDEN_1_0[name]
+    assert open_reader(path).header.version == (1, 0)
+    with xr.open_dataset(path, engine="hurray") as ds:
+        xr.testing.assert_identical(ds.load(), make())
+        for var, settings in encoding.items():
+            assert ds[var].encoding["chunks"] == settings["chunks"]
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_1_0))
+def test_regions_of_a_format_1_0_file_read_as_numpy_does(name):
+    make, _ = GOLDEN_1_0[name]
+    expected = make()
+    reader = open_reader(DATA / name)
+    for var in reader.metadata.variables:
+        if var.dtype == "string" or var.name not in expected or not var.shape:
+            continue
+        truth = xr.conventions.encode_cf_variable(expected[var.name].variable).values
+        key = tuple(slice(n // 3, max(n - 1, n // 3)) for n in var.shape)
+        np.testing.assert_array_equal(reader.read(var.name, key), truth[key])
+
+
+if __name__ == "__main__":  # run once, by the format 1.0 writer; kept for the record
+    import xarray_hurray as xh
+
+    for file_name, (make_dataset, settings) in GOLDEN_1_0.items():
+        xh.to_hurray(make_dataset(), DATA / file_name, encoding=settings)
