@@ -18,10 +18,20 @@ import numpy as np
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import ContainerReader, parse_metadata
+from xarray_hurray.container import ContainerReader, VariableMeta, parse_metadata
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import HEADER, HEADER_SIZE, INDEX_ENTRY
+from xarray_hurray.container.format import (
+    HEADER_SIZE_1_1,
+    INDEX_ENTRY,
+    PAGE_ENTRIES,
+    PREFIX,
+    REFERENCE,
+    SLOT,
+)
 from xarray_hurray.io import FileObjectSource
+
+SLOT_AT = PREFIX.size
+"""Where slot 0, the slot a freshly written file uses, starts."""
 
 HOSTILE_VALUES = [-1, 0, 1, 3, 2**31, 2**63, 2**64 + 5, 10**30, 1.5, -0.0, "", "x", "zstd"]
 HOSTILE_VALUES += [None, True, [], [1], [2**40, 2**40], {}, {"id": "zlib"}, [[[[[[]]]]]]]
@@ -85,33 +95,123 @@ def _put_crc(blob: bytearray, at: int, start: int, stop: int) -> None:
     blob[at : at + 4] = struct.pack("<I", crc32c(bytes(blob[start:stop])))
 
 
+def _variables(blob: bytes | bytearray, slot: list[int]) -> list[VariableMeta] | None:
+    """The variables of the file in variable number order, if its metadata parses."""
+    start, stop = slot[1], slot[1] + slot[2]
+    if stop > len(blob):
+        return None
+    try:
+        return [var for _, var in parse_metadata(bytes(blob[start:stop])).all_variables()]
+    except ValueError:
+        return None
+
+
+def _indexes(
+    blob: bytes | bytearray, slot: list[int], variables: list[VariableMeta]
+) -> list[tuple[int, list[tuple[int, int, int]]]]:
+    """Per variable: where its root entry is, and for each of its stored pages where
+    its page table reference is, where the page is and how many entries it holds;
+    only what lies inside ``blob``."""
+    found = []
+    for number, var in enumerate(variables):
+        root_at = slot[3] + REFERENCE.itemsize * number
+        pages = -(-var.chunk_count // PAGE_ENTRIES)
+        if root_at + REFERENCE.itemsize > len(blob) or pages > 10_000:
+            break
+        (table,) = struct.unpack_from("<Q", blob, root_at)
+        refs = []
+        for page in range(pages if table + REFERENCE.itemsize * pages <= len(blob) else 0):
+            ref_at = table + REFERENCE.itemsize * page
+            (offset,) = struct.unpack_from("<Q", blob, ref_at)
+            count = min(PAGE_ENTRIES, var.chunk_count - PAGE_ENTRIES * page)
+            if offset and offset + INDEX_ENTRY.itemsize * count <= len(blob):
+                refs.append((ref_at, offset, count))
+        found.append((root_at, refs))
+    return found
+
+
+def _write_slot(blob: bytearray, slot: list[int]) -> None:
+    blob[SLOT_AT : SLOT_AT + SLOT.size] = SLOT.pack(*slot)
+    blob[SLOT_AT + SLOT.size : SLOT_AT + SLOT.size + 4] = struct.pack(
+        "<I", crc32c(bytes(blob[:16]) + bytes(blob[SLOT_AT : SLOT_AT + SLOT.size]))
+    )
+
+
 def reseal(data: bytes) -> bytes:
-    """``data`` with every checksum that can be located recomputed."""
+    """``data`` (a 1.1 file using slot 0) with every checksum that can be located
+    recomputed: chunks, pages, page tables, root, metadata and slot 0."""
     blob = bytearray(data)
-    if len(blob) < HEADER_SIZE:
+    if len(blob) < HEADER_SIZE_1_1:
         return bytes(blob)
-    meta_length, index_offset = HEADER.unpack_from(blob)[5:7]
-    meta_stop = HEADER_SIZE + meta_length
-    if meta_stop <= len(blob):
-        _put_crc(blob, HEADER.size - 4, HEADER_SIZE, meta_stop)
-        try:
-            metadata = parse_metadata(bytes(blob[HEADER_SIZE:meta_stop]))
-        except ValueError:
-            metadata = None
-        offsets = metadata.index_offsets(index_offset) if metadata else {}
-        for var in metadata.variables if metadata else ():
-            start, stop = offsets[var.name], offsets[var.name] + var.index_length
-            if stop > len(blob) or var.chunk_count > 10_000:
-                break
-            entries = np.frombuffer(blob, INDEX_ENTRY, var.chunk_count, start).copy()
-            for entry in entries:
-                end = int(entry["offset"]) + int(entry["size"])
-                if end <= len(blob):
-                    entry["crc32c"] = crc32c(bytes(blob[int(entry["offset"]) : end]))
-            blob[start : stop - 4] = entries.tobytes()
-            _put_crc(blob, stop - 4, start, stop - 4)
-    _put_crc(blob, HEADER.size, 0, HEADER.size)
+    slot = list(SLOT.unpack_from(blob, SLOT_AT))
+    variables = _variables(blob, slot)
+    if slot[1] + slot[2] <= len(blob):
+        slot[6] = crc32c(bytes(blob[slot[1] : slot[1] + slot[2]]))
+    if variables is not None:
+        for _, refs in _indexes(blob, slot, variables):
+            for ref_at, offset, count in refs:
+                entries = np.frombuffer(blob, INDEX_ENTRY, count, offset).copy()
+                for entry in entries:
+                    end = int(entry["offset"]) + int(entry["size"])
+                    if entry["size"] and end <= len(blob):
+                        entry["crc32c"] = crc32c(bytes(blob[int(entry["offset"]) : end]))
+                blob[offset : offset + entries.nbytes] = entries.tobytes()
+                _put_crc(blob, ref_at + 8, offset, offset + entries.nbytes)
+        for number, (root_at, _) in enumerate(_indexes(blob, slot, variables)):
+            (table,) = struct.unpack_from("<Q", blob, root_at)
+            length = REFERENCE.itemsize * -(-variables[number].chunk_count // PAGE_ENTRIES)
+            if table and table + length <= len(blob):
+                _put_crc(blob, root_at + 8, table, table + length)
+    if slot[3] + slot[4] <= len(blob):
+        slot[7] = crc32c(bytes(blob[slot[3] : slot[3] + slot[4]]))
+    _write_slot(blob, slot)
     return bytes(blob)
+
+
+def with_metadata(data: bytes, text: bytes) -> bytes:
+    """``data`` with its metadata replaced by ``text``; every offset after the
+    metadata is moved by the change in length, and every checksum is resealed."""
+    slot = list(SLOT.unpack_from(data, SLOT_AT))
+    start, end = slot[1], slot[1] + slot[2]
+    shift = len(text) - slot[2]
+    variables = _variables(data, slot) or []
+    indexes = _indexes(data, slot, variables)
+    blob = bytearray(data[:start] + text + data[end:])
+
+    def moved(at: int) -> int:  # where a byte of ``data`` is in ``blob``
+        return at + shift if at >= end else at
+
+    for root_at, refs in indexes:
+        (table,) = struct.unpack_from("<Q", data, root_at)
+        if table:
+            blob[moved(root_at) : moved(root_at) + 8] = struct.pack("<Q", moved(table))
+        for ref_at, offset, count in refs:
+            blob[moved(ref_at) : moved(ref_at) + 8] = struct.pack("<Q", moved(offset))
+            entries = np.frombuffer(data, INDEX_ENTRY, count, offset).copy()
+            stored = entries["size"] != 0
+            entries["offset"][stored] = [moved(int(o)) for o in entries["offset"][stored]]
+            blob[moved(offset) : moved(offset) + entries.nbytes] = entries.tobytes()
+    slot[2], slot[3], slot[5] = len(text), moved(slot[3]), slot[5] + shift
+    _write_slot(blob, slot)
+    return reseal(bytes(blob))
+
+
+def with_last_chunk(data: bytes, chunk: bytes) -> bytes:
+    """``data`` with the chunk stored last in the file replaced by ``chunk`` (the file
+    cut after it, its entry and every checksum updated)."""
+    slot = list(SLOT.unpack_from(data, SLOT_AT))
+    last = (0, 0)
+    for _, refs in _indexes(data, slot, _variables(data, slot) or []):
+        for _, offset, count in refs:
+            entries = np.frombuffer(data, INDEX_ENTRY, count, offset)
+            k = int(np.argmax(entries["offset"]))
+            last = max(last, (int(entries["offset"][k]), offset + k * INDEX_ENTRY.itemsize))
+    chunk_at, entry_at = last
+    blob = bytearray(data[:chunk_at] + chunk)
+    blob[entry_at + 8 : entry_at + 16] = struct.pack("<Q", len(chunk))
+    slot[5] = len(blob)
+    _write_slot(blob, slot)
+    return reseal(bytes(blob))
 
 
 def _set_path(obj: object, rng: random.Random, value: object) -> None:
@@ -129,21 +229,10 @@ def _set_path(obj: object, rng: random.Random, value: object) -> None:
         return
 
 
-def with_metadata(data: bytes, text: bytes) -> bytes:
-    """``data`` with its metadata replaced by ``text``; the index entries are moved by
-    the change in length, and every checksum is resealed."""
-    meta_length, index_offset, _, file_length = HEADER.unpack_from(data)[5:9]
-    shift = len(text) - meta_length
-    rest = bytearray(data[index_offset:])
-    start = 0
-    for var in parse_metadata(data[HEADER_SIZE : HEADER_SIZE + meta_length]).variables:
-        entries = np.frombuffer(rest, INDEX_ENTRY, var.chunk_count, start).copy()
-        entries["offset"] = (entries["offset"].astype(np.int64) + shift).astype(np.uint64)
-        rest[start : start + entries.nbytes] = entries.tobytes()
-        start += var.index_length
-    fields = list(HEADER.unpack_from(data))
-    fields[5], fields[6], fields[8] = len(text), index_offset + shift, file_length + shift
-    return reseal(HEADER.pack(*fields) + b"\0\0\0\0" + text + bytes(rest))
+def metadata_text(data: bytes) -> bytes:
+    """The metadata bytes of a 1.1 file, located by slot 0."""
+    slot = SLOT.unpack_from(data, SLOT_AT)
+    return data[slot[1] : slot[1] + slot[2]]
 
 
 def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes]:
@@ -171,8 +260,7 @@ def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes]:
         at = rng.randrange(len(blob))
         blob[at:at] = rng.randbytes(rng.randint(1, 16))
     else:
-        meta_length = HEADER.unpack_from(data)[5]
-        meta = json.loads(data[HEADER_SIZE : HEADER_SIZE + meta_length])
+        meta = json.loads(metadata_text(data))
         _set_path(meta, rng, rng.choice(HOSTILE_VALUES))
         return kind, with_metadata(data, json.dumps(meta).encode())
     if rng.random() < 0.5:

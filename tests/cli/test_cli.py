@@ -82,7 +82,11 @@ def test_info_json_is_strict_json_for_non_finite_values(tmp_path, capsys):
 def test_info_text_names_every_variable(sample, capsys):
     status, out, _ = run(capsys, "info", str(sample[0]))
     assert status == 0
-    for name in ("v (y=128, x=128) float32", "chunks       16 x 16 (64 chunks)", ":units = 'm'"):
+    for name in (
+        "v (y=128, x=128) float32",
+        "chunks       16 x 16 (64 chunks, 64 stored)",
+        ":units = 'm'",
+    ):
         assert name in out
 
 

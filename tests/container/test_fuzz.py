@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 import xarray as xr
 from fuzz_cases import (
-    HEADER,
-    HEADER_SIZE,
+    SLOT_AT,
+    metadata_text,
     mutate,
     read_everything,
     reseal,
     small_file,
     tiny_file,
+    with_last_chunk,
     with_metadata,
 )
 from hypothesis import HealthCheck, given, settings
@@ -105,37 +106,19 @@ def test_verify_of_a_file_with_every_chunk_damaged_names_each_once_in_linear_req
     assert sum(stop - start for start, stop in source.requests[1:]) <= 2 * chunk_bytes
 
 
-def test_verify_finds_chunks_out_of_place(good):
-    index_offset = HEADER.unpack_from(good)[6]
+def test_verify_finds_chunks_that_share_bytes(good):
+    page, _ = xh.open_reader(FileObjectSource(io.BytesIO(good))).index_parts("z")[1]
     blob = bytearray(good)
-    # swap the index entries of chunks 0 and 1 of the first variable: checksums
-    # still match their bytes, but the placement rule is broken
-    first, second = index_offset, index_offset + 20
-    blob[first : first + 20], blob[second : second + 20] = (
-        good[second : second + 20],
-        good[first : first + 20],
-    )
+    # entry 1 of the first page of "z" repeats entry 0: checksums match, but two chunks
+    # now claim the same bytes, which only verify can see
+    blob[page + 20 : page + 40] = good[page : page + 20]
     problems = verify_file(io.BytesIO(reseal(bytes(blob))))
-    assert problems and "its place in the chunk order" in problems[0]
-    assert read_everything(reseal(bytes(blob)))  # readable, only misplaced
+    assert problems and "overlaps chunk" in problems[0]
+    assert read_everything(reseal(bytes(blob)))  # readable: a reader cannot tell
 
 
 def _meta(good: bytes) -> dict:
-    return json.loads(good[HEADER_SIZE : HEADER_SIZE + HEADER.unpack_from(good)[5]])
-
-
-def _with_last_chunk(good: bytes, data: bytes) -> bytes:
-    """``good`` with its last chunk (the last entry of the last index, which is also
-    the last in the file for a one-dimensional variable) replaced by ``data``."""
-    index_offset, index_length = HEADER.unpack_from(good)[6:8]
-    entry_at = index_offset + index_length - 24
-    (offset,) = struct.unpack_from("<Q", good, entry_at)
-    blob = bytearray(good[:offset] + data)
-    blob[entry_at + 8 : entry_at + 16] = struct.pack("<Q", len(data))
-    fields = list(HEADER.unpack_from(blob))
-    fields[8] = len(blob)
-    blob[: HEADER.size] = HEADER.pack(*fields)
-    return reseal(bytes(blob))
+    return json.loads(metadata_text(good))
 
 
 @pytest.mark.parametrize(
@@ -152,7 +135,7 @@ def test_decompression_bombs_stop_at_the_declared_chunk_size(tmp_path, codec, fr
     ds = xr.Dataset({"v": (("x",), np.arange(8.0))})
     path = tmp_path / "bomb.hurray"
     xh.to_hurray(ds, path, encoding={"v": {"chunks": (4,), "codecs": codec}})
-    blob = _with_last_chunk(path.read_bytes(), frame)
+    blob = with_last_chunk(path.read_bytes(), frame)
     with pytest.raises(xh.HurrayFormatError, match=r"declares|expands past"):
         read_everything(blob)
 
@@ -235,7 +218,7 @@ HILBERT_99 = {"name": "hilbert", "hilbert_rank": 2, "hilbert_order": 99}
 @pytest.mark.parametrize(
     ("changes", "match"),
     [
-        ({"shape": [10**12] * 2, "dims": ["p", "q"]}, "index region of"),
+        ({"shape": [10**12] * 2, "dims": ["p", "q"]}, "page table of variable"),
         ({"shape": [2**64, 8]}, "integers from 0 to"),
         ({"shape": [1] * 40, "chunks": [1] * 40, "dims": [f"d{i}" for i in range(40)]}, "32 axes"),
         ({"chunks": [4, 2**40], "layout": {"name": "row-major"}}, "largest chunk"),
@@ -277,7 +260,7 @@ def test_a_string_that_looks_nested_is_a_string(good):
         ('{"attrs":{"a":' + DEEP * 1000 + '},"variables":[]}', "JSON"),
         ('{"attrs":{"a":' + "[" * 10**5 + "]" * 10**5 + '},"variables":[]}', "nested"),
         ("\ufeff{}", "JSON"),
-        ("[]", "exactly the keys attrs and variables"),
+        ("[]", "exactly the keys attrs, groups, variables"),
     ],
 )
 def test_hostile_metadata_json_is_rejected(good, text, match):
@@ -286,11 +269,12 @@ def test_hostile_metadata_json_is_rejected(good, text, match):
 
 
 def test_huge_metadata_length_is_rejected_before_reading_it(good):
-    fields = list(HEADER.unpack_from(good))
-    fields[5], fields[6], fields[8] = 2**62, 2**62 + HEADER_SIZE, 2**63
-    blob = HEADER.pack(*fields) + b"\0\0\0\0" + good[HEADER_SIZE:]
+    blob = bytearray(good)
+    # metadata length 2**62, in a file that claims 2**63 bytes
+    blob[SLOT_AT + 16 : SLOT_AT + 24] = struct.pack("<Q", 2**62)
+    blob[SLOT_AT + 40 : SLOT_AT + 48] = struct.pack("<Q", 2**63)
     with pytest.raises(xh.HurrayFormatError, match="metadata length"):
-        read_everything(reseal(blob))
+        read_everything(reseal(bytes(blob)))
 
 
 def test_trusted_data_switch_skips_only_chunk_checksums(good, truth):
@@ -303,7 +287,7 @@ def test_trusted_data_switch_skips_only_chunk_checksums(good, truth):
     assert all(np.array_equal(trusted[k], truth[k]) for k in ("z", "l", "b", "s"))
     with pytest.raises(xh.HurrayFormatError, match="checksum mismatch in metadata"):
         read_everything(
-            bytes(good[:70]) + bytes([good[70] ^ 1]) + good[71:], verify_checksums=False
+            bytes(good[:150]) + bytes([good[150] ^ 1]) + good[151:], verify_checksums=False
         )
 
 

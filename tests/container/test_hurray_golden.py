@@ -1,7 +1,10 @@
-"""The golden Hurray file: its bytes and its content are fixed for a format version.
+"""The golden Hurray files: their bytes and their content are fixed for a format version.
 
-When the format changes on purpose, bump ``xarray_hurray.container.VERSION`` and
-regenerate the file with ``python tests/container/test_hurray_golden.py``.
+``hurray_file_golden.hurray`` was written by the format 1.0 writer: it is read, for
+ever, never written again.  ``hurray_file_golden_1_1.hurray`` is what the writer
+writes today.  When the format changes on purpose, bump
+``xarray_hurray.container.VERSION`` and add a new golden file for the new version
+(``python tests/container/test_hurray_golden.py`` writes it); never rewrite an old one.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import xarray as xr
 
 import xarray_hurray as xh
@@ -17,6 +21,7 @@ from xarray_hurray.container import VERSION, ContainerReader
 from xarray_hurray.io import open_source
 
 GOLDEN = Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray"
+GOLDEN_1_1 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_1.hurray"
 
 
 def golden_dataset() -> xr.Dataset:
@@ -39,35 +44,53 @@ def golden_dataset() -> xr.Dataset:
     return ds
 
 
+def golden_dataset_1_1() -> xr.Dataset:
+    """The content of the 1.1 golden file: the 1.0 content and a variable with
+    missing chunks (two of its four chunks hold only the fill value)."""
+    sparse = np.full((8, 8), np.nan, dtype="f4")
+    sparse[:4, :4] = np.arange(16).reshape(4, 4)
+    sparse[4:, 4:] = -1.5
+    sparse[7, 7] = np.nan
+    return golden_dataset().assign(sparse=(("y", "x"), sparse))
+
+
+GOLDEN_ENCODING = {
+    "field": {"chunks": (4, 4)},
+    "counts": {"chunks": (3, 5), "chunk_order": "morton"},
+    "names": {"chunks": (2,), "layout": "row-major"},
+    "sparse": {"chunks": (4, 4)},
+}
+
+
 def write_golden(path: Path) -> None:
-    """Write the golden dataset with fixed, codec-free settings."""
-    xh.to_hurray(
-        golden_dataset(),
-        path,
-        codecs=None,
-        encoding={
-            "field": {"chunks": (4, 4)},
-            "counts": {"chunks": (3, 5), "chunk_order": "morton"},
-            "names": {"chunks": (2,), "layout": "row-major"},
-        },
-    )
+    """Write the golden dataset of the current version with fixed, codec-free settings."""
+    xh.to_hurray(golden_dataset_1_1(), path, codecs=None, encoding=GOLDEN_ENCODING)
 
 
-def test_golden_file_is_of_the_current_version():
-    reader = ContainerReader(open_source(GOLDEN))
-    assert reader.header.version == VERSION, "regenerate the golden file for the new version"
+def test_golden_files_are_of_their_versions():
+    assert ContainerReader(open_source(GOLDEN)).header.version == (1, 0)
+    reader = ContainerReader(open_source(GOLDEN_1_1))
+    assert reader.version == VERSION, "add a golden file for the new version"
 
 
 def test_writing_gives_the_golden_bytes(tmp_path):
     write_golden(tmp_path / "new.hurray")
-    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN.read_bytes(), (
-        "the bytes of a write changed: bump the format VERSION and regenerate the golden file"
+    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN_1_1.read_bytes(), (
+        "the bytes of a write changed: bump the format VERSION and add a golden file"
     )
 
 
-def test_golden_file_holds_the_golden_dataset():
-    with xr.open_dataset(GOLDEN, engine="hurray") as ds:
-        xr.testing.assert_identical(ds.load(), golden_dataset())
+def test_the_1_1_golden_file_leaves_out_the_fill_chunks():
+    sizes = ContainerReader(open_source(GOLDEN_1_1)).index("sparse")["size"]
+    assert (sizes == 0).tolist() == [False, True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("path", "make"), [(GOLDEN, golden_dataset), (GOLDEN_1_1, golden_dataset_1_1)]
+)
+def test_golden_file_holds_the_golden_dataset(path, make):
+    with xr.open_dataset(path, engine="hurray") as ds:
+        xr.testing.assert_identical(ds.load(), make())
         assert ds["field"].encoding["layout"] == {
             "name": "hilbert",
             "hilbert_rank": 2,
@@ -77,4 +100,4 @@ def test_golden_file_holds_the_golden_dataset():
 
 
 if __name__ == "__main__":
-    write_golden(GOLDEN)
+    write_golden(GOLDEN_1_1)

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from xarray_hurray.cli import main
 from xarray_hurray.container import open_reader
 
 DATA = Path(__file__).parents[1] / "data"
@@ -136,6 +137,15 @@ def test_regions_of_a_format_1_0_file_read_as_numpy_does(name):
         truth = xr.conventions.encode_cf_variable(expected[var.name].variable).values
         key = tuple(slice(n // 3, max(n - 1, n // 3)) for n in var.shape)
         np.testing.assert_array_equal(reader.read(var.name, key), truth[key])
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_1_0))
+def test_hurray_convert_upgrades_a_format_1_0_file(name, tmp_path, capsys):
+    out = tmp_path / "upgraded.hurray"
+    assert main(["convert", str(DATA / name), str(out)]) == 0
+    assert open_reader(out).version == (1, 1)
+    with xr.open_dataset(out, engine="hurray") as ds:
+        xr.testing.assert_identical(ds.load(), GOLDEN_1_0[name][0]())
 
 
 if __name__ == "__main__":  # run once, by the format 1.0 writer; kept for the record

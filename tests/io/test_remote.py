@@ -144,12 +144,12 @@ def test_s3_open_is_one_request_and_the_index_is_fetched_once(ds, s3):
     assert len(source.requests) == 1
     reader.read("v", (slice(0, 40), slice(0, 40)))
     reader.read("v", (slice(100, 140), slice(0, 40)))
-    data_start = reader.header.data_offset  # later requests fetch chunks only
+    data_start = int(reader.index("v")["offset"].min())  # later requests fetch chunks only
     assert len(source.requests) > 1 and all(a >= data_start for a, _ in source.requests[1:])
 
 
-def test_s3_index_beyond_the_head_costs_one_request_then_is_cached(s3):
-    # 20,000 chunks: a 400 kB index, past the first 64 KiB read
+def test_s3_index_pages_beyond_the_head_cost_one_request_then_are_cached(s3):
+    # 20,000 chunks: 20 index pages of 20 kB, past the first 64 KiB read
     big = xr.Dataset({"w": (("t",), np.arange(20_000, dtype="i4"))})
     url = f"s3://{s3.bucket}/big.hurray"
     xh.to_hurray(
@@ -160,9 +160,12 @@ def test_s3_index_beyond_the_head_costs_one_request_then_is_cached(s3):
     with xr.open_dataset(source, engine="hurray") as out:
         assert len(source.requests) == 1
         assert int(out["w"][12_345]) == 12_345
-        assert len(source.requests) == 3  # the index, then the chunk
+        assert len(source.requests) == 3  # the chunk's index page, then the chunk
         assert int(out["w"][19_999]) == 19_999
-        assert len(source.requests) == 4  # the cached index is not fetched again
+        assert len(source.requests) == 5  # another page, another chunk
+        assert int(out["w"][12_346]) == 12_346
+        assert len(source.requests) == 6  # a cached page is not fetched again
+    assert all(b - a <= 1024 * 20 for a, b in source.requests[1:])
 
 
 def chunk_ranges(reader: ContainerReader, key: tuple[slice, ...]) -> list[tuple[int, int]]:

@@ -11,11 +11,12 @@ import fsspec
 import numpy as np
 import pytest
 import xarray as xr
+from fuzz_cases import SLOT_AT, metadata_text, reseal, with_metadata
 
 import xarray_hurray as xh
-from xarray_hurray.container import ContainerWriter, DatasetMeta
+from xarray_hurray.container import ContainerWriter, DatasetMeta, verify_file
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import HEADER, HEADER_SIZE
+from xarray_hurray.container.format import HEADER_SIZE_1_1, PREFIX, SLOT
 from xarray_hurray.layout import LayoutError
 
 
@@ -31,16 +32,23 @@ def good(tmp_path):
     return path, bytearray(path.read_bytes())
 
 
-def _fields(blob: bytes) -> tuple:
-    return HEADER.unpack_from(blob)
+SLOT_FIELDS = ["generation", "meta_off", "meta_len", "root_off", "root_len", "file_len"]
+SLOT_FIELDS += ["meta_crc", "root_crc", "reserved"]
 
 
 def _rewrite_header(blob: bytearray, **changes: int) -> bytearray:
-    names = ["magic", "major", "minor", "flags", "meta_off", "meta_len", "index_off"]
-    names += ["index_len", "file_len", "meta_crc"]
-    fields = dict(zip(names, _fields(blob), strict=True)) | changes
-    body = HEADER.pack(*fields.values())
-    blob[:HEADER_SIZE] = body + struct.pack("<I", crc32c(body))
+    """``blob`` with header fields changed (the prefix's ``major``, ``minor``,
+    ``flags``, or slot 0's fields) and slot 0 resealed."""
+    magic, major, minor, flags = PREFIX.unpack_from(blob)
+    prefix = dict(major=major, minor=minor, flags=flags)
+    prefix |= {k: v for k, v in changes.items() if k in prefix}
+    blob[: PREFIX.size] = PREFIX.pack(magic, *prefix.values())
+    slot = dict(zip(SLOT_FIELDS, SLOT.unpack_from(blob, SLOT_AT), strict=True))
+    slot |= {k: v for k, v in changes.items() if k in slot}
+    body = SLOT.pack(*slot.values())
+    blob[SLOT_AT : SLOT_AT + SLOT.size + 4] = body + struct.pack(
+        "<I", crc32c(bytes(blob[: PREFIX.size]) + body)
+    )
     return blob
 
 
@@ -55,13 +63,12 @@ def _corrupt(path, blob: bytes, match: str):
         _open_and_read(path)
 
 
-def _data_offset(blob: bytes) -> int:
-    fields = _fields(blob)
-    return fields[6] + fields[7]
-
-
 def test_error_is_a_value_error():
     assert issubclass(xh.HurrayFormatError, ValueError)
+
+
+META = HEADER_SIZE_1_1 + 6
+"""A byte of the metadata."""
 
 
 @pytest.mark.parametrize(
@@ -70,15 +77,19 @@ def test_error_is_a_value_error():
         (lambda b: b"GIF89a" + b[6:], "not a Hurray file: magic"),
         (lambda b: b[:5], "not a Hurray file|truncated header"),
         (lambda b: b[:40], "truncated header"),
-        (lambda b: b[: HEADER_SIZE + 10], "truncated"),
+        (lambda b: b[: HEADER_SIZE_1_1 + 10], "truncated"),
         (lambda b: b[:-1], "truncated"),
-        (lambda b: b + b"extra", "appended"),
-        (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.0"),
+        (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.1"),
         (lambda b: _rewrite_header(b, minor=7), "unsupported format version 1.7"),
         (lambda b: _rewrite_header(b, flags=1), "flags"),
-        (lambda b: _rewrite_header(b, meta_off=70), "metadata offset"),
-        (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "checksum mismatch in header"),
-        (lambda b: b[:70] + bytes([b[70] ^ 1]) + b[71:], "checksum mismatch in metadata"),
+        (lambda b: _rewrite_header(b, root_len=5), "root length"),
+        (lambda b: _rewrite_header(b, generation=0), "damaged header"),
+        (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "damaged header"),
+        (lambda b: b[:100] + bytes([b[100] ^ 1]) + b[101:], "header slot 1 is damaged"),
+        (
+            lambda b: b[:META] + bytes([b[META] ^ 1]) + b[META + 1 :],
+            "checksum mismatch in metadata",
+        ),
     ],
 )
 def test_bad_headers_and_metadata(good, mutate, match):
@@ -86,27 +97,38 @@ def test_bad_headers_and_metadata(good, mutate, match):
     _corrupt(path, mutate(blob), match)
 
 
+def test_bytes_after_the_end_of_the_version_are_not_read(good):
+    path, blob = good
+    expected = _open_and_read(path)
+    path.write_bytes(bytes(blob) + b"an interrupted commit")
+    xr.testing.assert_identical(_open_and_read(path), expected)
+    assert "21 bytes after the end" in verify_file(path)[0]
+
+
 def test_corrupt_index_and_chunk_are_caught(good):
     path, blob = good
-    index_at = _fields(blob)[6]
+    reader = xh.open_reader(path)
+    page_at = reader.index_parts("v")[1][0]
     broken = blob.copy()
-    broken[index_at + 3] ^= 0xFF
-    _corrupt(path, broken, "checksum mismatch in the index of variable 'v'")
+    broken[page_at + 3] ^= 0xFF
+    _corrupt(path, broken, "checksum mismatch in index page 0 of 'v'")
     broken = blob.copy()
-    broken[_data_offset(blob) + 100] ^= 0x01
+    broken[int(reader.index("v")["offset"].min()) + 100] ^= 0x01
     _corrupt(path, broken, r"checksum mismatch in chunk \d+ of variable 'v'")
 
 
-def test_index_pointing_outside_the_data_is_caught(good):
+def test_index_pointing_outside_the_file_is_caught(good):
     path, blob = good
-    index_at = _fields(blob)[6]
-    entries = np.frombuffer(
-        blob, dtype=[("o", "<u8"), ("s", "<u8"), ("c", "<u4")], count=4, offset=index_at
-    ).copy()
-    entries["s"][2] = 10**6
-    body = entries.tobytes()
-    blob[index_at : index_at + len(body) + 4] = body + struct.pack("<I", crc32c(body))
-    _corrupt(path, blob, "chunk 2 of variable 'v' .* outside the data region")
+    page_at = xh.open_reader(path).index_parts("v")[1][0]
+    blob[page_at + 2 * 20 + 8 : page_at + 2 * 20 + 16] = struct.pack("<Q", 10**6)
+    _corrupt(path, reseal(bytes(blob)), "entry 2 of index page 0 of 'v'.* inside the file")
+
+
+def test_a_missing_chunk_entry_must_be_all_zero(good):
+    path, blob = good
+    page_at = xh.open_reader(path).index_parts("v")[1][0]
+    blob[page_at + 8 : page_at + 16] = bytes(8)  # size 0, offset and crc32c kept
+    _corrupt(path, reseal(bytes(blob)), "entry 0 of index page 0 of 'v'.* neither a missing")
 
 
 @pytest.mark.parametrize(
@@ -120,26 +142,27 @@ def test_index_pointing_outside_the_data_is_caught(good):
         (lambda m: m["variables"][0].update(extra=1), "needs exactly the keys"),
         (lambda m: m["variables"][0].update(chunks=[8, 0]), "chunks must be"),
         (lambda m: m["variables"].append(m["variables"][0]), "unique"),
-        (lambda m: m.update(groups=[]), "exactly the keys attrs and variables"),
+        (lambda m: m.update(extra=[]), "exactly the keys attrs, groups, variables"),
+        (lambda m: m["variables"][0].update(fill_value="0000"), "has 8 bytes, got 2"),
+        (lambda m: m["variables"][0].update(fill_value="00 00"), "hexadecimal"),
+        (lambda m: m["variables"][0].update(name="a/v"), "contains '/'"),
+        (lambda m: m["groups"].append({"name": "g"}), "a group needs exactly the keys"),
+        (lambda m: m["groups"].append(_group("a/b")), "contains '/'"),
+        (lambda m: m["groups"].append(_group("v")), "unique"),
+        (lambda m: m["groups"].extend([_group("g"), _group("g")]), "unique"),
     ],
 )
 def test_invalid_metadata_with_valid_checksums(good, edit, match):
     path, blob = good
-    fields = _fields(blob)
-    meta = json.loads(bytes(blob[HEADER_SIZE : HEADER_SIZE + fields[5]]))
+    meta = json.loads(metadata_text(bytes(blob)))
     edit(meta)
-    new_meta = json.dumps(meta).encode()
-    rest = blob[fields[6] :]
-    shift = len(new_meta) - fields[5]
-    out = bytearray(blob[:HEADER_SIZE]) + new_meta + rest
-    out = _rewrite_header(
-        out,
-        meta_len=len(new_meta),
-        index_off=fields[6] + shift,
-        file_len=fields[8] + shift,
-        meta_crc=crc32c(new_meta),
+    _corrupt(
+        path, with_metadata(bytes(blob), json.dumps(meta).encode()), f"invalid metadata: .*{match}"
     )
-    _corrupt(path, out, f"invalid metadata: .*{match}")
+
+
+def _group(name: str) -> dict:
+    return {"name": name, "attrs": {}, "variables": [], "groups": []}
 
 
 def test_truncation_is_caught_when_the_size_is_unknown(good):
@@ -264,13 +287,12 @@ def test_a_bool_byte_other_than_0_or_1_is_rejected(tmp_path):
     path = tmp_path / "b.hurray"
     xh.to_hurray(xr.Dataset({"b": (("x",), np.ones(4, dtype=bool))}), path, codecs=None)
     blob = bytearray(path.read_bytes())
-    fields = _fields(blob)
-    data_at = _data_offset(blob)
-    blob[data_at] = 2
-    entry = (data_at, 4, crc32c(bytes(blob[data_at : data_at + 4])))
-    body = np.array([entry], dtype=[("o", "<u8"), ("s", "<u8"), ("c", "<u4")]).tobytes()
-    blob[fields[6] : data_at] = body + struct.pack("<I", crc32c(body))
-    _corrupt(path, blob, "chunk 0 of variable 'b': a bool element is a byte other than 0 or 1")
+    blob[int(xh.open_reader(path).index("b")["offset"][0])] = 2
+    _corrupt(
+        path,
+        reseal(bytes(blob)),
+        "chunk 0 of variable 'b': a bool element is a byte other than 0 or 1",
+    )
 
 
 def test_a_writer_that_fails_to_start_leaves_no_temporary_file(tmp_path, monkeypatch):

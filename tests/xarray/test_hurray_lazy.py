@@ -85,11 +85,13 @@ def test_open_is_one_head_read_and_an_index_is_one_more(tmp_path):
     xh.to_hurray(ds, tmp_path / "h.hurray", encoding={"v1": {"chunks": (8, 8)}})
     reader, source = _reader(tmp_path / "h.hurray")
     assert source.requests == [(0, HEAD_SIZE)]
-    reader.index("v1")  # 75 * 75 chunks: an index larger than the head
+    reader.index("v1")  # 75 * 75 chunks: 6 index pages, after the chunks
     assert len(source.requests) == 2
-    reader.index("v1")
-    reader.index("v0")  # small, and inside the head already
+    reader.index("v1")  # cached
     assert len(source.requests) == 2
+    reader.index("v0")  # one small page, also after the chunks (the head is full)
+    reader.index("v0")
+    assert len(source.requests) == 3
 
 
 @pytest.mark.parametrize(("order", "requests"), [("hilbert", 1), ("morton", 1), ("row-major", 2)])

@@ -33,25 +33,27 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def describe(reader: ContainerReader, var: VariableMeta) -> dict[str, Any]:
-    """The facts ``hurray info`` reports about one variable.
+def describe(reader: ContainerReader, path: str, var: VariableMeta) -> dict[str, Any]:
+    """The facts ``hurray info`` reports about the variable at ``path``.
 
     ``raw_bytes`` (the array's size in memory) and ``compression_ratio`` are None for
     variable-length strings, whose in-memory size is not fixed.
     """
-    stored = int(reader.index(var.name)["size"].sum())
+    sizes = reader.index(path)["size"]
+    stored = int(sizes.sum())
     raw = (
         None
         if var.dtype == STRING
         else math.prod(var.shape) * parse_element_type(var.dtype).itemsize
     )
     return {
-        "name": var.name,
+        "name": path,
         "dims": list(var.dims),
         "shape": list(var.shape),
         "dtype": var.dtype,
         "chunks": list(var.chunks),
         "chunk_count": var.chunk_count,
+        "stored_chunks": int(np.count_nonzero(sizes)),
         "layout": var.layout.to_config(),
         "chunk_order": var.chunk_order,
         "chunk_axes": [var.dims[a] for a in var.chunk_axes or ()],
@@ -71,7 +73,8 @@ def report(reader: ContainerReader) -> dict[str, Any]:
         "format_version": ".".join(map(str, header.version)),
         "file_bytes": header.file_length,
         "attrs": dict(reader.metadata.attrs),
-        "variables": [describe(reader, var) for var in reader.metadata.variables],
+        "groups": ["/" + path for path, _ in reader.metadata.walk() if path],
+        "variables": [describe(reader, path, var) for path, var in reader.metadata.all_variables()],
     }
 
 
@@ -106,7 +109,8 @@ def format_text(facts: dict[str, Any]) -> str:
         dims = ", ".join(f"{d}={n}" for d, n in zip(var["dims"], var["shape"], strict=True))
         lines.append(f"\n{var['name']} ({dims}) {var['dtype']}")
         chunks = " x ".join(map(str, var["chunks"])) or "scalar"
-        lines.append(f"  chunks       {chunks} ({var['chunk_count']} chunks)")
+        count = f"{var['chunk_count']} chunks, {var['stored_chunks']} stored"
+        lines.append(f"  chunks       {chunks} ({count})")
         lines.append(f"  layout       {_layout_name(var['layout'])}")
         axes = ", ".join(var["chunk_axes"]) or "-"
         lines.append(f"  chunk order  {var['chunk_order']} over ({axes})")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from ..container import ContainerReader, verify_file
 from ..errors import CliError, HurrayFormatError
 from .common import add_file_arguments, open_checked_source, parse_storage_options
@@ -36,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {problem}", file=sys.stderr)
     if problems:
         raise CliError(f"{args.file}: corrupt: {len(problems)} problem(s) found", status=1)
-    chunks = sum(var.chunk_count for var in reader.metadata.variables)
-    print(f"{args.file}: ok ({chunks} chunks, every checksum matches)")
+    paths = [path for path, _ in reader.metadata.all_variables()]
+    chunks = sum(reader.variable(path).chunk_count for path in paths)
+    stored = sum(int(np.count_nonzero(reader.index(path)["size"])) for path in paths)
+    print(f"{args.file}: ok ({chunks} chunks, {stored} stored, every checksum matches)")
     return 0

@@ -46,6 +46,24 @@ class ChunkCodec:
             )
         self.max_decoded = min(full, max_chunk_bytes)
         """Most bytes decoding one chunk may produce."""
+        self.fill_bytes = variable.fill_bytes
+
+    def is_fill(self, block: np.ndarray) -> bool:
+        """Whether every element of ``block`` (a chunk, possibly cut short at the
+        array's edge) is the variable's fill value, byte for byte: ``-0.0`` is not
+        ``0.0`` and a NaN of another payload is not the fill NaN, so that leaving the
+        chunk out never changes a value read back."""
+        var = self.variable
+        block = np.asarray(block)
+        if var.dtype == STRING:
+            fill = self.fill_bytes.decode("utf-8")
+            return all(item == fill for item in block.reshape(-1).tolist())
+        itemsize = len(self.fill_bytes)
+        raw = np.ascontiguousarray(block, dtype=parse_element_type(var.dtype))
+        if raw.size == 0 or raw.dtype.itemsize != itemsize:
+            return False
+        rows = raw.view(np.uint8).reshape(-1, itemsize)
+        return bool((rows == np.frombuffer(self.fill_bytes, dtype=np.uint8)).all())
 
     def encode(self, block: np.ndarray) -> bytes:
         """The stored bytes of ``block``, a chunk that may be cut short at the array's edge."""

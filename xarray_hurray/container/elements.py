@@ -161,3 +161,53 @@ def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
         data[s:e].decode("utf-8") for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
     ]
     return out
+
+
+def element_bytes(value: object, name: str) -> bytes:
+    """The stored bytes of one element ``value`` of type ``name`` (for ``string``, its
+    UTF-8 bytes): how a 1.1 file records a variable's fill value.
+
+    Raises
+    ------
+    ValueError, TypeError
+        When ``value`` is not one element of the type (a lone surrogate, a number out
+        of range, text too long for ``S<n>``/``U<n>``).
+    """
+    if name == STRING:
+        if not isinstance(value, str):
+            raise HurrayTypeError(f"the fill value of a string variable must be a str, got {value!r}")
+        return value.encode("utf-8")
+    dtype = parse_element_type(name)
+    array = np.asarray(value)
+    if array.shape != ():
+        raise HurrayValueError(f"a fill value is one element, got {value!r}")
+    if dtype.kind in "SU" and array.dtype.kind in "SU" and array.dtype.itemsize > dtype.itemsize:
+        raise HurrayValueError(f"fill value {value!r} does not fit element type {name}")
+    converted = array.astype(dtype)
+    if dtype.kind in "iu" and array.dtype.kind in "iuf" and converted != array:
+        raise HurrayValueError(f"fill value {value!r} does not fit element type {name}")
+    return converted.tobytes()
+
+
+def element_from_bytes(data: bytes, name: str) -> object:
+    """The element whose stored bytes are ``data``: a numpy scalar, or a str.
+
+    Raises
+    ------
+    ValueError
+        For bytes that are not one element of the type: the wrong length, a ``bool``
+        byte other than 0 or 1, text that is not valid UTF-8 or code points that are
+        not Unicode scalar values.
+    """
+    if name == STRING:
+        return data.decode("utf-8")
+    dtype = parse_element_type(name)
+    if len(data) != dtype.itemsize:
+        raise HurrayValueError(f"an element of {name} has {dtype.itemsize} bytes, got {len(data)}")
+    if dtype.kind == "b" and data[0] > 1:
+        raise HurrayValueError("a bool element is a byte other than 0 or 1")
+    if dtype.kind == "U":
+        points = np.frombuffer(data, dtype="<u4")
+        if np.any((points > 0x10FFFF) | ((points >= 0xD800) & (points <= 0xDFFF))):
+            raise HurrayValueError("a U element holds a code point that is not a Unicode scalar")
+    return np.frombuffer(data, dtype=dtype)[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -16,8 +16,8 @@ from ..errors import HurrayFormatError, HurrayTypeError, HurrayValueError, in_co
 from ..layout import LAYOUT_NAMES, Layout, LayoutError, chunk_placement, layout_from_config
 from .attrs import AttributeBudget, attribute_nbytes, decode_attrs, encode_attrs
 from .codecs import parse_codecs
-from .elements import STRING, parse_element_type
-from .format import INDEX_ENTRY
+from .elements import STRING, element_from_bytes, parse_element_type
+from .format import INDEX_ENTRY, VERSION
 from .limits import (
     ATTRIBUTE_ALLOWANCE,
     ATTRIBUTE_EXPANSION,
@@ -70,6 +70,27 @@ def check_name(name: Any, what: str) -> str:
     return name
 
 
+def check_node_name(name: Any, what: str) -> str:
+    """``name`` if it can name a variable or a group of a 1.1 file: :func:`check_name`,
+    and no ``/``, which separates the parts of a path.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``what`` and the problem.
+    """
+    check_name(name, what)
+    if "/" in name:
+        raise HurrayValueError(
+            f"{what} {name!r} contains '/', which separates groups in a path; "
+            "rename it or put it in a group"
+        )
+    return name
+
+
+_HEX = re.compile(r"(?:[0-9a-f]{2})*")
+
+
 @dataclass(frozen=True)
 class VariableMeta:
     """One variable: its dimensions, element type, chunk grid, layout and codecs.
@@ -88,6 +109,9 @@ class VariableMeta:
     chunk_order: str = "hilbert"
     chunk_axes: tuple[int, ...] | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
+    fill_value: bytes | None = None
+    """Stored bytes of the element that missing chunks hold (1.1); None: the zero
+    element (the empty string)."""
 
     def __post_init__(self) -> None:
         try:
@@ -132,12 +156,20 @@ class VariableMeta:
         if not isinstance(self.attrs, dict):
             raise HurrayTypeError(f"attrs must be a dict, got {type(self.attrs).__name__}")
         encode_attrs(self.attrs)
+        if self.fill_value is not None:
+            if not isinstance(self.fill_value, bytes):
+                raise HurrayTypeError(f"fill_value must be bytes, got {self.fill_value!r}")
+            element_from_bytes(self.fill_value, self.dtype)
         set_field = object.__setattr__
         set_field(self, "dims", tuple(self.dims))
         set_field(self, "shape", shape)
         set_field(self, "chunks", chunks)
         set_field(self, "codecs", parse_codecs(list(self.codecs)))
         set_field(self, "chunk_axes", axes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the cached chunk order is recomputed where needed, not shipped to dask tasks
+        return {k: v for k, v in self.__dict__.items() if k not in ("placement", "position")}
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -159,8 +191,29 @@ class VariableMeta:
         """Row-major flat chunk indices in the order their bytes follow in the file."""
         return chunk_placement(self.grid_shape, self.chunk_order, self.chunk_axes)
 
+    @cached_property
+    def position(self) -> np.ndarray:
+        """The placement position of each chunk, by row-major flat chunk index (the
+        inverse of :attr:`placement`)."""
+        inverse = np.empty(self.chunk_count, dtype=np.int64)
+        inverse[self.placement] = np.arange(self.chunk_count, dtype=np.int64)
+        return inverse
+
+    @property
+    def fill_bytes(self) -> bytes:
+        """Stored bytes of the element missing chunks hold."""
+        if self.fill_value is not None:
+            return self.fill_value
+        # zero bytes: the number zero, false, the empty text (for ``string`` too)
+        return bytes(0 if self.dtype == STRING else parse_element_type(self.dtype).itemsize)
+
+    @property
+    def fill(self) -> Any:
+        """The element missing chunks hold: a numpy scalar, or a str."""
+        return element_from_bytes(self.fill_bytes, self.dtype)
+
     def to_json(self) -> dict[str, Any]:
-        """The JSON object describing this variable."""
+        """The JSON object describing this variable (version 1.1)."""
         return {
             "name": self.name,
             "dims": list(self.dims),
@@ -171,13 +224,18 @@ class VariableMeta:
             "codecs": [dict(c) for c in self.codecs],
             "chunk_order": {"curve": self.chunk_order, "axes": list(self.chunk_axes or ())},
             "attrs": encode_attrs(self.attrs),
+            "fill_value": self.fill_bytes.hex(),
         }
 
     @classmethod
     def from_json(
-        cls, obj: Mapping[str, Any], budget: AttributeBudget | None = None
+        cls,
+        obj: Mapping[str, Any],
+        budget: AttributeBudget | None = None,
+        version: tuple[int, int] = VERSION,
     ) -> VariableMeta:
-        """Parse the JSON object of one variable; its numpy attributes spend ``budget``.
+        """Parse the JSON object of one variable of a file of ``version``; its numpy
+        attributes spend ``budget``.
 
         Raises
         ------
@@ -186,6 +244,8 @@ class VariableMeta:
         """
         expected = {"name", "dims", "shape", "dtype", "chunks", "layout", "codecs"}
         expected |= {"chunk_order", "attrs"}
+        if version >= (1, 1):
+            expected.add("fill_value")
         if not isinstance(obj, Mapping) or set(obj) != expected:
             got = sorted(obj) if isinstance(obj, Mapping) else obj
             raise HurrayValueError(
@@ -203,6 +263,14 @@ class VariableMeta:
             raise HurrayValueError(f"codecs must be a list of objects, got {codecs!r}")
         if not isinstance(obj["attrs"], Mapping):
             raise HurrayValueError(f"attrs must be an object, got {obj['attrs']!r}")
+        fill = obj.get("fill_value")
+        if fill is not None:
+            if not isinstance(fill, str) or not _HEX.fullmatch(fill):
+                raise HurrayValueError(
+                    f"fill_value must be lowercase hexadecimal bytes, got {fill!r}"
+                )
+            fill = bytes.fromhex(fill)
+            check_node_name(obj["name"], "the variable name")
         return cls(
             name=obj["name"],
             dims=obj["dims"],
@@ -214,20 +282,29 @@ class VariableMeta:
             chunk_order=order["curve"],
             chunk_axes=order["axes"],
             attrs=decode_attrs(obj["attrs"], budget),
+            fill_value=fill,
         )
 
 
 @dataclass(frozen=True)
 class DatasetMeta:
-    """A dataset: its attributes and its variables, in file order."""
+    """A dataset, or a group of a tree of them: its attributes, its variables in file
+    order and its child groups (1.1).  The root group has the name ``""``."""
 
     attrs: dict[str, Any]
     variables: tuple[VariableMeta, ...]
+    groups: tuple[DatasetMeta, ...] = ()
+    name: str = ""
 
     def __post_init__(self) -> None:
-        names = [v.name for v in self.variables]
+        for group in self.groups:
+            if not isinstance(group, DatasetMeta):
+                raise HurrayTypeError(f"a group must be a DatasetMeta, got {group!r}")
+            check_node_name(group.name, "a group name")
+        names = [v.name for v in self.variables] + [g.name for g in self.groups]
         if len(set(names)) != len(names):
-            raise HurrayValueError(f"variable names must be unique, got {names}")
+            where = f" in group {self.name!r}" if self.name else ""
+            raise HurrayValueError(f"variable and group names must be unique{where}, got {names}")
         sizes: dict[str, int] = {}
         for var in self.variables:
             for dim, size in zip(var.dims, var.shape, strict=True):
@@ -237,12 +314,55 @@ class DatasetMeta:
                         f"{var.name!r}, {size}"
                     )
 
-    def variable(self, name: str) -> VariableMeta:
-        """The variable called ``name``; :class:`KeyError` if there is none."""
+    def variable(self, path: str) -> VariableMeta:
+        """The variable at ``path`` (``"a/b/name"``, or the name of a variable of this
+        group); :class:`KeyError` if there is none."""
         for var in self.variables:
-            if var.name == name:
+            if var.name == path:  # first: a 1.0 name may hold "/"
                 return var
-        raise KeyError(f"no variable {name!r}; the file holds {[v.name for v in self.variables]}")
+        group_path, _, name = path.rpartition("/")
+        if group_path:
+            try:
+                return self.group(group_path).variable(name)
+            except KeyError:
+                pass
+        held = [p for p, _ in self.all_variables()]
+        raise KeyError(f"no variable {path!r}; the file holds {held}")
+
+    def group(self, path: str) -> DatasetMeta:
+        """The group at ``path`` (``"a/b"``; ``""`` or ``"/"`` for this one).
+
+        Raises
+        ------
+        KeyError
+            Naming the path and the groups there are.
+        """
+        node = self
+        for part in filter(None, path.split("/")):
+            for child in node.groups:
+                if child.name == part:
+                    node = child
+                    break
+            else:
+                held = ["/" + p for p, _ in self.walk()]
+                raise KeyError(f"no group {path!r}; the file holds the groups {held}")
+        return node
+
+    def walk(self, prefix: str = "") -> Iterator[tuple[str, DatasetMeta]]:
+        """This group and every group below it, depth first, with their paths
+        (``""`` for this one, ``"a"``, ``"a/b"``, ...)."""
+        yield prefix, self
+        for child in self.groups:
+            yield from child.walk(f"{prefix}/{child.name}" if prefix else child.name)
+
+    def all_variables(self) -> list[tuple[str, VariableMeta]]:
+        """Every variable of the tree with its path, in variable number order: each
+        group's own variables, then its child groups, depth first."""
+        return [
+            (f"{path}/{var.name}" if path else var.name, var)
+            for path, group in self.walk()
+            for var in group.variables
+        ]
 
     @property
     def index_length(self) -> int:
@@ -254,9 +374,17 @@ class DatasetMeta:
         offsets = np.cumsum([index_offset] + [v.index_length for v in self.variables])
         return {v.name: int(o) for v, o in zip(self.variables, offsets, strict=False)}
 
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of this group (version 1.1); the root group has no name."""
+        obj: dict[str, Any] = {"name": self.name} if self.name else {}
+        obj["attrs"] = encode_attrs(self.attrs)
+        obj["variables"] = [v.to_json() for v in self.variables]
+        obj["groups"] = [g.to_json() for g in self.groups]
+        return obj
+
     def to_bytes(self) -> bytes:
-        """The metadata as compact UTF-8 JSON, checked against every limit a reader
-        enforces (:mod:`.limits`), so that whatever is written can be read.
+        """The metadata as compact UTF-8 JSON (version 1.1), checked against every
+        limit a reader enforces (:mod:`.limits`), so that whatever is written can be read.
 
         Raises
         ------
@@ -264,10 +392,7 @@ class DatasetMeta:
             When an attribute holds text that UTF-8 cannot encode (a lone surrogate), or
             the metadata breaks a limit.
         """
-        obj = {
-            "attrs": encode_attrs(self.attrs),
-            "variables": [v.to_json() for v in self.variables],
-        }
+        obj = self.to_json()
         check_structure(obj)
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         try:
@@ -281,7 +406,8 @@ class DatasetMeta:
             raise HurrayValueError(
                 f"the metadata takes {len(data)} bytes, more than the {MAX_METADATA_BYTES} allowed"
             )
-        every_attrs = [self.attrs, *(v.attrs for v in self.variables)]
+        every_attrs = [group.attrs for _, group in self.walk()]
+        every_attrs += [var.attrs for _, var in self.all_variables()]
         typed = sum(attribute_nbytes(value) for attrs in every_attrs for value in attrs.values())
         budget = attribute_budget(len(data))
         if typed > budget.left:
@@ -414,8 +540,32 @@ def load_json(data: bytes) -> Any:
     return obj
 
 
-def parse_metadata(data: bytes) -> DatasetMeta:
-    """Parse and validate the metadata of a file.
+def _group_from_json(
+    obj: Any, version: tuple[int, int], root: bool, budget: AttributeBudget
+) -> DatasetMeta:
+    """The group described by JSON object ``obj`` (the root group when ``root``), its
+    numpy attributes spending ``budget``."""
+    keys = {"attrs", "variables"}
+    if version >= (1, 1):
+        keys |= {"groups"} if root else {"groups", "name"}
+    if not isinstance(obj, dict) or set(obj) != keys:
+        what = "the metadata" if root else "a group"
+        raise HurrayValueError(f"{what} needs exactly the keys {', '.join(sorted(keys))}")
+    groups = obj.get("groups", [])
+    if not isinstance(obj["variables"], list) or not isinstance(obj["attrs"], dict):
+        raise HurrayValueError("attrs must be an object and variables a list")
+    if not isinstance(groups, list):
+        raise HurrayValueError(f"groups must be a list, got {groups!r}")
+    return DatasetMeta(
+        attrs=decode_attrs(obj["attrs"], budget),
+        variables=tuple(VariableMeta.from_json(v, budget, version) for v in obj["variables"]),
+        groups=tuple(_group_from_json(g, version, False, budget) for g in groups),
+        name="" if root else check_node_name(obj["name"], "a group name"),
+    )
+
+
+def parse_metadata(data: bytes, version: tuple[int, int] = VERSION) -> DatasetMeta:
+    """Parse and validate the metadata of a file of format ``version``.
 
     Raises
     ------
@@ -425,13 +575,6 @@ def parse_metadata(data: bytes) -> DatasetMeta:
     obj = load_json(data)
     budget = attribute_budget(len(data))
     try:
-        if not isinstance(obj, dict) or set(obj) != {"attrs", "variables"}:
-            raise HurrayValueError("the metadata needs exactly the keys attrs and variables")
-        if not isinstance(obj["variables"], list) or not isinstance(obj["attrs"], dict):
-            raise HurrayValueError("attrs must be an object and variables a list")
-        return DatasetMeta(
-            attrs=decode_attrs(obj["attrs"], budget),
-            variables=tuple(VariableMeta.from_json(v, budget) for v in obj["variables"]),
-        )
+        return _group_from_json(obj, version, True, budget)
     except (ValueError, TypeError, KeyError, OverflowError, LayoutError) as err:
         raise HurrayFormatError(f"invalid metadata: {err}") from err

@@ -1,10 +1,12 @@
-"""Reading a Hurray file: one request for the head, one per variable index, and
-merged range requests for the chunks a selection touches."""
+"""Reading a Hurray file: one request for the head, then, per read, the index pages
+under the selection (1.1; the whole index of the variable in 1.0) and merged range
+requests for the chunks it touches."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,12 +18,24 @@ from ..io import ByteSource, MergePolicy, ReadPlan, plan_reads
 from .checksum import verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
-from .format import HEAD_SIZE, Header
-from .index import unpack_index
+from .format import (
+    HEAD_SIZE,
+    INDEX_ENTRY,
+    PAGE_ENTRIES,
+    REFERENCE,
+    Header,
+    Slot,
+    check_version,
+    unpack_header_1_1,
+)
+from .index import check_references, page_lengths, unpack_index, unpack_page
 from .limits import MAX_CHUNK_BYTES
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
 from .threads import ordered_map
+
+PAGE_CACHE_BYTES = 64 * 2**20
+"""Most bytes of index pages a reader keeps (1.1); the least recently used go first."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +64,10 @@ class ChunkFetch:
 
 
 class ContainerReader:
-    """Thread-safe, picklable reader of one Hurray file.
+    """Thread-safe, picklable reader of one Hurray file (format 1.0 or 1.1).
+
+    Variables are named by their path: ``"name"`` in the root group, ``"a/b/name"``
+    in group ``a/b``.
 
     Parameters
     ----------
@@ -83,36 +100,101 @@ class ContainerReader:
         self.verify_checksums = verify_checksums
         self.max_chunk_bytes = max_chunk_bytes
         head = source.read(0, HEAD_SIZE)
-        self.header = Header.unpack(head)
-        size = source.size()
-        if size is not None and size != self.header.file_length:
-            raise HurrayFormatError(
-                f"{source.name} has {size} bytes but its header records "
-                f"{self.header.file_length}: the file is truncated or was appended to"
-            )
-        self.metadata: DatasetMeta = parse_metadata(
-            self._region(
-                head,
-                self.header.metadata_offset,
-                self.header.metadata_length,
-                "metadata",
-                self.header.metadata_crc32c,
-            )
-        )
-        if self.metadata.index_length != self.header.index_length:
-            raise HurrayFormatError(
-                f"the header records an index region of {self.header.index_length} bytes, "
-                f"the chunk grids of the variables need {self.metadata.index_length}"
-            )
-        self._index_offsets = self.metadata.index_offsets(self.header.index_offset)
         self._head = head
+        _, minor = check_version(head)
+        size = source.size()
+        self.header: Header | Slot
+        if minor == 0:
+            self.header = header = Header.unpack(head)
+            if size is not None and size != header.file_length:
+                raise HurrayFormatError(
+                    f"{source.name} has {size} bytes but its header records "
+                    f"{header.file_length}: the file is truncated or was appended to"
+                )
+            metadata = self._region(
+                header.metadata_offset, header.metadata_length, "metadata", header.metadata_crc32c
+            )
+            self.metadata: DatasetMeta = parse_metadata(metadata, (1, 0))
+            if self.metadata.index_length != header.index_length:
+                raise HurrayFormatError(
+                    f"the header records an index region of {header.index_length} bytes, "
+                    f"the chunk grids of the variables need {self.metadata.index_length}"
+                )
+            self._index_offsets = self.metadata.index_offsets(header.index_offset)
+        else:
+            self.header = slot = unpack_header_1_1(head, size)
+            metadata, root = self._regions(
+                [
+                    (slot.metadata_offset, slot.metadata_length, "metadata", slot.metadata_crc32c),
+                    (slot.root_offset, slot.root_length, "the index root", slot.root_crc32c),
+                ]
+            )
+            self.metadata = parse_metadata(metadata, (1, 1))
+            self._root = self._check_root(root)
+        self._numbers = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
         self._indexes: dict[str, np.ndarray] = {}
+        self._tables: dict[int, np.ndarray] = {}
+        self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _region(self, head: bytes, offset: int, length: int, what: str, crc: int | None) -> bytes:
-        """Bytes ``[offset, offset + length)``, from ``head`` when it holds them."""
-        if offset + length <= len(head):
-            data = head[offset : offset + length]
+    @property
+    def version(self) -> tuple[int, int]:
+        """The format version of the file."""
+        return self.header.version if isinstance(self.header, Header) else (1, 1)
+
+    def _check_root(self, root: bytes) -> np.ndarray:
+        variables = self.metadata.all_variables()
+        if len(root) != REFERENCE.itemsize * len(variables):
+            raise HurrayFormatError(
+                f"the index root has {len(root)} bytes; the {len(variables)} variables "
+                f"need {REFERENCE.itemsize * len(variables)}"
+            )
+        refs = np.frombuffer(root, dtype=REFERENCE)
+        # a page table of more bytes than the file holds is refused before anything is
+        # sized by the chunk count: that bounds the chunks a file may declare by its size
+        lengths = np.array(
+            [
+                min(-(-v.chunk_count // PAGE_ENTRIES) * REFERENCE.itemsize, 2**63 - 1)
+                for _, v in variables
+            ],
+            dtype=np.int64,
+        )
+        check_references(refs, lengths, "page table of variable", self.header.file_length)
+        return refs
+
+    def _regions(self, parts: list[tuple[int, int, str, int]]) -> list[bytes]:
+        """The checked bytes of each ``(offset, length, what, crc32c)`` part: from the
+        head where it holds them, the others in merged requests."""
+        outside = [p for p in parts if p[0] + p[1] > len(self._head)]
+        fetched: dict[int, bytes] = {}
+        if outside:
+            starts = np.array([p[0] for p in outside], dtype=np.int64)
+            stops = starts + np.array([p[1] for p in outside], dtype=np.int64)
+            plan = plan_reads(starts, stops, self.policy)
+            blobs = self.source.read_ranges(plan.requests)
+            for k, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
+                request = int(plan.request_of[k])
+                first = int(plan.requests[request][0])
+                fetched[start] = blobs[request][start - first : stop - first]
+        out = []
+        for offset, length, what, crc in parts:
+            data = fetched.get(offset) if offset + length > len(self._head) else None
+            if data is None:
+                data = self._head[offset : offset + length]
+            if len(data) != length:
+                raise HurrayFormatError(
+                    f"truncated file {self.source.name}: {what} needs bytes "
+                    f"[{offset}, {offset + length}), got {len(data)}"
+                )
+            verify(data, crc, what)
+            out.append(data)
+        return out
+
+    def _region(self, offset: int, length: int, what: str, crc: int | None) -> bytes:
+        """Bytes ``[offset, offset + length)``, from the head when it holds them;
+        checked against ``crc`` unless it is None."""
+        if offset + length <= len(self._head):
+            data = self._head[offset : offset + length]
         else:
             data = self.source.read(offset, offset + length)
         if len(data) != length:
@@ -124,26 +206,129 @@ class ContainerReader:
             verify(data, crc, what)
         return data
 
-    def variable(self, name: str) -> VariableMeta:
-        """The description of variable ``name``."""
-        return self.metadata.variable(name)
+    def variable(self, path: str) -> VariableMeta:
+        """The description of the variable at ``path``."""
+        return self.metadata.variable(path)
 
-    def index(self, name: str) -> np.ndarray:
-        """The checked chunk index of ``name`` (fetched once, then cached)."""
+    def index(self, path: str) -> np.ndarray:
+        """The checked entries of every chunk of ``path``, by row-major chunk index
+        (fetched once, then cached); a missing chunk (1.1) has size 0."""
+        if self.version >= (1, 1):
+            var = self.variable(path)
+            return self.entries(path, np.arange(var.chunk_count, dtype=np.int64))
         with self._lock:
-            if name not in self._indexes:
-                var = self.variable(name)
+            if path not in self._indexes:
+                var = self.variable(path)
                 data = self._region(
-                    self._head,
-                    self._index_offsets[name],
-                    var.index_length,
-                    f"index of {name!r}",
-                    None,
+                    self._index_offsets[path], var.index_length, f"index of {path!r}", None
                 )
-                self._indexes[name] = unpack_index(
-                    data, var.chunk_count, name, self.header.data_offset, self.header.file_length
+                self._indexes[path] = unpack_index(
+                    data,
+                    var.chunk_count,
+                    path,
+                    self.header.data_offset,  # type: ignore[union-attr]
+                    self.header.file_length,
                 )
-            return self._indexes[name]
+            return self._indexes[path]
+
+    def entries(self, path: str, chunk_ids: np.ndarray) -> np.ndarray:
+        """The checked entries of chunks ``chunk_ids`` (row-major flat indices) of
+        ``path``.  In 1.1 only the index pages holding them are read (merged into
+        few requests) and kept for later reads."""
+        chunk_ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
+        if self.version < (1, 1):
+            return self.index(path)[chunk_ids]
+        var = self.variable(path)
+        number = self._numbers[path]
+        positions = var.position[chunk_ids]
+        pages = positions // PAGE_ENTRIES
+        wanted = np.unique(pages).tolist()
+        found = self._fetch_pages(path, var, number, wanted)
+        out = np.empty(len(chunk_ids), dtype=INDEX_ENTRY)
+        for page in wanted:
+            rows = np.flatnonzero(pages == page) if len(wanted) > 1 else slice(None)
+            out[rows] = found[page][positions[rows] - page * PAGE_ENTRIES]
+        return out
+
+    def index_parts(self, path: str) -> list[tuple[int, int]]:
+        """The byte ranges ``(offset, length)`` of the index structures of ``path``:
+        its page table and its stored pages (1.1), or its index (1.0)."""
+        var = self.variable(path)
+        if self.version < (1, 1):
+            return [(self._index_offsets[path], var.index_length)]
+        number = self._numbers[path]
+        with self._lock:
+            table = self._page_table(path, var, number)
+        lengths = page_lengths(var.chunk_count)
+        parts = [(int(self._root[number]["offset"]), len(lengths) * REFERENCE.itemsize)]
+        parts += [
+            (int(offset), int(length))
+            for offset, length in zip(table["offset"], lengths, strict=True)
+            if offset
+        ]
+        return [part for part in parts if part[1]]
+
+    def _page_table(self, path: str, var: VariableMeta, number: int) -> np.ndarray:
+        """The checked page table of variable ``number``, read once (under the lock)."""
+        if number not in self._tables:
+            lengths = page_lengths(var.chunk_count)
+            ref = self._root[number]
+            data = self._region(
+                int(ref["offset"]),
+                len(lengths) * REFERENCE.itemsize,
+                f"page table of {path!r}",
+                int(ref["crc32c"]),
+            )
+            table = np.frombuffer(data, dtype=REFERENCE)
+            check_references(table, lengths, f"page of {path!r}", self.header.file_length)
+            self._tables[number] = table
+        return self._tables[number]
+
+    def _fetch_pages(
+        self, path: str, var: VariableMeta, number: int, pages: list[int]
+    ) -> dict[int, np.ndarray]:
+        """The checked entries of ``pages`` of variable ``number``, from the cache or
+        read in merged requests; absent pages are all missing chunks."""
+        with self._lock:
+            table = self._page_table(path, var, number)
+            found = {p: self._pages[(number, p)] for p in pages if (number, p) in self._pages}
+            for p in found:
+                self._pages.move_to_end((number, p))
+        lengths = page_lengths(var.chunk_count)
+        todo = [p for p in pages if p not in found]
+        stored = [p for p in todo if table["offset"][p] != 0]
+        for p in todo:
+            if table["offset"][p] == 0:
+                found[p] = np.zeros(lengths[p] // INDEX_ENTRY.itemsize, dtype=INDEX_ENTRY)
+        if stored:
+            starts = table["offset"][stored].astype(np.int64)
+            stops = starts + lengths[stored]
+            outside = stops > len(self._head)  # pages in the head are not read again
+            plan = plan_reads(starts[outside], stops[outside], self.policy)
+            blobs = self.source.read_ranges(plan.requests)
+            request_of = np.full(len(stored), -1, dtype=np.int64)
+            request_of[outside] = plan.request_of
+            for k, p in enumerate(stored):
+                request = int(request_of[k])
+                blob, first = (
+                    (self._head, 0)
+                    if request < 0
+                    else (blobs[request], int(plan.requests[request][0]))
+                )
+                data = blob[int(starts[k]) - first : int(stops[k]) - first]
+                found[p] = unpack_page(
+                    data,
+                    int(lengths[p]) // INDEX_ENTRY.itemsize,
+                    int(table["crc32c"][p]),
+                    f"index page {p} of {path!r}",
+                    self.header.file_length,
+                )
+        with self._lock:
+            for p in todo:
+                self._pages[(number, p)] = found[p]
+            while len(self._pages) * PAGE_ENTRIES * INDEX_ENTRY.itemsize > PAGE_CACHE_BYTES:
+                self._pages.popitem(last=False)
+        return found
 
     def iter_chunks(self, name: str, chunk_ids: np.ndarray) -> Iterator[np.ndarray]:
         """Decoded full chunks ``chunk_ids`` (row-major flat indices) of ``name``, in turn.
@@ -155,24 +340,38 @@ class ContainerReader:
         yield from self._decoded(fetch, self.source.read_ranges(fetch.plan.requests))
 
     def _fetch(self, name: str, chunk_ids: np.ndarray) -> ChunkFetch:
-        """The merged requests that fetch chunks ``chunk_ids`` of ``name``."""
-        entries = self.index(name)[chunk_ids]
-        starts = entries["offset"].astype(np.int64)
-        stops = starts + entries["size"].astype(np.int64)
+        """The merged requests that fetch chunks ``chunk_ids`` of ``name`` (in 1.1, its
+        index pages under them are read first, once; missing chunks take no request)."""
+        entries = self.entries(name, chunk_ids)
+        stored = self._stored(entries)
+        starts = entries["offset"][stored].astype(np.int64)
+        stops = starts + entries["size"][stored].astype(np.int64)
         try:
             codec = ChunkCodec(self.variable(name), self.max_chunk_bytes)
         except ValueError as err:
             raise HurrayFormatError(str(err)) from None
         return ChunkFetch(name, chunk_ids, entries, plan_reads(starts, stops, self.policy), codec)
 
+    def _stored(self, entries: np.ndarray) -> np.ndarray:
+        """Which of ``entries`` are stored chunks: all in 1.0; in 1.1 those of size > 0."""
+        if self.version >= (1, 1):
+            return np.asarray(entries["size"] != 0)
+        return np.ones(len(entries), dtype=bool)
+
     def _decoded(self, fetch: ChunkFetch, blobs: Sequence[bytes]) -> Iterator[np.ndarray]:
         """The chunks of ``fetch``, checked and decoded from the answers ``blobs`` to its
-        requests."""
-        name, chunk_ids, entries, plan = fetch.name, fetch.chunk_ids, fetch.entries, fetch.plan
-        codec = fetch.codec
+        requests; a missing chunk (1.1) is the fill value (a read-only broadcast view)."""
+        name, plan, codec = fetch.name, fetch.plan, fetch.codec
+        stored = self._stored(fetch.entries)
+        entries = fetch.entries[stored]
+        chunk_ids = np.asarray(fetch.chunk_ids).reshape(-1)[stored]
+        var = codec.variable
+        fill = np.broadcast_to(
+            np.array(var.fill, dtype=parse_element_type(var.dtype).newbyteorder("=")), var.chunks
+        )
         starts = entries["offset"].astype(np.int64)
         stops = starts + entries["size"].astype(np.int64)
-        pieces: list[tuple[bytes, int, str]] = []
+        pieces: list[tuple[bytes, int, str] | None] = []
         for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
             request = int(plan.request_of[i])
             req_start, req_stop = plan.requests[request].tolist()
@@ -189,8 +388,13 @@ class ContainerReader:
             )
             what = f"chunk {int(chunk_ids[i])} of variable {name!r}"
             pieces.append((data, int(entries["crc32c"][i]), what))
+        if not stored.all():
+            stored_pieces = iter(pieces)
+            pieces = [next(stored_pieces) if s else None for s in stored.tolist()]
 
-        def decode(piece: tuple[bytes, int, str]) -> np.ndarray:
+        def decode(piece: tuple[bytes, int, str] | None) -> np.ndarray:
+            if piece is None:
+                return fill
             data, crc, what = piece
             if self.verify_checksums:
                 verify(data, crc, what)

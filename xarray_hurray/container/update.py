@@ -192,15 +192,14 @@ class StagedRewrite:
         written: Mapping[str, np.ndarray],
     ) -> None:
         self.base = base
-        self._old: dict[str, dict[int, int]] = {}  # variable -> new chunk id -> old chunk id
-        for var in metadata.variables:
-            if var.name not in {v.name for v in base.metadata.variables}:
+        self._old: dict[str, dict[int, int]] = {}  # variable path -> new id -> old id
+        held = {path for path, _ in base.metadata.all_variables()}
+        for path, var in metadata.all_variables():
+            if path not in held:
                 continue
-            old_ids, new_ids = kept_chunks(base.variable(var.name), var)
-            keep = ~np.isin(new_ids, written.get(var.name, ()))
-            self._old[var.name] = dict(
-                zip(new_ids[keep].tolist(), old_ids[keep].tolist(), strict=True)
-            )
+            old_ids, new_ids = kept_chunks(base.variable(path), var)
+            keep = ~np.isin(new_ids, written.get(path, ()))
+            self._old[path] = dict(zip(new_ids[keep].tolist(), old_ids[keep].tolist(), strict=True))
         self._writer = ContainerWriter(path, metadata)
         self._order = self._writer.placement()
         self._copies = self._copy_stream()
@@ -208,29 +207,36 @@ class StagedRewrite:
     def _copy_stream(self) -> Iterator[bytes]:
         """The stored bytes of every kept chunk, in the order the new file holds them,
         read from the base in batches of at most :data:`COPY_BYTES`."""
-        for var in self._writer.metadata.variables:
-            old = self._old.get(var.name)
+        for path, var in self._writer.metadata.all_variables():
+            old = self._old.get(path)
             if not old:
                 continue
             old_ids = np.array([old[c] for c in var.placement.tolist() if c in old], dtype=np.int64)
-            sizes = np.cumsum(self.base.index(var.name)["size"][old_ids].astype(np.int64))
+            sizes = np.cumsum(self.base.index(path)["size"][old_ids].astype(np.int64))
             start = 0
             while start < len(old_ids):
                 # at least one chunk per batch, however large
                 done = int(sizes[start - 1]) if start else 0
                 stop = max(int(np.searchsorted(sizes, done + COPY_BYTES, "right")), start + 1)
-                yield from self._read_old(var.name, old_ids[start:stop])
+                yield from self._read_old(path, old_ids[start:stop])
                 start = stop
 
     def _read_old(self, name: str, old_ids: np.ndarray) -> Iterator[bytes]:
-        """The stored bytes of chunks ``old_ids`` of ``name`` in the base, checked."""
+        """The stored bytes of chunks ``old_ids`` of ``name`` in the base, checked;
+        ``b""`` for a missing chunk (format 1.1), which stays missing."""
         entries = self.base.index(name)[old_ids]
+        stored = entries["size"] != 0
         starts = entries["offset"].astype(np.int64)
         stops = starts + entries["size"].astype(np.int64)
-        plan = plan_reads(starts, stops, COPY_POLICY)
+        plan = plan_reads(starts[stored], stops[stored], COPY_POLICY)
+        request_of = np.full(len(entries), -1, dtype=np.int64)
+        request_of[stored] = plan.request_of
         blobs = self.base.source.read_ranges(plan.requests)
         for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
-            request = int(plan.request_of[i])
+            if not stored[i]:
+                yield b""
+                continue
+            request = int(request_of[i])
             first = int(plan.requests[request][0])
             data = blobs[request][start - first : stop - first]
             what = f"chunk {int(old_ids[i])} of variable {name!r}"
@@ -241,21 +247,22 @@ class StagedRewrite:
 
     def _copy_until(self, target: tuple[str, int] | None) -> None:
         """Copy kept chunks until the next one in placement order is ``target``."""
-        for var, chunk_id in self._order:
-            if (var.name, chunk_id) == target:
+        for path, chunk_id in self._order:
+            if (path, chunk_id) == target:
                 return
-            if chunk_id not in self._old.get(var.name, {}):
+            if chunk_id not in self._old.get(path, {}):
                 where = "the end" if target is None else f"chunk {target[1]} of {target[0]!r}"
                 raise HurrayValueError(
-                    f"chunk {chunk_id} of {var.name!r} is neither written nor kept before "
+                    f"chunk {chunk_id} of {path!r} is neither written nor kept before "
                     f"{where}: chunks must come in placement order"
                 )
-            self._writer.write_chunk(var.name, chunk_id, next(self._copies))
+            self._writer.write_chunk(path, chunk_id, next(self._copies) or None)
         if target is not None:
             raise HurrayValueError(f"chunk {target[1]} of {target[0]!r} written out of order")
 
-    def write_chunk(self, name: str, chunk_id: int, data: bytes) -> None:
-        """Store ``data`` as chunk ``chunk_id`` of ``name`` in the new version."""
+    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
+        """Store ``data`` as chunk ``chunk_id`` of ``name`` in the new version (None: a
+        missing chunk)."""
         self._copy_until((name, chunk_id))
         self._writer.write_chunk(name, chunk_id, data)
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
+from .format import HEADER_SIZE_1_1
 from .metadata import VariableMeta
 from .reader import ContainerReader
 
@@ -48,13 +49,15 @@ def _padding_problem(var: VariableMeta, chunk_id: int, chunk: np.ndarray) -> str
     return None
 
 
-def _chunk_problems(reader: ContainerReader, var: VariableMeta, ids: np.ndarray) -> list[str]:
+def _chunk_problems(
+    reader: ContainerReader, path: str, var: VariableMeta, ids: np.ndarray
+) -> list[str]:
     """Problems with the bytes of chunks ``ids`` of ``var``: each is fetched, checked and
     decoded, and a bad chunk does not stop the check of the ones after it."""
     problems: list[str] = []
     done = 0
     try:
-        for chunk in reader.iter_chunks(var.name, ids):
+        for chunk in reader.iter_chunks(path, ids):
             problems += filter(None, [_padding_problem(var, int(ids[done]), chunk)])
             done += 1
         return problems
@@ -64,8 +67,58 @@ def _chunk_problems(reader: ContainerReader, var: VariableMeta, ids: np.ndarray)
     # something in the batch is bad: check the rest one chunk (one request) at a time,
     # so that each problem is named once and the cost stays linear
     for chunk_id in ids[done:]:
-        problems += _chunk_problems(reader, var, chunk_id.reshape(1))
+        problems += _chunk_problems(reader, path, var, chunk_id.reshape(1))
     return problems
+
+
+def _overlap_problems(parts: list[tuple[int, int, str]]) -> list[str]:
+    """Problems with referenced byte ranges ``(offset, length, what)`` that overlap."""
+    problems = []
+    end, last = 0, ""
+    for offset, length, what in sorted(parts):
+        if offset < end:
+            problems.append(f"{what} at bytes [{offset}, {offset + length}) overlaps {last}")
+        if offset + length > end:
+            end, last = offset + length, what
+    return problems
+
+
+def _verify_1_1(reader: ContainerReader) -> list[str]:
+    """Every problem of a 1.1 file whose header, metadata and root are valid."""
+    header = reader.header
+    problems: list[str] = []
+    parts = [
+        (0, HEADER_SIZE_1_1, "the header"),
+        (header.metadata_offset, header.metadata_length, "the metadata"),
+        (header.root_offset, header.root_length, "the index root"),  # type: ignore[union-attr]
+    ]
+    for path, var in reader.metadata.all_variables():
+        try:
+            entries = reader.index(path)
+            parts += [(o, n, f"the index of {path!r}") for o, n in reader.index_parts(path)]
+        except HurrayFormatError as err:
+            problems.append(str(err))
+            continue
+        stored = entries["size"] != 0
+        parts += [
+            (int(o), int(n), f"chunk {int(i)} of {path!r}")
+            for i, o, n in zip(
+                np.flatnonzero(stored),
+                entries["offset"][stored],
+                entries["size"][stored],
+                strict=True,
+            )
+        ]
+        ids = var.placement[stored[var.placement]]
+        for first in range(0, len(ids), BATCH):
+            problems += _chunk_problems(reader, path, var, ids[first : first + BATCH])
+    size = reader.source.size()
+    if size is not None and size > header.file_length:
+        problems.append(
+            f"{size - header.file_length} bytes after the end of the file's version "
+            f"(byte {header.file_length}): left by a write that did not complete"
+        )
+    return problems + _overlap_problems(parts)
 
 
 def verify_file(
@@ -73,10 +126,12 @@ def verify_file(
 ) -> list[str]:
     """Every problem found in the Hurray file ``target``; an empty list for a valid file.
 
-    Checks the header, the metadata, every index, the placement of every chunk
-    (adjacent, in the recorded chunk order, ending at the end of the file), the
-    crc32c and decoding of every chunk and that edge padding is zero.  A problem
-    that stops reading (a bad header or metadata) is the only one reported.
+    Checks the header, the metadata, every index (1.1: root, page tables and pages),
+    the crc32c and decoding of every stored chunk and that edge padding is zero.  In
+    1.0 files, also the placement of every chunk (adjacent, in the recorded chunk
+    order, ending at the end of the file); in 1.1 files, that no two referenced
+    byte ranges overlap.  A problem that stops reading (a bad header or metadata) is
+    the only one reported.
 
     Parameters
     ----------
@@ -91,8 +146,10 @@ def verify_file(
             reader = ContainerReader(open_source(target))
         except HurrayFormatError as err:
             return [str(err)]
+    if reader.version >= (1, 1):
+        return _verify_1_1(reader)
     problems: list[str] = []
-    position = reader.header.data_offset
+    position = reader.header.data_offset  # type: ignore[union-attr]
     for var in reader.metadata.variables:
         try:
             entries = reader.index(var.name)
@@ -102,7 +159,7 @@ def verify_file(
         placement_problems, position = _placement_problems(var, entries, position)
         problems += placement_problems
         for first in range(0, var.chunk_count, BATCH):
-            problems += _chunk_problems(reader, var, var.placement[first : first + BATCH])
+            problems += _chunk_problems(reader, var.name, var, var.placement[first : first + BATCH])
     if position != reader.header.file_length and not problems:
         problems.append(
             f"the chunks end at byte {position}, the file at {reader.header.file_length}"

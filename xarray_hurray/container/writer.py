@@ -13,26 +13,36 @@ import numpy as np
 
 from ..errors import HurrayValueError
 from .checksum import crc32c
-from .format import HEADER_SIZE, INDEX_ENTRY, Header
-from .index import pack_index
-from .metadata import DatasetMeta, VariableMeta
+from .format import (
+    HEAD_SIZE,
+    HEADER_SIZE_1_1,
+    INDEX_ENTRY,
+    PAGE_ENTRIES,
+    REFERENCE,
+    Slot,
+    pack_header_1_1,
+)
+from .index import page_lengths
+from .metadata import DatasetMeta
 
 
 class ContainerWriter:
-    """Stream a dataset into a Hurray file.
+    """Stream a dataset into a Hurray file of format 1.1.
 
-    The metadata is fixed up front; the index region is reserved after it, chunks
-    follow in placement order (variable by variable, each along its chunk curve), and
-    closing fills in the indexes and the header.  Bytes go to a temporary file beside
-    ``path`` that replaces ``path`` only when the whole file is written, so a failed
-    write leaves ``path`` as it was.  Use as a context manager.
+    The metadata is fixed up front; the index root and the page tables are reserved
+    after it, chunks follow in placement order (variable by variable, in variable
+    number order, each along its chunk curve), and closing writes the index pages
+    that hold a stored chunk, then fills in the page tables, the root and the header.
+    Bytes go to a temporary file beside ``path`` that replaces ``path`` only when
+    the whole file is written, so a failed write leaves ``path`` as it was.  Use as
+    a context manager.
 
     Parameters
     ----------
     path
         The file to create or replace.
     metadata
-        The dataset description.
+        The dataset description (a tree of groups).
     exclusive
         Fail with :class:`FileExistsError` at closing, instead of replacing it, when a
         file exists at ``path`` (``mode="w-"``); the check and the move are one step.
@@ -45,65 +55,118 @@ class ContainerWriter:
         self.metadata = metadata
         self.exclusive = exclusive
         self._meta_bytes = metadata.to_bytes()
-        self._index_offset = HEADER_SIZE + len(self._meta_bytes)
+        self._variables = metadata.all_variables()
+        self._root_offset = HEADER_SIZE_1_1 + len(self._meta_bytes)
+        position = self._root_offset + REFERENCE.itemsize * len(self._variables)
+        self._table_offsets: dict[str, int] = {}
+        for name, var in self._variables:
+            self._table_offsets[name] = position
+            position += len(page_lengths(var.chunk_count)) * REFERENCE.itemsize
+        # small indexes go in the head, so that opening the file reads them too (every
+        # page written); larger ones after the chunks, without the pages that hold no
+        # stored chunk
+        pages = sum(int(page_lengths(var.chunk_count).sum()) for _, var in self._variables)
+        self._front_pages = position + pages <= HEAD_SIZE
+        self._page_position = position
+        if self._front_pages:
+            position += pages
+        # entries in placement order: a variable's chunks arrive in that order
         self._entries = {
-            v.name: np.zeros(v.chunk_count, dtype=INDEX_ENTRY) for v in metadata.variables
+            name: np.zeros(var.chunk_count, dtype=INDEX_ENTRY) for name, var in self._variables
         }
+        self._written = dict.fromkeys(self._entries, 0)
         self._expected = self.placement()
         self._next = next(self._expected, None)
         self._tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
         fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(fd, "wb")
-        self._position = self._index_offset + metadata.index_length
+        self._position = position
         try:
             self._file.write(bytes(self._position))
         except BaseException:
             self.abort()
             raise
 
-    def placement(self) -> Iterator[tuple[VariableMeta, int]]:
-        """Every ``(variable, row-major chunk index)`` in the order chunks are written."""
-        for var in self.metadata.variables:
+    def placement(self) -> Iterator[tuple[str, int]]:
+        """Every ``(variable path, row-major chunk index)`` in the order chunks are
+        written."""
+        for name, var in self._variables:
             for chunk_id in var.placement.tolist():
-                yield var, chunk_id
+                yield name, chunk_id
 
-    def write_chunk(self, name: str, chunk_id: int, data: bytes) -> None:
-        """Append the stored bytes of chunk ``chunk_id`` of variable ``name``.
+    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
+        """Append the stored bytes of chunk ``chunk_id`` of the variable at path
+        ``name``; ``None`` leaves it out (a missing chunk, which reads as the fill).
 
         Raises
         ------
         ValueError
-            When the chunk is not the next one in placement order.
+            When the chunk is not the next one in placement order, or ``data`` is
+            empty (a stored chunk holds at least one byte).
         """
-        if self._next is None or (self._next[0].name, self._next[1]) != (name, chunk_id):
-            expected = "none" if self._next is None else f"{self._next[0].name!r} {self._next[1]}"
+        if self._next is None or self._next != (name, chunk_id):
+            expected = "none" if self._next is None else f"{self._next[0]!r} {self._next[1]}"
             raise HurrayValueError(
                 f"chunk {chunk_id} of {name!r} written out of order; the next chunk is {expected}"
             )
-        self._file.write(data)
-        self._entries[name][chunk_id] = (self._position, len(data), crc32c(data))
-        self._position += len(data)
+        position = self._written[name]
+        if data is not None:
+            if not data:
+                raise HurrayValueError(f"chunk {chunk_id} of {name!r} has no bytes")
+            self._file.write(data)
+            self._entries[name][position] = (self._position, len(data), crc32c(data))
+            self._position += len(data)
+        self._written[name] = position + 1
         self._next = next(self._expected, None)
 
+    def _write_pages(self, entries: np.ndarray) -> bytes:
+        """Write the pages of ``entries`` (placement order): all of them into the head
+        when they fit there, else those holding a stored chunk after the chunks.
+        Returns the bytes of their page table."""
+        lengths = page_lengths(len(entries))
+        table = np.zeros(len(lengths), dtype=REFERENCE)
+        for page in range(len(lengths)):
+            rows = entries[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
+            data = rows.tobytes()
+            if self._front_pages:
+                self._file.seek(self._page_position)
+                self._file.write(data)
+                table[page] = (self._page_position, crc32c(data))
+                self._page_position += len(data)
+            elif rows["size"].any():
+                self._file.seek(self._position)
+                self._file.write(data)
+                table[page] = (self._position, crc32c(data))
+                self._position += len(data)
+        return table.tobytes()
+
     def close(self) -> None:
-        """Write the indexes and the header and move the file into place."""
+        """Write the pages, page tables, root and header and move the file into place."""
         if self._next is not None:
             raise HurrayValueError(
-                f"cannot close: chunk {self._next[1]} of {self._next[0].name!r} and the "
+                f"cannot close: chunk {self._next[1]} of {self._next[0]!r} and the "
                 "chunks after it were never written"
             )
-        header = Header(
-            metadata_offset=HEADER_SIZE,
+        root = np.zeros(len(self._variables), dtype=REFERENCE)
+        tables = []
+        for number, (name, _) in enumerate(self._variables):
+            table = self._write_pages(self._entries[name])
+            if table:
+                root[number] = (self._table_offsets[name], crc32c(table))
+            tables.append(table)
+        root_bytes = root.tobytes()
+        slot = Slot(
+            generation=1,
+            metadata_offset=HEADER_SIZE_1_1,
             metadata_length=len(self._meta_bytes),
             metadata_crc32c=crc32c(self._meta_bytes),
-            index_offset=self._index_offset,
-            index_length=self.metadata.index_length,
+            root_offset=self._root_offset,
+            root_length=len(root_bytes),
+            root_crc32c=crc32c(root_bytes),
             file_length=self._position,
         )
         self._file.seek(0)
-        self._file.write(header.pack() + self._meta_bytes)
-        for var in self.metadata.variables:
-            self._file.write(pack_index(self._entries[var.name]))
+        self._file.write(pack_header_1_1(slot) + self._meta_bytes + root_bytes + b"".join(tables))
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()

@@ -90,8 +90,18 @@ def chunk_box(var: VariableMeta, chunk_id: int) -> tuple[slice, ...]:
     return tuple(slice(i * c, (i + 1) * c) for i, c in zip(corner, var.chunks, strict=True))
 
 
-def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec) -> np.ndarray:
-    """The stored bytes of every stored chunk of a dask ``block``, in row-major order.
+def stored_bytes(codec: ChunkCodec, block: np.ndarray, write_empty: bool) -> bytes:
+    """The stored bytes of chunk ``block``; ``b""`` (not stored: a missing chunk) for a
+    chunk of the fill value alone, unless ``write_empty`` (zarr's
+    ``write_empty_chunks``).  A stored chunk always has at least one byte."""
+    if not write_empty and codec.is_fill(block):
+        return b""
+    return codec.encode(block)
+
+
+def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec, write_empty: bool) -> np.ndarray:
+    """The stored bytes of every stored chunk of a dask ``block``, in row-major order
+    (``b""`` for chunks left out, see :func:`stored_bytes`).
 
     The block starts on a stored-chunk boundary (see :func:`check_alignment`); its last
     chunks may be cut short at the array's edge.  One task per dask chunk, however many
@@ -105,7 +115,7 @@ def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec) -> np.ndarray:
     ]
     # the stored chunks of a large dask chunk are encoded on the shared thread pool,
     # so one dask chunk keeps every core busy, as many small ones would
-    encoded = list(ordered_map(lambda box: codec.encode(block[box]), boxes))
+    encoded = list(ordered_map(lambda box: stored_bytes(codec, block[box], write_empty), boxes))
     cell = np.empty((1,) * block.ndim, dtype=object)
     cell.reshape(-1)[0] = encoded
     return cell
@@ -115,17 +125,20 @@ class LocalChunks:
     """The chunks of a variable held in memory or in a lazy backend array, encoded
     one at a time in the writing process."""
 
-    def __init__(self, var: xr.Variable, codec: ChunkCodec) -> None:
-        self.var = var
+    def __init__(self, var: xr.Variable, codec: ChunkCodec, write_empty: bool = False) -> None:
+        # in memory: slice the numpy array itself, much faster per chunk than xarray
+        self.data = var.data if isinstance(var.data, np.ndarray) else var
         self.codec = codec
+        self.write_empty = write_empty
 
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
     ) -> Iterator[bytes]:
         """The stored bytes of chunks ``chunk_ids``, in turn."""
         for chunk_id in chunk_ids.tolist():
-            block = self.var[chunk_box(self.codec.variable, chunk_id)]
-            yield self.codec.encode(np.asarray(block.values))
+            block = self.data[chunk_box(self.codec.variable, chunk_id)]
+            values = block.values if isinstance(block, xr.Variable) else np.asarray(block)
+            yield stored_bytes(self.codec, values, self.write_empty)
 
 
 class BlockMap:
@@ -180,13 +193,14 @@ class DaskChunks:
     :data:`KEEP_BYTES`, instead of being computed once per batch (see :class:`Reuse`).
     """
 
-    def __init__(self, data: da.Array, var: VariableMeta) -> None:
+    def __init__(self, data: da.Array, var: VariableMeta, write_empty: bool = False) -> None:
         # a fresh description: the tasks need not carry the cached chunk placement
         codec = ChunkCodec(replace(var))
         ndim = len(var.chunks)
         encoded = data.map_blocks(
             _encode_stored_chunks,
             codec,
+            write_empty,
             dtype=object,
             chunks=(1,) * ndim,
             meta=np.empty((0,) * ndim, dtype=object),
@@ -344,8 +358,9 @@ def _waiting_for_tasks() -> AbstractContextManager[Any]:
 class ChunkSink(Protocol):
     """Where a write puts stored chunks: :class:`ContainerWriter` or an update."""
 
-    def write_chunk(self, name: str, chunk_id: int, data: bytes) -> None:
-        """Store ``data`` as chunk ``chunk_id`` of variable ``name``."""
+    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
+        """Store ``data`` as chunk ``chunk_id`` of the variable at path ``name``; None
+        leaves it out (a missing chunk)."""
 
 
 @dataclass(frozen=True)
@@ -362,9 +377,17 @@ class WritePart:
     source: VariableMeta
     grid_offset: tuple[int, ...]
     chunks: LocalChunks | DaskChunks
+    path: str | None = None
+    """Where ``var`` is in the tree of groups (``"a/b/name"``); None: in the root."""
 
     @classmethod
-    def whole(cls, var: VariableMeta, data: xr.Variable) -> WritePart:
+    def whole(
+        cls,
+        var: VariableMeta,
+        data: xr.Variable,
+        write_empty: bool = False,
+        path: str | None = None,
+    ) -> WritePart:
         """Every chunk of ``var``, from the CF-encoded ``data``.
 
         Raises
@@ -372,12 +395,13 @@ class WritePart:
         ValueError
             For dask chunks that do not line up with the stored chunks.
         """
-        return cls(var, var, (0,) * len(var.shape), chunk_encoder(var, data))
+        encoder = chunk_encoder(var, data, write_empty)
+        return cls(var, var, (0,) * len(var.shape), encoder, path)
 
     @property
     def name(self) -> str:
-        """The stored variable's name."""
-        return self.var.name
+        """The stored variable's path (its name, in the root group)."""
+        return self.var.name if self.path is None else self.path
 
     @cached_property
     def _ids(self) -> tuple[np.ndarray, np.ndarray]:
@@ -403,7 +427,9 @@ class WritePart:
         return self._ids[1]
 
 
-def chunk_encoder(var: VariableMeta, source: xr.Variable) -> LocalChunks | DaskChunks:
+def chunk_encoder(
+    var: VariableMeta, source: xr.Variable, write_empty: bool = False
+) -> LocalChunks | DaskChunks:
     """The encoder of the chunks of ``var`` from the CF-encoded ``source``.
 
     Raises
@@ -413,8 +439,8 @@ def chunk_encoder(var: VariableMeta, source: xr.Variable) -> LocalChunks | DaskC
     """
     check_alignment(var.name, source, var.chunks)
     if isinstance(source.data, da.Array):
-        return DaskChunks(source.data, var)
-    return LocalChunks(source, ChunkCodec(var))
+        return DaskChunks(source.data, var, write_empty)
+    return LocalChunks(source, ChunkCodec(var), write_empty)
 
 
 class DaskWrite:
@@ -491,7 +517,7 @@ class DaskWrite:
                             for chunk_id in part.chunk_ids[start : start + PLACEMENT_SLICE].tolist()
                         )
                         for chunk_id, data in zip(ids, stream, strict=True):
-                            sink.write_chunk(part.name, chunk_id, data)
+                            sink.write_chunk(part.name, chunk_id, data or None)
                             if bar is not None:
                                 bar.update(1, len(data))
             finally:

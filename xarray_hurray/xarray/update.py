@@ -376,6 +376,7 @@ def plan_update(
         metadata = DatasetMeta(
             attrs=dict(base.metadata.attrs) if mode == "r+" else dict(attrs),
             variables=tuple(order),
+            groups=base.metadata.groups,  # the groups of the file are kept as they are
         )
     except ValueError as err:
         raise HurrayValueError(f"the dataset does not fit the file: {err}") from err

@@ -19,6 +19,8 @@ from xarray.backends.common import NONE_VAR_NAME
 
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.codecs import CodecSpec
+from ..container.elements import element_bytes
+from ..container.metadata import check_node_name
 from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, staged_upload, upload_target
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
@@ -146,6 +148,19 @@ def _hurray_settings(name: Hashable, encoding: Mapping[str, Any]) -> dict[str, A
     return settings
 
 
+def _fill_value(var: xr.Variable, dtype: str) -> bytes | None:
+    """The stored bytes of the encoded ``_FillValue`` of ``var``, the value its missing
+    chunks hold; None (the zero element) when it has none that fits its type.  Either
+    way no value changes: only chunks equal to the fill byte for byte are left out."""
+    fill = var.attrs.get("_FillValue", var.encoding.get("_FillValue"))
+    if fill is None:
+        return None
+    try:
+        return element_bytes(fill, dtype)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
 def describe_variable(
     name: Hashable, var: xr.Variable, defaults: Mapping[str, Any], chunk_bytes: int
 ) -> VariableMeta:
@@ -163,6 +178,7 @@ def describe_variable(
             raise HurrayTypeError(
                 f"names and dims must be strings, got {name!r} with dims {var.dims}"
             )
+        check_node_name(name, "the variable name")
         chunks = settings.get("chunks") or _dask_chunks(var, name)
         if chunks is None:
             itemsize = STRING_ITEMSIZE if dtype == "string" else var.dtype.itemsize
@@ -179,6 +195,7 @@ def describe_variable(
             chunk_order=settings["chunk_order"],
             chunk_axes=_chunk_axes(settings.get("chunk_axes"), var.dims, var.shape, chunks),
             attrs=dict(var.attrs),
+            fill_value=_fill_value(var, dtype),
         )
     except (ValueError, TypeError) as err:
         if f"{name!r}" in str(err):
