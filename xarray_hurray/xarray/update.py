@@ -257,6 +257,7 @@ def _part(
     source: xr.Variable,
     start: tuple[int, ...],
     base: ContainerReader | None,
+    write_empty: bool = False,
 ) -> WritePart:
     """The chunks of ``var`` that ``source``, placed at ``start``, changes.
 
@@ -284,7 +285,7 @@ def _part(
     source = xr.Variable(source.dims, data)
     sub = replace(var, shape=source.shape)
     offset = tuple(c // n for c, n in zip(corner, var.chunks, strict=True))
-    return WritePart(var, sub, offset, chunk_encoder(sub, source))
+    return WritePart(var, sub, offset, chunk_encoder(sub, source, write_empty))
 
 
 def plan_update(
@@ -297,6 +298,7 @@ def plan_update(
     encoding: Mapping[Hashable, Mapping[str, Any]],
     defaults: Mapping[str, Any],
     chunk_bytes: int,
+    write_empty_chunks: bool = False,
 ) -> tuple[DatasetMeta, list[WritePart]]:
     """The new description of the file and the chunks to write, for writing ``ds``
     into the file ``base`` with ``mode`` ``"a"``, ``"a-"`` or ``"r+"``.
@@ -369,7 +371,7 @@ def plan_update(
             meta = describe_variable(name, var, defaults, chunk_bytes)
             start = [0] * var.ndim
         updated[meta.name] = meta
-        parts[meta.name] = _part(meta, var, tuple(start), base)
+        parts[meta.name] = _part(meta, var, tuple(start), base, write_empty_chunks)
     order = [updated.get(n, v) for n, v in existing.items()]
     order += [v for n, v in updated.items() if n not in existing]
     try:

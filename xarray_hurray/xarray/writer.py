@@ -333,6 +333,7 @@ def to_hurray(
     progress: bool | None = None,
     window: int = DEFAULT_WINDOW,
     storage_options: Mapping[str, Any] | None = None,
+    write_empty_chunks: bool = False,
     compressor: CodecSpec | Sequence[CodecSpec] | _NotGiven = _NotGiven.NOT_GIVEN,
     mode: str | None = None,
     append_dim: Hashable | None = None,
@@ -393,6 +394,11 @@ def to_hurray(
         again (a reduction) are kept for them, up to 256 MiB, rather than recomputed.
     storage_options
         fsspec options for a URL ``path`` (credentials, endpoint).
+    write_empty_chunks
+        Store chunks whose every element is the variable's fill value (its encoded
+        ``_FillValue``, else zero or the empty string), as zarr's option of that
+        name.  By default they are left out and read back as the fill value; the
+        comparison is byte for byte, so no value read back ever differs.
     compressor
         Deprecated old name of ``codecs``, taken in its place with a
         :class:`DeprecationWarning` until the next release.
@@ -454,6 +460,7 @@ def to_hurray(
     if mode in ("a", "a-", "r+") and (exists or mode == "r+" or append_dim or region):
         options = {"mode": mode, "append_dim": append_dim, "region": region}
         options |= {"encoding": encoding or {}, "defaults": defaults, "chunk_bytes": chunk_bytes}
+        options["write_empty_chunks"] = write_empty_chunks
         update = PendingUpdate(
             ds, path, storage_options, options, {"window": window, "progress": progress}
         )
@@ -470,7 +477,10 @@ def to_hurray(
         ),
     )
     local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
-    parts = [WritePart.whole(var, variables[var.name]) for var in metadata.variables]
+    parts = [
+        WritePart.whole(var, variables[var.name], write_empty_chunks)
+        for var in metadata.variables
+    ]
     # "a" creating a file must not replace one another writer created meanwhile
     exclusive = mode != "w"
     write = DaskWrite(local, metadata, parts, window=window, progress=progress, exclusive=exclusive)
