@@ -67,18 +67,18 @@ def dtypes_dataset() -> xr.Dataset:
 
 
 DTYPES_ENCODING = {
-    "f4": {"chunks": (4, 4), "compressor": "zstd"},
-    "f8": {"chunks": (3, 4), "compressor": "lz4", "layout": "morton"},
-    "f2": {"chunks": (7, 9), "compressor": None},
-    "c8": {"chunks": (2, 8), "compressor": "zlib", "layout": "row-major"},
-    "c16": {"chunks": (4,), "compressor": "blosc"},
-    "i1": {"chunks": (4, 4), "compressor": None, "chunk_order": "morton"},
-    "i2": {"chunks": (5, 2), "compressor": "blosc", "chunk_order": "row-major"},
-    "i4": {"chunks": (8, 8), "compressor": "zstd"},
-    "b": {"chunks": (2, 2), "compressor": "zlib"},
-    "text": {"chunks": (2,), "compressor": "zstd"},
-    "fixed": {"chunks": (3,), "compressor": None},
-    "raw": {"chunks": (4,), "compressor": "lz4"},
+    "f4": {"chunks": (4, 4), "codecs": "zstd"},
+    "f8": {"chunks": (3, 4), "codecs": "lz4", "layout": "morton"},
+    "f2": {"chunks": (7, 9), "codecs": None},
+    "c8": {"chunks": (2, 8), "codecs": "zlib", "layout": "row-major"},
+    "c16": {"chunks": (4,), "codecs": "blosc"},
+    "i1": {"chunks": (4, 4), "codecs": None, "chunk_order": "morton"},
+    "i2": {"chunks": (5, 2), "codecs": "blosc", "chunk_order": "row-major"},
+    "i4": {"chunks": (8, 8), "codecs": "zstd"},
+    "b": {"chunks": (2, 2), "codecs": "zlib"},
+    "text": {"chunks": (2,), "codecs": "zstd"},
+    "fixed": {"chunks": (3,), "codecs": None},
+    "raw": {"chunks": (4,), "codecs": "lz4"},
     "empty": {"chunks": (1, 4)},
 }
 
@@ -101,11 +101,11 @@ def layouts_dataset() -> xr.Dataset:
 
 
 LAYOUTS_ENCODING = {
-    "hilbert3": {"chunks": (4, 4, 4), "layout": "hilbert", "compressor": "zstd"},
+    "hilbert3": {"chunks": (4, 4, 4), "layout": "hilbert", "codecs": "zstd"},
     "morton3": {"chunks": (2, 5, 3), "layout": "morton", "chunk_order": "morton"},
     "rowmajor3": {"chunks": (3, 3, 3), "layout": "row-major", "chunk_order": "row-major"},
-    "timeaxes": {"chunks": (1, 4, 4), "chunk_axes": ("y", "x"), "compressor": "lz4"},
-    "big_chunk": {"chunks": (16, 16), "compressor": None},
+    "timeaxes": {"chunks": (1, 4, 4), "chunk_axes": ("y", "x"), "codecs": "lz4"},
+    "big_chunk": {"chunks": (16, 16), "codecs": None},
     "four": {"chunks": (1, 2, 4, 4), "layout": "morton", "chunk_axes": ("y", "x", "t")},
 }
 
