@@ -171,6 +171,8 @@ def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.nd
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
     old_ids = np.arange(old.chunk_count, dtype=np.int64)
+    if not old.grid_shape:  # a scalar: its one chunk
+        return old_ids, old_ids
     corners = np.unravel_index(old_ids, old.grid_shape)
     return old_ids, np.ravel_multi_index(corners, new.grid_shape).astype(np.int64)
 
@@ -194,12 +196,12 @@ class StagedRewrite:
         self.base = base
         self._old: dict[str, dict[int, int]] = {}  # variable path -> new id -> old id
         held = {path for path, _ in base.metadata.all_variables()}
-        for path, var in metadata.all_variables():
-            if path not in held:
+        for name, var in metadata.all_variables():
+            if name not in held:
                 continue
-            old_ids, new_ids = kept_chunks(base.variable(path), var)
-            keep = ~np.isin(new_ids, written.get(path, ()))
-            self._old[path] = dict(zip(new_ids[keep].tolist(), old_ids[keep].tolist(), strict=True))
+            old_ids, new_ids = kept_chunks(base.variable(name), var)
+            keep = ~np.isin(new_ids, written.get(name, ()))
+            self._old[name] = dict(zip(new_ids[keep].tolist(), old_ids[keep].tolist(), strict=True))
         self._writer = ContainerWriter(path, metadata)
         self._order = self._writer.placement()
         self._copies = self._copy_stream()

@@ -1,4 +1,4 @@
-"""``Dataset.hurray``: the writers as Dataset accessor methods."""
+"""``Dataset.hurray`` and ``DataTree.hurray``: the writers as accessor methods."""
 
 from __future__ import annotations
 
@@ -32,3 +32,19 @@ class HurrayAccessor:
         """Write the dataset to a Zarr v3 store of Hilbert-placed ``hurray`` shards; the
         arguments and the result are those of :func:`xarray_hurray.to_zarr`."""
         return to_zarr(self._dataset, store, **kwargs)
+
+
+@xr.register_datatree_accessor("hurray")
+class HurrayTreeAccessor:
+    """Hurray methods of a DataTree: ``tree.hurray.to_hurray(path, ...)`` writes every
+    node as a group of one file."""
+
+    def __init__(self, tree: xr.DataTree) -> None:
+        self._tree = tree
+
+    def to_hurray(
+        self, path: str | os.PathLike[str] | UploadTarget, **kwargs: Any
+    ) -> Delayed | None:
+        """Write the tree to ``path``; the arguments and the result are those of
+        :func:`xarray_hurray.to_hurray`."""
+        return to_hurray(self._tree, path, **kwargs)

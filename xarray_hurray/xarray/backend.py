@@ -1,4 +1,5 @@
-"""The ``hurray`` engine of ``xarray.open_dataset``: lazy, chunk-aligned reads."""
+"""The ``hurray`` engine of ``xarray.open_dataset``, ``open_datatree`` and
+``open_groups``: lazy, chunk-aligned reads."""
 
 from __future__ import annotations
 
@@ -66,18 +67,28 @@ def _encoding(var: VariableMeta) -> dict[str, Any]:
     }
 
 
-class HurrayDataStore(AbstractDataStore):
-    """The variables and attributes of one Hurray file, still CF-encoded."""
+def group_path(group: str | None) -> str:
+    """``group`` as the path the container uses: ``"a/b"``, ``""`` for the root (from
+    ``None``, ``"/"``, ``"/a/b/"`` or ``"a/b"``)."""
+    return "/".join(part for part in (group or "").split("/") if part)
 
-    def __init__(self, reader: ContainerReader) -> None:
+
+class HurrayDataStore(AbstractDataStore):
+    """The variables and attributes of one group of a Hurray file (the root group by
+    default), still CF-encoded."""
+
+    def __init__(self, reader: ContainerReader, group: str = "") -> None:
         self.reader = reader
+        self.group = group
+        self.meta = reader.metadata.group(group)
 
     def get_variables(self) -> FrozenDict:
         variables = {}
-        check_dimension_names(self.reader.metadata.variables)
-        for var in self.reader.metadata.variables:
-            array = HurrayBackendArray(self.reader, var.name)
-            check_cf_attrs(f"variable {var.name!r}", array.dtype.kind, var.attrs)
+        check_dimension_names(self.meta.variables)
+        for var in self.meta.variables:
+            path = f"{self.group}/{var.name}" if self.group else var.name
+            array = HurrayBackendArray(self.reader, path)
+            check_cf_attrs(f"variable {path!r}", array.dtype.kind, var.attrs)
             attrs = decode_fill_bytes(array.dtype, var.attrs)
             encoding = _encoding(var) | {"source": self.reader.source.name}
             name = None if var.name == NONE_VAR_NAME else var.name
@@ -87,12 +98,12 @@ class HurrayDataStore(AbstractDataStore):
         return FrozenDict(variables)
 
     def get_attrs(self) -> FrozenDict:
-        check_cf_attrs("the dataset", None, self.reader.metadata.attrs)
-        return FrozenDict(self.reader.metadata.attrs)
+        check_cf_attrs("the dataset", None, self.meta.attrs)
+        return FrozenDict(self.meta.attrs)
 
     def get_dimensions(self) -> FrozenDict:
         dims: dict[str, int] = {}
-        for var in self.reader.metadata.variables:
+        for var in self.meta.variables:
             dims.update(zip(var.dims, var.shape, strict=True))
         return FrozenDict(dims)
 
@@ -104,10 +115,23 @@ class HurrayDataStore(AbstractDataStore):
             close()
 
 
+DECODERS = (
+    "mask_and_scale",
+    "decode_times",
+    "concat_characters",
+    "decode_coords",
+    "drop_variables",
+    "use_cftime",
+    "decode_timedelta",
+)
+"""The CF decoding arguments of ``open_dataset``, passed on to xarray's decoding."""
+
+
 class HurrayBackendEntrypoint(BackendEntrypoint):
     """Open Hurray files with ``xr.open_dataset(path, engine="hurray")``."""
 
     description = "Hilbert/Morton-ordered single-file N-D array storage"
+    supports_groups = True
     open_dataset_parameters = (
         "filename_or_obj",
         "mask_and_scale",
@@ -121,6 +145,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         "merge_policy",
         "verify_checksums",
         "max_chunk_bytes",
+        "group",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -152,21 +177,63 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         merge_policy: MergePolicy | Mapping[str, int] | None = None,
         verify_checksums: bool = True,
         max_chunk_bytes: int = MAX_CHUNK_BYTES,
+        group: str | None = None,
     ) -> xr.Dataset:
+        """The dataset of ``group`` (``"a/b"``; the root group by default)."""
+        return self._open(filename_or_obj, dict(locals()), subtree=False)["/"]
+
+    def open_groups_as_dict(  # type: ignore[override]
+        self,
+        filename_or_obj: Any,
+        *,
+        mask_and_scale: bool = True,
+        decode_times: Any = True,
+        concat_characters: bool = True,
+        decode_coords: Any = True,
+        drop_variables: str | Iterable[str] | None = None,
+        use_cftime: bool | None = None,
+        decode_timedelta: Any = None,
+        storage_options: Mapping[str, Any] | None = None,
+        merge_policy: MergePolicy | Mapping[str, int] | None = None,
+        verify_checksums: bool = True,
+        max_chunk_bytes: int = MAX_CHUNK_BYTES,
+        group: str | None = None,
+    ) -> dict[str, xr.Dataset]:
+        """Every group at or below ``group`` by its path from there (``"/"``,
+        ``"/a"``, ``"/a/b"``), read from one opening of the file."""
+        return self._open(filename_or_obj, dict(locals()), subtree=True)
+
+    @staticmethod
+    def _open(
+        filename_or_obj: Any, arguments: dict[str, Any], subtree: bool
+    ) -> dict[str, xr.Dataset]:
+        """The datasets of ``arguments["group"]`` (and of the groups below it when
+        ``subtree``) by their path from it, given the keyword ``arguments`` of
+        :meth:`open_dataset`."""
         reader = open_reader(
             filename_or_obj,
-            storage_options=storage_options,
-            merge_policy=merge_policy,
-            verify_checksums=verify_checksums,
-            max_chunk_bytes=max_chunk_bytes,
+            storage_options=arguments["storage_options"],
+            merge_policy=arguments["merge_policy"],
+            verify_checksums=arguments["verify_checksums"],
+            max_chunk_bytes=arguments["max_chunk_bytes"],
         )
-        return StoreBackendEntrypoint().open_dataset(
-            HurrayDataStore(reader),
-            mask_and_scale=mask_and_scale,
-            decode_times=decode_times,
-            concat_characters=concat_characters,
-            decode_coords=decode_coords,
-            drop_variables=drop_variables,
-            use_cftime=use_cftime,
-            decode_timedelta=decode_timedelta,
-        )
+        decoders = {key: arguments[key] for key in DECODERS}
+        top = group_path(arguments["group"])
+        try:
+            node = reader.metadata.group(top)
+        except KeyError as err:  # as xarray's other engines say a group is missing
+            raise OSError(err.args[0]) from None
+        paths = [path for path, _ in node.walk()] if subtree else [""]
+        return {
+            "/" + path: StoreBackendEntrypoint().open_dataset(
+                HurrayDataStore(reader, f"{top}/{path}".strip("/")), **decoders
+            )
+            for path in paths
+        }
+
+    def open_datatree(  # type: ignore[override]
+        self, filename_or_obj: Any, **kwargs: Any
+    ) -> xr.DataTree:
+        """The tree of groups at or below ``group`` (keywords as
+        :meth:`open_groups_as_dict`)."""
+        return xr.DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))

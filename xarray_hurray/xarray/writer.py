@@ -9,6 +9,7 @@ import math
 import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -320,8 +321,70 @@ def _run(write: DaskWrite, remote: UploadTarget | None) -> None:
         write.run()
 
 
-def to_hurray(
+def describe_group(
     ds: xr.Dataset,
+    encoding: Mapping[Hashable, Mapping[str, Any]],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+    name: str = "",
+) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
+    """The description of ``ds`` as a group called ``name`` (``""``: the root), and
+    its CF-encoded variables by name."""
+    variables, attrs = encode_dataset(ds, encoding)
+    meta = DatasetMeta(
+        attrs=dict(attrs),
+        variables=tuple(
+            describe_variable(key, var, defaults, chunk_bytes) for key, var in variables.items()
+        ),
+        name=name,
+    )
+    return meta, {str(key): var for key, var in variables.items()}
+
+
+def describe_tree(
+    tree: xr.DataTree,
+    encoding: Mapping[Hashable, Mapping[Hashable, Mapping[str, Any]]],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
+    """The description of the groups of ``tree``, and the CF-encoded variables of all
+    of them by path (``"a/b/name"``).  ``encoding`` maps group paths (``"/a/b"`` as
+    :meth:`xarray.DataTree.to_zarr` takes them, or ``"a/b"``) to the encoding of
+    their variables.
+
+    Raises
+    ------
+    ValueError
+        For an encoding naming a group the tree does not have.
+    """
+    paths = {node.path.strip("/"): node for node in tree.subtree}
+    by_path = {str(key).strip("/"): value for key, value in encoding.items()}
+    unknown = sorted(set(by_path) - set(paths))
+    if unknown:
+        raise ValueError(
+            f"encoding given for groups {unknown}, which the tree does not have; "
+            f"its groups are {sorted('/' + p for p in paths)}"
+        )
+    variables: dict[str, xr.Variable] = {}
+
+    def describe(node: xr.DataTree) -> DatasetMeta:
+        path = node.path.strip("/")
+        meta, own = describe_group(
+            node.to_dataset(inherit=False),
+            by_path.get(path, {}),
+            defaults,
+            chunk_bytes,
+            name=str(node.name) if path else "",
+        )
+        variables.update({f"{path}/{key}" if path else key: var for key, var in own.items()})
+        groups = tuple(describe(child) for child in node.children.values())
+        return replace(meta, groups=groups)
+
+    return describe(tree), variables
+
+
+def to_hurray(
+    ds: xr.Dataset | xr.DataTree,
     path: str | os.PathLike[str] | UploadTarget,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
@@ -339,7 +402,8 @@ def to_hurray(
     append_dim: Hashable | None = None,
     region: Mapping[Hashable, slice | str] | str | None = None,
 ) -> Delayed | None:
-    """Write ``ds`` to a Hurray file at ``path``, or into the file there.
+    """Write ``ds`` (a Dataset, or a DataTree whose nodes become groups) to a Hurray
+    file at ``path``, or into the file there.
 
     Variables are CF-encoded with xarray's conventions (times, ``_FillValue``,
     ``scale_factor``/``add_offset``, ``coordinates``) and stored chunk by chunk.
@@ -356,7 +420,8 @@ def to_hurray(
         such as :class:`~xarray_hurray.io.obstore_source.ObstoreSource`.  Remote files
         are written to a local temporary file and uploaded whole once complete.
     encoding
-        Per-variable settings: the CF keys of ``to_netcdf`` and ``to_zarr``
+        For a DataTree: a mapping of group paths (``"/a/b"``) to such settings of
+        their variables.  Per-variable settings: the CF keys of ``to_netcdf`` and ``to_zarr``
         (``dtype``, ``_FillValue``, ``missing_value``, ``scale_factor``,
         ``add_offset``, ``units``, ``calendar``) and ``chunks``, ``layout``,
         ``chunk_order``, ``chunk_axes`` (dimension names the chunk curve runs over;
@@ -458,6 +523,11 @@ def to_hurray(
         codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
     if mode in ("a", "a-", "r+") and (exists or mode == "r+" or append_dim or region):
+        if isinstance(ds, xr.DataTree):
+            raise NotImplementedError(
+                f"to_hurray of a DataTree with mode={mode!r}: writing a tree into an "
+                "existing file is not supported; write it whole (mode='w')"
+            )
         options = {"mode": mode, "append_dim": append_dim, "region": region}
         options |= {"encoding": encoding or {}, "defaults": defaults, "chunk_bytes": chunk_bytes}
         options["write_empty_chunks"] = write_empty_chunks
@@ -469,17 +539,14 @@ def to_hurray(
             return delayed(update, pure=False)()
         update()
         return None
-    variables, attrs = encode_dataset(ds, encoding or {})
-    metadata = DatasetMeta(
-        attrs=dict(attrs),
-        variables=tuple(
-            describe_variable(name, var, defaults, chunk_bytes) for name, var in variables.items()
-        ),
-    )
+    if isinstance(ds, xr.DataTree):
+        metadata, variables = describe_tree(ds, encoding or {}, defaults, chunk_bytes)
+    else:
+        metadata, variables = describe_group(ds, encoding or {}, defaults, chunk_bytes)
     local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
     parts = [
-        WritePart.whole(var, variables[var.name], write_empty_chunks)
-        for var in metadata.variables
+        WritePart.whole(var, variables[path], write_empty_chunks, path)
+        for path, var in metadata.all_variables()
     ]
     # "a" creating a file must not replace one another writer created meanwhile
     exclusive = mode != "w"

@@ -1,0 +1,162 @@
+"""A tree of groups in one file: DataTree, open_groups and open_dataset(group=...)."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.io import LocalFileSource
+from xarray_hurray.testing import CountingSource
+
+
+def tree() -> xr.DataTree:
+    """Three levels: coordinates inherited from the root, groups with their own
+    variables and attributes, a group holding only a group."""
+    rng = np.random.default_rng(5)
+    root = xr.Dataset(
+        {"elevation": (("y", "x"), rng.standard_normal((40, 50)).astype("f4"))},
+        coords={"y": np.arange(40.0), "x": np.arange(50.0) * 2},
+        attrs={"title": "tree"},
+    )
+    forecast = xr.Dataset(
+        {"t2m": (("step", "y", "x"), rng.standard_normal((3, 40, 50)))},
+        coords={"step": [0, 6, 12]},
+        attrs={"model": "a"},
+    )
+    member = xr.Dataset({"flag": (("y",), np.arange(40) % 3 == 0), "label": ((), "m1")})
+    return xr.DataTree.from_dict(
+        {"/": root, "/forecast": forecast, "/ensemble/member1": member, "/empty": xr.Dataset()}
+    )
+
+
+ENCODING = {"/forecast": {"t2m": {"chunks": (1, 16, 16)}}, "/": {"elevation": {"chunks": (8, 8)}}}
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    out = tmp_path_factory.mktemp("groups") / "tree.hurray"
+    xh.to_hurray(tree(), out, encoding=ENCODING)
+    return out
+
+
+def test_open_datatree_gives_the_tree_back(path):
+    with xr.open_datatree(path, engine="hurray") as back:
+        xr.testing.assert_identical(back.load(), tree())
+        assert back["forecast"]["t2m"].encoding["chunks"] == (1, 16, 16)
+
+
+def test_open_groups_gives_every_group_by_path(path):
+    groups = xr.open_groups(path, engine="hurray")
+    assert sorted(groups) == ["/", "/empty", "/ensemble", "/ensemble/member1", "/forecast"]
+    expected = tree()
+    for key, ds in groups.items():
+        xr.testing.assert_identical(ds.load(), expected[key].to_dataset(inherit=False))
+
+
+@pytest.mark.parametrize("group", ["ensemble/member1", "/ensemble/member1", "ensemble/member1/"])
+def test_open_dataset_opens_one_group(path, group):
+    with xr.open_dataset(path, engine="hurray", group=group) as ds:
+        xr.testing.assert_identical(ds.load(), tree()["ensemble/member1"].to_dataset(inherit=False))
+
+
+def test_a_missing_group_is_named_with_the_ones_there_are(path):
+    with pytest.raises(OSError, match=r"no group 'nowhere'.*'/forecast'"):
+        xr.open_dataset(path, engine="hurray", group="nowhere")
+
+
+def test_a_subtree_opens_from_its_group(path):
+    expected = tree()
+    with xr.open_datatree(path, engine="hurray", group="ensemble") as back:
+        assert [node.path for node in back.subtree] == ["/", "/member1"]
+        xr.testing.assert_identical(
+            back["member1"].to_dataset(inherit=False).load(),
+            expected["ensemble/member1"].to_dataset(inherit=False),
+        )
+
+
+def test_a_region_read_in_one_group_touches_nothing_of_the_others(path):
+    reader = xh.open_reader(path)
+    others = []  # byte ranges of every other group's index and chunks
+    for name, _ in reader.metadata.all_variables():
+        if name.startswith("forecast/"):
+            continue
+        others += [(o, o + n) for o, n in reader.index_parts(name)]
+        entries = reader.index(name)
+        others += [
+            (int(o), int(o + s))
+            for o, s in zip(entries["offset"], entries["size"], strict=True)
+            if s
+        ]
+    source = CountingSource(LocalFileSource(path))
+    ds = xr.open_dataset(source, engine="hurray", group="forecast")
+    opened = len(source.requests)
+    region = ds["t2m"][1, 10:30, 5:40].values
+    np.testing.assert_array_equal(region, tree()["forecast"]["t2m"].values[1, 10:30, 5:40])
+    assert source.requests[0] == (0, 65536) and len(source.requests) > opened
+    # after the head: the group's index coordinate (step) at open, then the region
+    for start, stop in source.requests[1:]:
+        assert not any(a < stop and start < b for a, b in others), (start, stop)
+
+
+def test_the_datatree_accessor_writes_the_tree(tmp_path):
+    out = tmp_path / "accessor.hurray"
+    assert tree().hurray.to_hurray(out) is None
+    with xr.open_datatree(out, engine="hurray") as back:
+        xr.testing.assert_identical(back.load(), tree())
+
+
+def test_trees_from_urls(s3):
+    url = f"s3://{s3.bucket}/tree.hurray"
+    xh.to_hurray(tree(), url, storage_options=s3.storage_options)
+    with xr.open_datatree(url, engine="hurray", storage_options=s3.storage_options) as back:
+        xr.testing.assert_identical(back.load(), tree())
+    memory = f"memory://groups-{uuid.uuid4().hex}/tree.hurray"
+    xh.to_hurray(tree(), memory)
+    ds = xr.open_dataset(memory, engine="hurray", group="forecast")
+    xr.testing.assert_identical(ds.load(), tree()["forecast"].to_dataset(inherit=False))
+
+
+def test_a_variable_name_with_a_slash_is_refused_before_writing(tmp_path):
+    ds = xr.Dataset({"a/b": (("x",), np.arange(3))})
+    with pytest.raises(ValueError, match=r"variable name 'a/b' contains '/'.* put it in a group"):
+        xh.to_hurray(ds, tmp_path / "slash.hurray")
+    assert not any(tmp_path.iterdir())
+
+
+def test_encoding_for_a_group_the_tree_lacks_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"groups \['nope'\], which the tree does not have"):
+        xh.to_hurray(tree(), tmp_path / "t.hurray", encoding={"/nope": {}})
+    assert not any(tmp_path.iterdir())
+
+
+def test_verify_and_info_walk_every_group(path, capsys):
+    from xarray_hurray.cli import main
+
+    assert xh.container.verify_file(path) == []
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    for name in ("forecast/t2m", "ensemble/member1/flag", "elevation"):
+        assert f"\n{name} (" in out
+
+
+def test_writing_into_the_root_of_a_tree_keeps_its_groups(tmp_path):
+    out = tmp_path / "tree.hurray"
+    xh.to_hurray(tree(), out)
+    extra = xr.Dataset(
+        {"slope": (("y", "x"), np.ones((40, 50), dtype="f4"))}, attrs={"title": "tree"}
+    )
+    xh.to_hurray(extra, out, mode="a")
+    expected = tree()
+    expected["slope"] = extra["slope"]
+    with xr.open_datatree(out, engine="hurray") as back:
+        xr.testing.assert_identical(back.load(), expected)
+    assert xh.container.verify_file(out) == []
+
+
+def test_writing_a_tree_into_an_existing_file_is_refused(path):
+    with pytest.raises(NotImplementedError, match="write it whole"):
+        xh.to_hurray(tree(), path, mode="a")
