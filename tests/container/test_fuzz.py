@@ -159,8 +159,8 @@ def test_a_zstd_chunk_is_exactly_one_frame(tmp_path, frame):
     path = tmp_path / "frames.hurray"
     xh.to_hurray(ds, path, encoding={"v": {"chunks": (4,), "codecs": "zstd"}})
     good = path.read_bytes()
-    assert read_everything(_with_last_chunk(good, ZSTD_FRAME))["v"][4:].tolist() == [0, 1, 2, 3]
-    blob = _with_last_chunk(good, frame)
+    assert read_everything(with_last_chunk(good, ZSTD_FRAME))["v"][4:].tolist() == [0, 1, 2, 3]
+    blob = with_last_chunk(good, frame)
     with pytest.raises(xh.HurrayFormatError, match=r"one Zstandard frame|truncated Zstandard"):
         read_everything(blob)
     assert len(verify_file(io.BytesIO(blob))) == 1
