@@ -1,0 +1,164 @@
+"""How opening a file and reading one region scale with the number of chunks.
+
+Run ``python benchmarks/index_scale.py`` (``--quick`` for the two smallest sizes); it
+prints Markdown.
+
+For files of about 10^3, 10^4, 10^5 and 10^6 chunks of 8 x 8 float32, mostly the
+fill value (NaN) with about 1% of the chunks holding data, scattered, and a few
+inside the region read: the write time, the file size, and the requests and bytes
+of opening the file plus reading one 100 x 100 region, counted by a request-logging
+byte source.  The same for an all-fill variable of 10^6 chunks.  The peer is a
+sharded Zarr store (format 3, shards of 32 x 32 chunks, empty chunks not written)
+of the same data, opened with xarray and read through a request-logging store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+import zarr
+
+import xarray_hurray as xh
+from xarray_hurray.io import LocalFileSource
+from xarray_hurray.testing import CountingSource, CountingStore
+
+CHUNK = 8
+"""Chunk side: 64 float32 elements, 256 bytes, per chunk."""
+
+SHARD = 32 * CHUNK
+"""Zarr shard side: 32 x 32 chunks per shard."""
+
+REGION = (slice(1000, 1100), slice(2000, 2100))
+"""The region read: 100 x 100 elements, about 13 x 13 chunks."""
+
+GRID_SIDES = (32, 100, 317, 1000)
+"""Chunk grids of about 10^3, 10^4, 10^5 and 10^6 chunks."""
+
+
+def dataset(grid_side: int, fill_only: bool = False) -> xr.Dataset:
+    """A NaN field of ``grid_side`` squared chunks, about 1% of them filled with data,
+    scattered, and some under :data:`REGION` where the field reaches it."""
+    side = grid_side * CHUNK
+    values = np.full((side, side), np.nan, dtype="f4")
+    if not fill_only:
+        rng = np.random.default_rng(grid_side)
+        count = max(grid_side * grid_side // 100, 1)
+        rows = rng.integers(0, grid_side, count)
+        cols = rng.integers(0, grid_side, count)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            values[r * CHUNK : (r + 1) * CHUNK, c * CHUNK : (c + 1) * CHUNK] = rng.random(
+                (CHUNK, CHUNK), dtype="f4"
+            )
+        values[1020:1030, 2040:2090] = 1.0  # real chunks inside the region, if it is there
+    return xr.Dataset({"v": (("y", "x"), values)})
+
+
+def region(side: int) -> tuple[slice, slice]:
+    """:data:`REGION`, moved inside an array of ``side`` elements where needed."""
+    return tuple(slice(min(s.start, side - 100), min(s.start, side - 100) + 100) for s in REGION)  # type: ignore[return-value]
+
+
+def hurray_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> dict[str, int]:
+    """Requests and bytes of opening ``path`` with xarray and reading ``key``."""
+    source = CountingSource(LocalFileSource(path))
+    ds = xr.open_dataset(source, engine="hurray")
+    opened = (len(source.requests), source.bytes_read)
+    got = ds["v"][key].values
+    np.testing.assert_array_equal(got, expected)
+    return {
+        "open_requests": opened[0],
+        "open_bytes": opened[1],
+        "read_requests": len(source.requests) - opened[0],
+        "read_bytes": source.bytes_read - opened[1],
+    }
+
+
+def zarr_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> dict[str, int]:
+    """Requests and bytes of opening the Zarr store ``path`` with xarray and reading
+    ``key``."""
+    store = CountingStore(zarr.storage.LocalStore(path, read_only=True))
+    ds = xr.open_dataset(store, engine="zarr", consolidated=True, chunks=None)
+    opened = (store.log.requests, store.log.bytes_read)
+    got = ds["v"][key].values
+    np.testing.assert_array_equal(got, expected)
+    return {
+        "open_requests": opened[0],
+        "open_bytes": opened[1],
+        "read_requests": store.log.requests - opened[0],
+        "read_bytes": store.log.bytes_read - opened[1],
+    }
+
+
+def write_zarr(ds: xr.Dataset, path: Path) -> None:
+    encoding = {"v": {"chunks": (CHUNK, CHUNK), "shards": (SHARD, SHARD)}}
+    ds.to_zarr(path, mode="w", zarr_format=3, encoding=encoding, consolidated=True)
+
+
+def timed(fn: object, *args: object) -> float:
+    start = time.perf_counter()
+    fn(*args)  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def kib(n: int) -> str:
+    return f"{n / 1024:.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only the two smallest sizes")
+    parser.add_argument("--no-zarr", action="store_true", help="skip the Zarr peer")
+    args = parser.parse_args()
+    sides = GRID_SIDES[:2] if args.quick else GRID_SIDES
+    work = Path(tempfile.mkdtemp(prefix="index-scale-"))
+    print(f"zarr {zarr.__version__}, xarray {xr.__version__}, numpy {np.__version__}\n")
+    print(
+        "| chunks | stored | file KiB | write s | open+read requests | open+read KiB "
+        "| (open / read requests) | zarr requests | zarr KiB | zarr write s |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    cases = [(side, False) for side in sides] + [(sides[-1], True)]
+    try:
+        for side, fill_only in cases:
+            ds = dataset(side, fill_only)
+            key = region(side * CHUNK)
+            expected = ds["v"].values[key]
+            path = work / f"{side}.hurray"
+            seconds = timed(xh.to_hurray, ds, path, encoding={"v": {"chunks": (CHUNK, CHUNK)}})
+            stored = int(np.count_nonzero(xh.open_reader(path).index("v")["size"]))
+            ours = hurray_costs(path, key, expected)
+            row = [
+                f"{side * side:,}" + (" (all fill)" if fill_only else ""),
+                f"{stored:,}",
+                kib(path.stat().st_size),
+                f"{seconds:.2f}",
+                str(ours["open_requests"] + ours["read_requests"]),
+                kib(ours["open_bytes"] + ours["read_bytes"]),
+                f"{ours['open_requests']} / {ours['read_requests']}",
+            ]
+            if args.no_zarr:
+                row += ["n/a"] * 3
+            else:
+                store = work / f"{side}.zarr"
+                zarr_seconds = timed(write_zarr, ds, store)
+                peer = zarr_costs(store, key, expected)
+                row += [
+                    str(peer["open_requests"] + peer["read_requests"]),
+                    kib(peer["open_bytes"] + peer["read_bytes"]),
+                    f"{zarr_seconds:.2f}",
+                ]
+                shutil.rmtree(store)
+            path.unlink()
+            print("| " + " | ".join(row) + " |", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
