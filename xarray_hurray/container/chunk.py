@@ -65,6 +65,29 @@ class ChunkCodec:
         rows = raw.view(np.uint8).reshape(-1, itemsize)
         return bool((rows == np.frombuffer(self.fill_bytes, dtype=np.uint8)).all())
 
+    def fill_chunks(self, array: np.ndarray) -> np.ndarray | None:
+        """For a whole array of the variable, which chunks (by row-major chunk index)
+        hold the fill value alone, by the rule of :meth:`is_fill`, found in one pass
+        over the array; None where that pass does not apply (text, 16-byte elements),
+        and :meth:`is_fill` is asked chunk by chunk instead."""
+        var = self.variable
+        size = len(self.fill_bytes)
+        if var.dtype == STRING or size not in (1, 2, 4, 8) or array.shape != var.shape:
+            return None
+        words = np.dtype(f"<u{size}")
+        values = np.ascontiguousarray(array, dtype=parse_element_type(var.dtype)).view(words)
+        equal = values == np.frombuffer(self.fill_bytes, dtype=words)[0]
+        grid = var.grid_shape
+        if not grid:
+            return equal.reshape(1)
+        if 0 in grid:
+            return np.zeros(0, dtype=bool)
+        # elements past the end of the array are padding, which does not count
+        padded = np.ones(tuple(g * c for g, c in zip(grid, var.chunks, strict=True)), bool)
+        padded[tuple(slice(0, n) for n in var.shape)] = equal
+        blocks = padded.reshape([n for g, c in zip(grid, var.chunks, strict=True) for n in (g, c)])
+        return blocks.all(axis=tuple(range(1, 2 * len(grid), 2))).reshape(-1)
+
     def encode(self, block: np.ndarray) -> bytes:
         """The stored bytes of ``block``, a chunk that may be cut short at the array's edge."""
         var = self.variable

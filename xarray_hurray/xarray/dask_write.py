@@ -134,8 +134,15 @@ class LocalChunks:
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
     ) -> Iterator[bytes]:
-        """The stored bytes of chunks ``chunk_ids``, in turn."""
+        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out), in turn."""
+        # in memory, the fill-only chunks are found in one pass, not chunk by chunk
+        fill = None
+        if not self.write_empty and isinstance(self.data, np.ndarray):
+            fill = self.codec.fill_chunks(self.data)
         for chunk_id in chunk_ids.tolist():
+            if fill is not None and fill[chunk_id]:
+                yield b""
+                continue
             block = self.data[chunk_box(self.codec.variable, chunk_id)]
             values = block.values if isinstance(block, xr.Variable) else np.asarray(block)
             yield stored_bytes(self.codec, values, self.write_empty)
@@ -516,8 +523,9 @@ class DaskWrite:
                             for start in range(0, len(part.chunk_ids), PLACEMENT_SLICE)
                             for chunk_id in part.chunk_ids[start : start + PLACEMENT_SLICE].tolist()
                         )
+                        name = part.name
                         for chunk_id, data in zip(ids, stream, strict=True):
-                            sink.write_chunk(part.name, chunk_id, data or None)
+                            sink.write_chunk(name, chunk_id, data or None)
                             if bar is not None:
                                 bar.update(1, len(data))
             finally:
