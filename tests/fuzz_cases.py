@@ -81,13 +81,34 @@ def tiny_file(directory: Path) -> bytes:
     return path.read_bytes()
 
 
+def tiny_tree_file(directory: Path) -> bytes:
+    """The bytes of a valid file of a tree of groups (a group in a group), with
+    missing chunks, a page of missing chunks only and a scalar string: small enough
+    to flip every bit."""
+    path = Path(directory) / "tree.hurray"
+    holes = np.full((4, 4), np.nan, dtype="f4")
+    holes[:2, :2] = 1.5
+    tree = xr.DataTree.from_dict(
+        {
+            "/": xr.Dataset({"v": (("y", "x"), holes)}),
+            "/g/h": xr.Dataset({"s": ((), "hi"), "n": (("k",), np.full(3, np.nan))}),
+        }
+    )
+    encoding = {"/": {"v": {"chunks": (2, 2)}}, "/g/h": {"n": {"chunks": (2,)}}}
+    xh.to_hurray(tree, path, encoding=encoding, codecs=None)
+    return path.read_bytes()
+
+
 def read_everything(blob: bytes, verify_checksums: bool = True) -> dict[str, object]:
-    """Open ``blob`` and read every variable and attribute."""
+    """Open ``blob`` and read every variable (of every group) and attribute."""
     reader = ContainerReader(FileObjectSource(io.BytesIO(blob)), verify_checksums=verify_checksums)
     out: dict[str, object] = {"attrs": reader.metadata.attrs}
-    for var in reader.metadata.variables:
-        out[var.name] = reader.read(var.name)
-        out[var.name + ".attrs"] = var.attrs
+    for path, group in reader.metadata.walk():
+        if path:
+            out[path + "/.attrs"] = group.attrs
+    for path, var in reader.metadata.all_variables():
+        out[path] = reader.read(path)
+        out[path + ".attrs"] = var.attrs
     return out
 
 

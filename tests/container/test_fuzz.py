@@ -22,6 +22,7 @@ from fuzz_cases import (
     reseal,
     small_file,
     tiny_file,
+    tiny_tree_file,
     with_last_chunk,
     with_metadata,
 )
@@ -65,8 +66,27 @@ def test_damaged_files_raise_only_format_errors(good, truth, seed):
         assert blob == good and _same(result, truth)
 
 
-def test_every_single_bit_flip_is_detected(tmp_path):
-    good = tiny_file(tmp_path)
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> bytes:
+    return tiny_tree_file(tmp_path_factory.mktemp("fuzz-tree"))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_damaged_trees_with_missing_chunks_raise_only_format_errors(tree, seed):
+    truth = read_everything(tree)
+    kind, blob = mutate(tree, random.Random(seed))
+    try:
+        result = read_everything(blob)
+    except xh.HurrayFormatError:
+        return
+    if "seal" not in kind and kind != "json":
+        assert blob == tree and _same(result, truth)
+
+
+@pytest.mark.parametrize("make", [tiny_file, tiny_tree_file], ids=["flat", "tree"])
+def test_every_single_bit_flip_is_detected(tmp_path, make):
+    good = make(tmp_path)
     flips = 0
     for position in range(len(good)):
         for bit in range(8):
@@ -211,6 +231,23 @@ def _set_variable(good: bytes, changes: dict) -> bytes:
 
 
 DEEP = "[" * 100 + "]" * 100
+
+
+def _group(name: object, groups: str = "") -> str:
+    """The JSON text of an empty group called ``name`` holding ``groups``."""
+    return json.dumps({"name": name, "attrs": {}, "variables": [], "groups": []})[:-2] + (
+        groups + "]}"
+    )
+
+
+def _nested_groups(depth: int) -> str:
+    """``depth`` groups, each inside the one before."""
+    text = _group("g")
+    for _ in range(depth - 1):
+        text = _group("g", text)
+    return text
+
+
 TYPED_INT8 = {"dtype": "int8", "shape": [1], "data": [300]}
 HILBERT_99 = {"name": "hilbert", "hilbert_rank": 2, "hilbert_order": 99}
 
@@ -261,6 +298,17 @@ def test_a_string_that_looks_nested_is_a_string(good):
         ('{"attrs":{"a":' + "[" * 10**5 + "]" * 10**5 + '},"variables":[]}', "nested"),
         ("\ufeff{}", "JSON"),
         ("[]", "exactly the keys attrs, groups, variables"),
+        ('{"attrs":{},"variables":[],"groups":{}}', "groups must be a list"),
+        ('{"attrs":{},"variables":[],"groups":[{"name":"a"}]}', "a group needs exactly"),
+        ('{"attrs":{},"variables":[],"groups":[' + _group("") + "]}", "must not be empty"),
+        ('{"attrs":{},"variables":[],"groups":[' + _group("a/b") + "]}", "contains '/'"),
+        ('{"attrs":{},"variables":[],"groups":[' + _group(5) + "]}", "must be a string"),
+        ('{"attrs":{},"variables":[],"groups":[' + _group("a") * 2 + "]}", "JSON"),
+        (
+            '{"attrs":{},"variables":[],"groups":[' + ",".join([_group("a")] * 2) + "]}",
+            "unique",
+        ),
+        ('{"attrs":{},"variables":[],"groups":[' + _nested_groups(20) + "]}", "deeper than"),
     ],
 )
 def test_hostile_metadata_json_is_rejected(good, text, match):

@@ -1,0 +1,16 @@
+"""The index-scale benchmark runs end to end on its smallest file."""
+
+from __future__ import annotations
+
+from scripts import run_script
+
+
+def test_smallest_file_prints_a_row_per_case() -> None:
+    out = run_script("benchmarks/index_scale.py", "--max-chunks", "1100")
+    assert "| chunks | stored | file KiB |" in out
+    rows = [line for line in out.splitlines() if line.startswith("| 1,024")]
+    assert len(rows) == 2 and "(all fill)" in rows[1]
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert int(cells[4]) <= 3  # open plus the region read
+        assert float(cells[5]) < 256  # KiB
