@@ -175,7 +175,9 @@ def element_bytes(value: object, name: str) -> bytes:
     """
     if name == STRING:
         if not isinstance(value, str):
-            raise HurrayTypeError(f"the fill value of a string variable must be a str, got {value!r}")
+            raise HurrayTypeError(
+                f"the fill value of a string variable must be a str, got {value!r}"
+            )
         return value.encode("utf-8")
     dtype = parse_element_type(name)
     array = np.asarray(value)
