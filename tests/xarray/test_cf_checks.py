@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 import xarray as xr
-from fuzz_cases import HEADER, HEADER_SIZE, with_metadata
+from fuzz_cases import metadata_text, with_metadata
 
 import xarray_hurray as xh
 
@@ -18,7 +18,7 @@ def hostile(tmp_path, dtype: str, data: list, attrs: dict) -> bytes:
     path = tmp_path / "cf.hurray"
     xh.to_hurray(xr.Dataset({"v": (("x",), np.array(data, dtype=dtype))}), path)
     good = path.read_bytes()
-    meta = json.loads(good[HEADER_SIZE : HEADER_SIZE + HEADER.unpack_from(good)[5]])
+    meta = json.loads(metadata_text(good))
     meta["variables"][0]["attrs"] = attrs
     return with_metadata(good, json.dumps(meta).encode())
 
@@ -89,7 +89,7 @@ def test_a_scalar_named_like_a_dimension_is_refused_by_name(tmp_path):
     path = tmp_path / "x.hurray"
     xh.to_hurray(xr.Dataset({"v": (("x",), [1, 2]), "s": ((), 5)}), path)
     good = path.read_bytes()
-    meta = json.loads(good[HEADER_SIZE : HEADER_SIZE + HEADER.unpack_from(good)[5]])
+    meta = json.loads(metadata_text(good))
     next(v for v in meta["variables"] if v["name"] == "s")["name"] = "x"
     blob = with_metadata(good, json.dumps(meta).encode())
     assert int(xh.open_reader(io.BytesIO(blob)).read("x")) == 5  # the format holds it
