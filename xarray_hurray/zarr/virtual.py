@@ -102,8 +102,10 @@ def manifest_array(reader: ContainerReader, var: VariableMeta, url: str) -> Mani
     )
     grid = tuple(math.ceil(n / c) for n, c in zip(var.shape, var.chunks, strict=True))
     index = reader.index(var.name)
+    # a missing chunk (format 1.1: size 0) has no reference: zarr reads it as the fill
+    paths = np.where(index["size"] == 0, "", url).astype(np.dtypes.StringDType())
     manifest = ChunkManifest.from_arrays(
-        paths=np.full(grid, url, dtype=np.dtypes.StringDType()),
+        paths=paths.reshape(grid),
         offsets=index["offset"].astype(np.uint64).reshape(grid),
         lengths=index["size"].astype(np.uint64).reshape(grid),
         validate_paths=False,
