@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import xarray as xr
 
-from ..container import has_magic
+from ..container import has_magic, open_reader
 from ..container.codecs import ALLOWED_CODECS
 from ..container.writer import move_into_place
 from ..errors import CliError
@@ -135,7 +135,15 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> xr.D
         with warnings.catch_warnings():
             # Zarr stores without consolidated metadata are expected here.
             warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
-            return xr.open_dataset(path, engine=engine, chunks={}, **kwargs)
+            ds = xr.open_dataset(path, engine=engine, chunks={}, **kwargs)
+        if engine == "hurray" and open_reader(path, **kwargs).metadata.groups:
+            # the dataset is the root group alone: converting it would drop the others
+            raise CliError(
+                f"{path} holds groups, and convert writes one dataset; convert its tree "
+                "in Python: xh.to_hurray(xr.open_datatree(path, engine='hurray'), out)",
+                value=path,
+            )
+        return ds
     except (ValueError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise CliError(f"cannot open {path}: {first}", value=path) from err
