@@ -10,7 +10,7 @@ import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import xarray as xr
@@ -332,7 +332,7 @@ def describe_group(
     its CF-encoded variables by name."""
     variables, attrs = encode_dataset(ds, encoding)
     meta = DatasetMeta(
-        attrs=dict(attrs),
+        attrs=cast(dict[str, Any], dict(attrs)),  # names are checked as attributes
         variables=tuple(
             describe_variable(key, var, defaults, chunk_bytes) for key, var in variables.items()
         ),
@@ -343,7 +343,7 @@ def describe_group(
 
 def describe_tree(
     tree: xr.DataTree,
-    encoding: Mapping[Hashable, Mapping[Hashable, Mapping[str, Any]]],
+    encoding: Mapping[Hashable, Any],
     defaults: Mapping[str, Any],
     chunk_bytes: int,
 ) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
