@@ -123,6 +123,10 @@ class ContainerReader:
             self._index_offsets = self.metadata.index_offsets(header.index_offset)
         else:
             self.header = slot = unpack_header_1_1(head, size)
+            # a 1.1 file changes only by appends that leave this version's bytes alone
+            allow_appends = getattr(source, "allow_appends", None)
+            if allow_appends is not None:
+                allow_appends()
             metadata, root = self._regions(
                 [
                     (slot.metadata_offset, slot.metadata_length, "metadata", slot.metadata_crc32c),
@@ -267,6 +271,15 @@ class ContainerReader:
             if offset
         ]
         return [part for part in parts if part[1]]
+
+    def root_entry(self, path: str) -> np.void:
+        """The root's reference to the page table of ``path`` (1.1): offset, crc32c."""
+        return self._root[self._numbers[path]]
+
+    def page_table(self, path: str) -> np.ndarray:
+        """The checked page table of ``path`` (1.1): a reference per index page."""
+        with self._lock:
+            return self._page_table(path, self.variable(path), self._numbers[path])
 
     def _page_table(self, path: str, var: VariableMeta, number: int) -> np.ndarray:
         """The checked page table of variable ``number``, read once (under the lock)."""

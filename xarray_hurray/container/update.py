@@ -25,7 +25,9 @@ import numpy as np
 
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
-from .checksum import verify
+from .checksum import crc32c, verify
+from .format import HEADER_SIZE_1_1, INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_SIZE, Slot
+from .index import page_lengths
 from .metadata import DatasetMeta, VariableMeta
 from .open import open_reader
 from .reader import ContainerReader
@@ -134,8 +136,10 @@ class FileUpdate:
     @contextlib.contextmanager
     def writer(
         self, metadata: DatasetMeta, written: Mapping[str, np.ndarray]
-    ) -> Iterator[StagedRewrite]:
-        """A writer of the new version, committed on a clean exit.
+    ) -> Iterator[StagedRewrite | InPlaceCommit]:
+        """A writer of the new version, committed on a clean exit: appended to a local
+        file of format 1.1 (:class:`InPlaceCommit`), else the whole file rewritten
+        (:class:`StagedRewrite`; a format 1.0 file becomes 1.1).
 
         Parameters
         ----------
@@ -146,6 +150,10 @@ class FileUpdate:
             the update stores; every other chunk of a variable the base holds with
             the same dimensions is kept.
         """
+        if self.remote is None and isinstance(self.base.header, Slot):
+            with InPlaceCommit(self.target, self.base, metadata, written) as commit:  # type: ignore[arg-type]
+                yield commit
+            return
         if self.remote is None:
             with StagedRewrite(self.target, self.base, metadata, written) as rewrite:  # type: ignore[arg-type]
                 yield rewrite
@@ -159,13 +167,15 @@ class FileUpdate:
 def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.ndarray]:
     """The chunks of ``old`` that ``new`` holds at the same chunk-grid position:
     ``(old row-major ids, new row-major ids)``.  Shapes may have grown; a variable
-    whose dimensions, chunks, element type, layout or codecs changed keeps nothing."""
-    same = (old.dims, old.chunks, old.dtype, old.layout, old.codecs) == (
+    whose dimensions, chunks, element type, layout, codecs or fill changed keeps
+    nothing."""
+    same = (old.dims, old.chunks, old.dtype, old.layout, old.codecs, old.fill_bytes) == (
         new.dims,
         new.chunks,
         new.dtype,
         new.layout,
         new.codecs,
+        new.fill_bytes,
     )
     if not same or any(o > n for o, n in zip(old.grid_shape, new.grid_shape, strict=True)):
         empty = np.empty(0, dtype=np.int64)
@@ -286,3 +296,199 @@ class StagedRewrite:
         except BaseException:
             self._writer.abort()
             raise
+
+
+WRITE_BUFFER = 4 * 2**20
+"""Bytes gathered before one ``pwrite`` while appending a version."""
+
+
+class InPlaceCommit:
+    """Append a new version after the bytes of a format 1.1 base and commit it by its
+    header slot, copy on write.
+
+    Changed chunks are appended as they come (any order).  Committing appends the
+    index pages that changed, a new page table for every changed variable (the others
+    keep theirs), a new root and the new metadata, makes them durable (``fsync``),
+    then writes the slot the base does not use with the next generation and makes
+    that durable.  Nothing the base references is ever overwritten: until the slot
+    is written the file reads as the base, and readers that opened the base keep
+    reading it.  Bytes after the base's ``file_length`` (left by a write that never
+    committed) are overwritten.
+
+    Parameters
+    ----------
+    path
+        The file, already locked by the caller.
+    base
+        The reader of the version the file holds (format 1.1).
+    metadata
+        The description of the new version.
+    written
+        By variable path, the chunks (row-major ids of the new grid) that change.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        base: ContainerReader,
+        metadata: DatasetMeta,
+        written: Mapping[str, np.ndarray],
+    ) -> None:
+        if not isinstance(base.header, Slot):
+            raise ValueError("an in-place commit needs a format 1.1 file")
+        self.base = base
+        self.metadata = metadata
+        self._slot = base.header
+        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+        self._position = self._slot.file_length
+        self._buffer = bytearray()
+        self._buffer_start = self._position
+        self._new: dict[str, list[tuple[int, int, int, int]]] = {name: [] for name in written}
+
+    def _append(self, data: bytes) -> int:
+        """Append ``data`` (through the buffer); its offset."""
+        offset = self._position
+        self._buffer += data
+        self._position += len(data)
+        if len(self._buffer) >= WRITE_BUFFER:
+            self._flush()
+        return offset
+
+    def _flush(self) -> None:
+        _write_at(self._fd, bytes(self._buffer), self._buffer_start)
+        self._buffer.clear()
+        self._buffer_start = self._position
+
+    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
+        """Store ``data`` as chunk ``chunk_id`` of ``name`` (None: missing, the fill)."""
+        if not data:
+            self._new.setdefault(name, []).append((chunk_id, 0, 0, 0))
+            return
+        offset = self._append(data)
+        self._new.setdefault(name, []).append((chunk_id, offset, len(data), crc32c(data)))
+
+    def _page_table(self, path: str, var: VariableMeta) -> tuple[int, int]:
+        """Append the changed pages and the page table of variable ``path`` of the new
+        version (unless nothing of it changed); its root entry ``(offset, crc32c)``."""
+        held = {p for p, _ in self.base.metadata.all_variables()}
+        old = self.base.variable(path) if path in held else None
+        new = np.array(self._new.get(path, []), dtype=np.int64).reshape(-1, 4)
+        if old is not None and old.to_json() == var.to_json() and not len(new):
+            entry = self.base.root_entry(path)
+            return int(entry["offset"]), int(entry["crc32c"])
+        count = var.chunk_count
+        lengths = page_lengths(count)
+        # where each chunk of the new version is: new, kept from the base, or missing
+        source = np.full(count, -1, dtype=np.int64)  # old chunk id, by new chunk id
+        if old is not None:
+            old_ids, new_ids = kept_chunks(old, var)
+            source[new_ids] = old_ids
+        source[new[:, 0]] = -1
+        # a page is kept when it holds the same chunks, at the same positions, as the
+        # base's page of that number, none of them written
+        kept_page = np.zeros(len(lengths), dtype=bool)
+        if old is not None and old.chunk_count:
+            same = np.zeros(count, dtype=bool)
+            shared = min(count, old.chunk_count)
+            same[:shared] = source[var.placement[:shared]] == old.placement[:shared]
+            same[var.position[new[:, 0]]] = False
+            old_lengths = page_lengths(old.chunk_count)
+            for page in range(min(len(lengths), len(old_lengths))):
+                rows = same[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
+                kept_page[page] = lengths[page] == old_lengths[page] and bool(rows.all())
+        table = np.zeros(len(lengths), dtype=REFERENCE)
+        if kept_page.any():
+            table[kept_page] = self.base.page_table(path)[kept_page]
+        # entries of the pages written, in placement order
+        positions = np.concatenate(
+            [
+                np.arange(p * PAGE_ENTRIES, min((p + 1) * PAGE_ENTRIES, count))
+                for p in np.flatnonzero(~kept_page)
+            ]
+            or [np.empty(0, dtype=np.int64)]
+        )
+        entries = np.zeros(len(positions), dtype=INDEX_ENTRY)
+        chunks = var.placement[positions]
+        from_base = source[chunks] >= 0
+        if from_base.any():
+            entries[from_base] = self.base.entries(path, source[chunks][from_base])
+        rank = np.full(count, -1, dtype=np.int64)
+        rank[chunks] = np.arange(len(chunks))
+        rows = rank[new[:, 0]]
+        entries["offset"][rows], entries["size"][rows], entries["crc32c"][rows] = new[:, 1:].T
+        start = 0
+        for page in np.flatnonzero(~kept_page).tolist():
+            page_entries = entries[start : start + int(lengths[page]) // INDEX_ENTRY.itemsize]
+            start += len(page_entries)
+            if page_entries["size"].any():  # else absent: all its chunks are missing
+                data = page_entries.tobytes()
+                table[page] = (self._append(data), crc32c(data))
+        if not len(table):
+            return 0, 0
+        data = table.tobytes()
+        return self._append(data), crc32c(data)
+
+    def commit(self) -> None:
+        """Append the index and metadata of the new version, make everything durable,
+        then switch the header to it."""
+        paths = self.metadata.all_variables()
+        root = np.zeros(len(paths), dtype=REFERENCE)
+        for number, (path, var) in enumerate(paths):
+            root[number] = self._page_table(path, var)
+        root_bytes, meta_bytes = root.tobytes(), self.metadata.to_bytes()
+        root_offset = self._append(root_bytes)
+        meta_offset = self._append(meta_bytes)
+        self._flush()
+        os.fsync(self._fd)  # every new part is on disk before a slot points to it
+        slot = Slot(
+            generation=self._slot.generation + 1,
+            metadata_offset=meta_offset,
+            metadata_length=len(meta_bytes),
+            metadata_crc32c=crc32c(meta_bytes),
+            root_offset=root_offset,
+            root_length=len(root_bytes),
+            root_crc32c=crc32c(root_bytes),
+            file_length=self._position,
+        )
+        header = os.pread(self._fd, HEADER_SIZE_1_1, 0)
+        prefix = header[: PREFIX.size]
+        # the slot the base does not use: the other one, or the damaged trace of a
+        # commit that never completed
+        active = next(
+            k
+            for k in (0, 1)
+            if Slot.unpack(prefix, header[PREFIX.size + k * SLOT_SIZE :][:SLOT_SIZE]) == self._slot
+        )
+        _write_at(self._fd, slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
+        os.fsync(self._fd)  # the commit
+        os.close(self._fd)
+
+    def abort(self) -> None:
+        """Leave the base as the file's version; what was appended stays unreferenced."""
+        os.close(self._fd)
+
+    def __enter__(self) -> InPlaceCommit:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            self.abort()
+            return
+        try:
+            self.commit()
+        except BaseException:
+            self.abort()
+            raise
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` (``pwrite`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done

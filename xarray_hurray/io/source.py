@@ -110,16 +110,19 @@ class LocalFileSource(ByteSource):
     The first open records the file's identity (device, inode, size, modification
     time), which travels with the pickled source; a reopen in another process, or
     after :meth:`close`, that finds a different file raises :class:`SourceChangedError`
-    rather than mixing the old metadata with the new bytes.
+    rather than mixing the old metadata with the new bytes.  After
+    :meth:`allow_appends`, the same file grown longer is accepted too.
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         identity: tuple[int, int, int, int] | None = None,
+        appends: bool = False,
     ) -> None:
         self.path = os.fspath(path)
         self._identity = identity
+        self._appends = appends
         self._descriptor: _Descriptor | None = None
         self._pid = -1
         self._lock = threading.Lock()
@@ -133,7 +136,7 @@ class LocalFileSource(ByteSource):
             if self._descriptor is None or self._pid != os.getpid():
                 descriptor = _Descriptor(os.open(self.path, os.O_RDONLY | _O_BINARY))
                 found = _identity(descriptor.fd)
-                if self._identity is not None and found != self._identity:
+                if self._identity is not None and not self._same(found):
                     raise SourceChangedError(
                         f"{self.path} was replaced or modified after it was opened; "
                         "open it again to read the new file",
@@ -141,6 +144,20 @@ class LocalFileSource(ByteSource):
                     )
                 self._descriptor, self._pid, self._identity = descriptor, os.getpid(), found
             return self._descriptor
+
+    def _same(self, found: tuple[int, int, int, int]) -> bool:
+        """Whether ``found`` is the identity of the file first opened (or, after
+        :meth:`allow_appends`, of that file grown by appends)."""
+        assert self._identity is not None
+        if not self._appends:
+            return found == self._identity
+        return found[:2] == self._identity[:2] and found[2] >= self._identity[2]
+
+    def allow_appends(self) -> None:
+        """Accept the file grown since it was opened, as long as it is the same file
+        (device and inode): its format promises that appends leave every byte a
+        reader of its earlier version uses as it was (Hurray 1.1 commits)."""
+        self._appends = True
 
     def read(self, start: int, stop: int) -> bytes:
         descriptor = self._open()
@@ -157,10 +174,10 @@ class LocalFileSource(ByteSource):
             self._descriptor = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "identity": self._identity}
+        return {"path": self.path, "identity": self._identity, "appends": self._appends}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], state["identity"])
+        self.__init__(state["path"], state["identity"], state.get("appends", False))
 
 
 class FileObjectSource(ByteSource):
