@@ -12,6 +12,7 @@ import numpy as np
 from ..container import ContainerReader, VariableMeta
 from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
+from ..container.update import storage_order
 from .common import add_file_arguments, open_reader, parse_storage_options
 
 
@@ -33,7 +34,9 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def describe(reader: ContainerReader, path: str, var: VariableMeta) -> dict[str, Any]:
+def describe(
+    reader: ContainerReader, path: str, var: VariableMeta, out_of_order: int = 0
+) -> dict[str, Any]:
     """The facts ``hurray info`` reports about the variable at ``path``.
 
     ``raw_bytes`` (the array's size in memory) and ``compression_ratio`` are None for
@@ -61,6 +64,7 @@ def describe(reader: ContainerReader, path: str, var: VariableMeta) -> dict[str,
         "stored_bytes": stored,
         "raw_bytes": raw,
         "compression_ratio": round(raw / stored, 3) if raw is not None and stored else None,
+        "out_of_order_chunks": out_of_order,
         "attrs": dict(var.attrs),
     }
 
@@ -68,13 +72,19 @@ def describe(reader: ContainerReader, path: str, var: VariableMeta) -> dict[str,
 def report(reader: ContainerReader) -> dict[str, Any]:
     """Everything ``hurray info`` reports about a file, as a JSON-ready dict."""
     header = reader.header
+    order = storage_order(reader)
     return {
         "file": reader.source.name,
         "format_version": ".".join(map(str, header.version)),
         "file_bytes": header.file_length,
+        "unreferenced_bytes": order["unreferenced_bytes"],
+        "uncommitted_bytes": order["uncommitted_bytes"],
         "attrs": dict(reader.metadata.attrs),
         "groups": ["/" + path for path, _ in reader.metadata.walk() if path],
-        "variables": [describe(reader, path, var) for path, var in reader.metadata.all_variables()],
+        "variables": [
+            describe(reader, path, var, order["out_of_order"][path])
+            for path, var in reader.metadata.all_variables()
+        ],
     }
 
 
@@ -103,6 +113,16 @@ def format_text(facts: dict[str, Any]) -> str:
     lines = [
         f"{facts['file']}: Hurray format {facts['format_version']}, {_size(facts['file_bytes'])}"
     ]
+    if facts["unreferenced_bytes"]:
+        lines.append(
+            f"  {_size(facts['unreferenced_bytes'])} no longer referenced "
+            "(earlier versions; `hurray compact` drops them)"
+        )
+    if facts["uncommitted_bytes"]:
+        lines.append(
+            f"  {_size(facts['uncommitted_bytes'])} after the end of the version "
+            "(a write that did not commit; the next write or `hurray compact` reuses them)"
+        )
     for key, value in facts["attrs"].items():
         lines.append(f"  :{key} = {_show(value)}")
     for var in facts["variables"]:
@@ -113,7 +133,9 @@ def format_text(facts: dict[str, Any]) -> str:
         lines.append(f"  chunks       {chunks} ({count})")
         lines.append(f"  layout       {_layout_name(var['layout'])}")
         axes = ", ".join(var["chunk_axes"]) or "-"
-        lines.append(f"  chunk order  {var['chunk_order']} over ({axes})")
+        order = var["out_of_order_chunks"]
+        placed = f", {order} chunks out of order (`hurray compact` restores it)" if order else ""
+        lines.append(f"  chunk order  {var['chunk_order']} over ({axes}){placed}")
         codecs = ", ".join(c["id"] for c in var["codecs"]) or "none"
         lines.append(f"  codecs       {codecs}")
         ratio = var["compression_ratio"]

@@ -10,7 +10,7 @@ from typing import NoReturn
 
 from .. import __version__
 from ..errors import CliError, HurrayError
-from . import convert, demo, info, plan, verify
+from . import compact, convert, demo, info, plan, verify
 
 USER_ERRORS = (
     HurrayError,
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for module in (demo, info, convert, plan, verify):
+    for module in (demo, info, convert, plan, verify, compact):
         module.add_parser(commands)
     return parser
 

@@ -135,11 +135,12 @@ class FileUpdate:
 
     @contextlib.contextmanager
     def writer(
-        self, metadata: DatasetMeta, written: Mapping[str, np.ndarray]
+        self, metadata: DatasetMeta, written: Mapping[str, np.ndarray], rewrite: bool = False
     ) -> Iterator[StagedRewrite | InPlaceCommit]:
         """A writer of the new version, committed on a clean exit: appended to a local
-        file of format 1.1 (:class:`InPlaceCommit`), else the whole file rewritten
-        (:class:`StagedRewrite`; a format 1.0 file becomes 1.1).
+        file of format 1.1 (:class:`InPlaceCommit`), else, or with ``rewrite``, the
+        whole file rewritten in placement order (:class:`StagedRewrite`; a format 1.0
+        file becomes 1.1).
 
         Parameters
         ----------
@@ -150,7 +151,7 @@ class FileUpdate:
             the update stores; every other chunk of a variable the base holds with
             the same dimensions is kept.
         """
-        if self.remote is None and isinstance(self.base.header, Slot):
+        if self.remote is None and isinstance(self.base.header, Slot) and not rewrite:
             with InPlaceCommit(self.target, self.base, metadata, written) as commit:  # type: ignore[arg-type]
                 yield commit
             return
@@ -296,6 +297,45 @@ class StagedRewrite:
         except BaseException:
             self._writer.abort()
             raise
+
+
+def compact(
+    target: str | os.PathLike[str] | UploadTarget,
+    storage_options: Mapping[str, Any] | None = None,
+) -> None:
+    """Rewrite the file at ``target`` with every chunk in placement order and no
+    unreferenced bytes, atomically, under its writer lock (``hurray compact``)."""
+    with FileUpdate(target, storage_options) as update:
+        with update.writer(update.base.metadata, {}, rewrite=True):
+            pass
+
+
+def storage_order(reader: ContainerReader) -> dict[str, Any]:
+    """How well the file's bytes follow the chunk curves, for ``hurray info``.
+
+    Returns ``unreferenced_bytes`` (bytes of the version that nothing references:
+    what earlier versions used), ``uncommitted_bytes`` (after the version's end: left
+    by a write that did not commit) and, by variable path, ``out_of_order``: stored
+    chunks lying before the stored chunk preceding them in placement order.
+    """
+    header = reader.header
+    used = HEADER_SIZE_1_1 if isinstance(header, Slot) else 64
+    used += header.metadata_length
+    if isinstance(header, Slot):
+        used += header.root_length
+    out_of_order = {}
+    for path, var in reader.metadata.all_variables():
+        used += sum(length for _, length in reader.index_parts(path))
+        entries = reader.index(path)[var.placement]
+        stored = entries[entries["size"] != 0]
+        used += int(stored["size"].sum())
+        out_of_order[path] = int(np.count_nonzero(np.diff(stored["offset"].astype(np.int64)) < 0))
+    size = reader.source.size()
+    return {
+        "unreferenced_bytes": header.file_length - used,
+        "uncommitted_bytes": None if size is None else size - header.file_length,
+        "out_of_order": out_of_order,
+    }
 
 
 WRITE_BUFFER = 4 * 2**20

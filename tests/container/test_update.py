@@ -1,0 +1,82 @@
+"""Commits into a 1.1 file: cost proportional to the change, placement order kept or
+reported, and compaction back to full curve order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.cli import main
+from xarray_hurray.container import open_reader, verify_file
+from xarray_hurray.container.update import compact, storage_order
+
+
+def year(days: int, start: int = 0) -> xr.Dataset:
+    values = np.random.default_rng(0).random((start + days, 32, 64), dtype="float32")
+    return xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), values[start:])},
+        coords={"time": pd.date_range("2023-01-01", periods=start + days)[start:]},
+    )
+
+
+ENCODING = {"t2m": {"chunks": (1, 16, 16), "chunk_axes": ["lat", "lon"]}, "time": {"chunks": (32,)}}
+
+
+@pytest.fixture
+def path(tmp_path):
+    target = tmp_path / "year.hurray"
+    xh.to_hurray(year(60), target, encoding=ENCODING)
+    return target
+
+
+def test_an_append_writes_about_the_day_and_keeps_curve_order(path):
+    before = path.stat().st_size
+    xh.to_hurray(year(1, start=60), path, append_dim="time")
+    grown = path.stat().st_size - before
+    reader = open_reader(path)
+    day = int(reader.index("t2m")["size"][-8:].sum())  # the 8 chunks of the new day
+    # the day's chunks, the rewritten last index page (at most 1024 entries of 20
+    # bytes) and time chunk, new page tables, root and metadata: far from the file
+    assert day < grown < day + 1024 * 20 + 4_000 < before / 10
+    order = storage_order(reader)
+    assert order["out_of_order"] == {"t2m": 0, "time": 0}
+    assert order["uncommitted_bytes"] == 0
+    xr.testing.assert_identical(xr.open_dataset(path, engine="hurray").load(), year(61))
+
+
+def test_a_region_write_writes_its_chunks_and_compact_restores_order(path, capsys):
+    before = path.stat().st_size
+    fix = year(2, start=10) * 0 - 1
+    xh.to_hurray(fix.drop_vars("time"), path, region={"time": slice(10, 12)})
+    assert path.stat().st_size - before < 2 * 8 * 16 * 16 * 4 + 8_000
+    order = storage_order(open_reader(path))
+    assert order["out_of_order"]["t2m"] > 0 and order["unreferenced_bytes"] > 0
+    assert main(["info", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "no longer referenced" in text and "out of order" in text
+    expected = year(60)
+    expected["t2m"][10:12] = -1
+    assert main(["compact", str(path)]) == 0
+    after = storage_order(open_reader(path))
+    assert after == {
+        "unreferenced_bytes": 0,
+        "uncommitted_bytes": 0,
+        "out_of_order": {"t2m": 0, "time": 0},
+    }
+    assert verify_file(path) == []
+    xr.testing.assert_identical(xr.open_dataset(path, engine="hurray").load(), expected)
+
+
+def test_compact_turns_a_1_0_file_into_1_1_with_the_same_values(tmp_path):
+    golden = tmp_path / "old.hurray"
+    golden.write_bytes(open("tests/data/hurray_file_golden.hurray", "rb").read())
+    old = open_reader(golden)
+    values = {p: old.read(p) for p, _ in old.metadata.all_variables()}
+    compact(golden)
+    new = open_reader(golden)
+    assert new.version == (1, 1)
+    for p, v in values.items():
+        np.testing.assert_array_equal(new.read(p), v)

@@ -1,0 +1,29 @@
+"""``hurray compact``: rewrite a file in full curve order, without unreferenced bytes."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..container.update import compact
+from .common import add_file_arguments, parse_storage_options
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register ``hurray compact``."""
+    parser = commands.add_parser(
+        "compact",
+        help="rewrite a file with every chunk in curve order and no unreferenced bytes",
+        description="Rewrite a Hurray file after appends and region writes: every chunk in "
+        "the placement order of its curve, the bytes earlier versions used dropped, as "
+        "format 1.1.  Chunks are copied as stored (checked, never re-encoded); the file "
+        "is replaced at one instant under its writer lock.",
+    )
+    add_file_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compact ``args.file``."""
+    compact(args.file, parse_storage_options(args.storage_option))
+    print(f"{args.file}: compacted")
+    return 0
