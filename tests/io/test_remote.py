@@ -604,3 +604,21 @@ def test_retry_policy_refuses_nonsense():
     for bad in ({"timeout": 0}, {"retries": -1}, {"retries": 1.5}, {"backoff": "x"}):
         with pytest.raises(ValueError, match="retry"):
             RetryPolicy(**bad)
+
+
+def test_s3_append_and_region_write_replace_the_object_whole(s3):
+    url = f"s3://{s3.bucket}/dir/a.hurray"
+    so = s3.storage_options
+    ds = xr.Dataset({"v": (("t", "x"), np.arange(40.0).reshape(8, 5))}, coords={"t": np.arange(8)})
+    xh.to_hurray(
+        ds.isel(t=slice(0, 5)), url, storage_options=so, encoding={"v": {"chunks": (2, 5)}}
+    )
+    xh.to_hurray(ds.isel(t=slice(5, 8)), url, storage_options=so, append_dim="t")
+    fix = ds.isel(t=slice(2, 4)).drop_vars("t") * -1
+    xh.to_hurray(fix, url, storage_options=so, region={"t": slice(2, 4)})
+    expected = ds.copy(deep=True)
+    expected["v"][2:4] *= -1
+    with xr.open_dataset(url, engine="hurray", storage_options=so) as out:
+        xr.testing.assert_identical(out.load(), expected)
+    with pytest.raises(FileExistsError):
+        xh.to_hurray(ds, url, storage_options=so, mode="w-")

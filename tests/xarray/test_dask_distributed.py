@@ -81,3 +81,21 @@ def test_a_failing_task_on_the_cluster_leaves_no_file(client, tmp_path):
     with pytest.raises(RuntimeError, match="worker lost its input"):
         xh.to_hurray(xr.Dataset({"v": (("x",), failing)}), tmp_path / "f.hurray")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_appends_and_region_writes_on_the_cluster(client, tmp_path):
+    path = tmp_path / "a.hurray"
+    whole = dataset()
+    encoding = {"v": {"chunks": (16, 16, 3)}}
+    xh.to_hurray(whole.isel(y=slice(0, 48)), path, encoding=encoding)
+    xh.to_hurray(whole.isel(y=slice(48, 80)), path, append_dim="y")
+    pending = xh.to_hurray(whole.isel(y=slice(80, 96)), path, append_dim="y", compute=False)
+    client.compute(pending).result()
+    fix = (whole.isel(y=slice(32, 64)) * 0 - 5).drop_vars(["x", "band"])
+    fix["v"].attrs = whole["v"].attrs
+    xh.to_hurray(fix, path, region={"y": slice(32, 64)})
+    expected = whole.copy()
+    expected["v"] = whole["v"].copy()
+    expected["v"][32:64] = -5
+    with xr.open_dataset(path, engine="hurray") as out:
+        xr.testing.assert_identical(out.load(), expected.compute())
