@@ -40,6 +40,7 @@ from xarray_hurray.io import (
     SourceChangedError,
     SourceReadError,
 )
+from xarray_hurray.io.multipart import pending_uploads
 from xarray_hurray.testing import CountingSource
 
 SIDE, CHUNK = 256, 32
@@ -622,3 +623,20 @@ def test_s3_append_and_region_write_replace_the_object_whole(s3):
         xr.testing.assert_identical(out.load(), expected)
     with pytest.raises(FileExistsError):
         xh.to_hurray(ds, url, storage_options=so, mode="w-")
+
+
+def test_s3_append_copies_the_old_bytes_on_the_server(s3):
+    """An object of two smallest parts or more: the new object is the old bytes copied
+    by the store (UploadPartCopy), the new ones uploaded, one slot changed."""
+    url = f"s3://{s3.bucket}/big.hurray"
+    so = s3.storage_options
+    rng = np.random.default_rng(3)
+    values = rng.random((12, 512, 512), dtype="float32")  # 12.6 MB, incompressible
+    ds = xr.Dataset({"v": (("t", "y", "x"), values)})
+    enc = {"v": {"chunks": (1, 256, 256), "chunk_axes": ["y", "x"], "codecs": None}}
+    xh.to_hurray(ds.isel(t=slice(0, 10)), url, storage_options=so, encoding=enc)
+    xh.to_hurray(ds.isel(t=slice(10, 12)), url, storage_options=so, append_dim="t")
+    reader = xh.open_reader(url, storage_options=so)
+    assert reader.header.generation == 2  # committed by slot, not rewritten
+    np.testing.assert_array_equal(reader.read("v"), values)
+    assert pending_uploads(url, so) == []

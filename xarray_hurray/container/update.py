@@ -15,6 +15,8 @@ killed at any point before leaves it exactly as it was.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -25,6 +27,7 @@ import numpy as np
 
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
+from ..io.multipart import S3_RULES, MultipartUpload, Part, object_etag, start_multipart
 from .checksum import crc32c, verify
 from .format import HEADER_SIZE_1_1, INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_SIZE, Slot
 from .index import page_lengths
@@ -138,9 +141,11 @@ class FileUpdate:
         self, metadata: DatasetMeta, written: Mapping[str, np.ndarray], rewrite: bool = False
     ) -> Iterator[StagedRewrite | InPlaceCommit]:
         """A writer of the new version, committed on a clean exit: appended to a local
-        file of format 1.1 (:class:`InPlaceCommit`), else, or with ``rewrite``, the
-        whole file rewritten in placement order (:class:`StagedRewrite`; a format 1.0
-        file becomes 1.1).
+        file of format 1.1 (:class:`InPlaceCommit`) or, for an ``s3://`` object of
+        format 1.1, a new object of the old bytes copied by the store and the new ones
+        appended (:class:`MultipartCommit`); else, or with ``rewrite``, the whole file
+        rewritten in placement order (:class:`StagedRewrite`; a format 1.0 file
+        becomes 1.1), locally then uploaded whole for an object.
 
         Parameters
         ----------
@@ -158,6 +163,17 @@ class FileUpdate:
         if self.remote is None:
             with StagedRewrite(self.target, self.base, metadata, written) as rewrite:  # type: ignore[arg-type]
                 yield rewrite
+            return
+        url = os.fspath(self.target) if isinstance(self.target, str | os.PathLike) else ""
+        upload = None
+        # below two smallest parts, rewriting the object costs no more than its head
+        large = self.base.header.file_length >= 2 * S3_RULES.min_part
+        if isinstance(self.base.header, Slot) and not rewrite and url and large:
+            upload = start_multipart(url, self.storage_options or {})
+        if upload is not None:
+            etag = object_etag(url, self.storage_options or {})
+            with MultipartCommit(url, self.base, metadata, written, upload, etag) as commit:
+                yield commit
             return
         name = Path(self.base.source.name).name or "update.hurray"
         with staged_upload(self.remote, name) as local:
@@ -379,7 +395,7 @@ class InPlaceCommit:
         self.base = base
         self.metadata = metadata
         self._slot = base.header
-        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0)) if path else -1
         self._position = self._slot.file_length
         self._buffer = bytearray()
         self._buffer_start = self._position
@@ -390,14 +406,30 @@ class InPlaceCommit:
         offset = self._position
         self._buffer += data
         self._position += len(data)
-        if len(self._buffer) >= WRITE_BUFFER:
+        if len(self._buffer) >= self._buffer_limit():
             self._flush()
         return offset
+
+    def _buffer_limit(self) -> int:
+        return WRITE_BUFFER
 
     def _flush(self) -> None:
         _write_at(self._fd, bytes(self._buffer), self._buffer_start)
         self._buffer.clear()
         self._buffer_start = self._position
+
+    def _header(self) -> bytes:
+        """The header of the base, as it is now."""
+        return os.pread(self._fd, HEADER_SIZE_1_1, 0)
+
+    def _sync(self) -> None:
+        os.fsync(self._fd)
+
+    def _finish(self, slot: bytes, offset: int) -> None:
+        """Write the new slot at ``offset`` and make it durable: the commit."""
+        _write_at(self._fd, slot, offset)
+        os.fsync(self._fd)
+        os.close(self._fd)
 
     def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
         """Store ``data`` as chunk ``chunk_id`` of ``name`` (None: missing, the fill)."""
@@ -479,7 +511,7 @@ class InPlaceCommit:
         root_offset = self._append(root_bytes)
         meta_offset = self._append(meta_bytes)
         self._flush()
-        os.fsync(self._fd)  # every new part is on disk before a slot points to it
+        self._sync()  # every new part is on disk before a slot points to it
         slot = Slot(
             generation=self._slot.generation + 1,
             metadata_offset=meta_offset,
@@ -490,7 +522,7 @@ class InPlaceCommit:
             root_crc32c=crc32c(root_bytes),
             file_length=self._position,
         )
-        header = os.pread(self._fd, HEADER_SIZE_1_1, 0)
+        header = self._header()
         prefix = header[: PREFIX.size]
         # the slot the base does not use: the other one, or the damaged trace of a
         # commit that never completed
@@ -499,9 +531,7 @@ class InPlaceCommit:
             for k in (0, 1)
             if Slot.unpack(prefix, header[PREFIX.size + k * SLOT_SIZE :][:SLOT_SIZE]) == self._slot
         )
-        _write_at(self._fd, slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
-        os.fsync(self._fd)  # the commit
-        os.close(self._fd)
+        self._finish(slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
 
     def abort(self) -> None:
         """Leave the base as the file's version; what was appended stays unreferenced."""
@@ -524,6 +554,88 @@ class InPlaceCommit:
         except BaseException:
             self.abort()
             raise
+
+
+class MultipartCommit(InPlaceCommit):
+    """:class:`InPlaceCommit` for an object: the new version is a new object, put
+    together by a multipart upload that the store completes at one instant.
+
+    Part 1 is the first bytes of the old object (at least the store's smallest part)
+    with the new header slot, downloaded and uploaded; the rest of the old version's
+    bytes are copied by the store itself (``UploadPartCopy``), never downloaded; the
+    new bytes follow as uploaded parts.  Every copy insists on the version of the
+    object the update read (its ETag), so an object changed meanwhile fails the
+    update instead of mixing two versions.
+
+    Parameters
+    ----------
+    url
+        The object.
+    base
+        Its reader (format 1.1).
+    metadata, written
+        As for :class:`InPlaceCommit`.
+    upload
+        A multipart upload started at ``url``.
+    etag
+        The ETag of the object ``base`` reads.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        base: ContainerReader,
+        metadata: DatasetMeta,
+        written: Mapping[str, np.ndarray],
+        upload: MultipartUpload,
+        etag: str,
+    ) -> None:
+        super().__init__("", base, metadata, written)
+        self.url, self.upload, self.etag = url, upload, etag
+        rules = upload.rules
+        length = self._slot.file_length
+        # the head part is the smallest part; the copies after it are at least as large
+        if length < 2 * rules.min_part:
+            raise HurrayValueError(f"{url} is too small for a multipart commit; rewrite it")
+        head = rules.min_part
+        self._head = base.source.read(0, head)
+        if len(self._head) != head:
+            raise HurrayFormatError(f"truncated object {url}: its first {head} bytes")
+        pieces = math.ceil((length - head) / rules.max_part)
+        cuts = np.linspace(head, length, pieces + 1).astype(np.int64).tolist()
+        self._copies = list(itertools.pairwise(cuts))
+        self._parts: list[Part] = []
+        self._next_part = 2 + len(self._copies)
+
+    def _buffer_limit(self) -> int:
+        return PART_BYTES
+
+    def _flush(self) -> None:
+        if self._buffer:
+            self._parts.append(self.upload.upload_part(self._next_part, bytes(self._buffer)))
+            self._next_part += 1
+        self._buffer.clear()
+        self._buffer_start = self._position
+
+    def _header(self) -> bytes:
+        return self._head[:HEADER_SIZE_1_1]
+
+    def _sync(self) -> None:
+        pass  # the store holds an uploaded part durably
+
+    def _finish(self, slot: bytes, offset: int) -> None:
+        head = self._head[:offset] + slot + self._head[offset + len(slot) :]
+        parts = [self.upload.upload_part(1, head)]
+        for number, (start, stop) in enumerate(self._copies, start=2):
+            parts.append(self.upload.copy_part(number, self.url, start, stop, self.etag))
+        self.upload.complete(parts + self._parts)  # the commit
+
+    def abort(self) -> None:
+        self.upload.abort()
+
+
+PART_BYTES = 64 * 2**20
+"""New bytes gathered into one uploaded part of a :class:`MultipartCommit`."""
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> None:

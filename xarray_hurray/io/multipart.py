@@ -82,6 +82,12 @@ class MultipartUpload(ABC):
         """Upload ``data`` as part ``number`` (1-based)."""
 
     @abstractmethod
+    def copy_part(self, number: int, source: str, start: int, stop: int, etag: str) -> Part:
+        """Make bytes ``[start, stop)`` of the object ``source`` (a URL of the same
+        store) part ``number``, copied by the store: nothing is downloaded.  The copy
+        fails unless ``source`` still has the version ``etag``."""
+
+    @abstractmethod
     def complete(self, parts: Sequence[Part]) -> None:
         """Join ``parts`` in number order into the object, which appears now (replacing
         any object at the target).  Part numbers may have gaps."""
@@ -135,6 +141,23 @@ class S3MultipartUpload(MultipartUpload):
         )
         return Part(number, answer["ETag"])
 
+    def copy_part(self, number: int, source: str, start: int, stop: int, etag: str) -> Part:
+        if not 1 <= number <= self.rules.max_parts:
+            raise HurrayValueError(f"part number {number} outside 1..{self.rules.max_parts}")
+        fs, bucket, key = _s3(self.url, self.storage_options)
+        _, source_bucket, source_key = _s3(source, self.storage_options)
+        answer = fs.call_s3(
+            "upload_part_copy",
+            Bucket=bucket,
+            Key=key,
+            UploadId=self.upload_id,
+            PartNumber=number,
+            CopySource={"Bucket": source_bucket, "Key": source_key},
+            CopySourceRange=f"bytes={start}-{stop - 1}",
+            CopySourceIfMatch=etag,
+        )
+        return Part(number, answer["CopyPartResult"]["ETag"])
+
     def complete(self, parts: Sequence[Part]) -> None:
         fs, bucket, key = _s3(self.url, self.storage_options)
         listed = [{"PartNumber": p.number, "ETag": p.etag} for p in sorted(parts, key=_number)]
@@ -181,6 +204,13 @@ def start_multipart(url: str, storage_options: Mapping[str, Any]) -> MultipartUp
     if not _is_s3(url):
         return None
     return S3MultipartUpload.start(url, storage_options)
+
+
+def object_etag(url: str, storage_options: Mapping[str, Any]) -> str:
+    """The ETag of the ``s3://`` object at ``url`` now: the version a later
+    :meth:`MultipartUpload.copy_part` insists on."""
+    fs, bucket, key = _s3(url, storage_options)
+    return str(fs.call_s3("head_object", Bucket=bucket, Key=key)["ETag"])
 
 
 def pending_uploads(url: str, storage_options: Mapping[str, Any]) -> list[str]:
