@@ -10,7 +10,7 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.cli import main
-from xarray_hurray.container import open_reader, verify_file
+from xarray_hurray.container import HurrayFormatError, open_reader, verify_file
 from xarray_hurray.container.update import compact, storage_order
 
 
@@ -80,3 +80,15 @@ def test_compact_turns_a_1_0_file_into_1_1_with_the_same_values(tmp_path):
     assert new.version == (1, 1)
     for p, v in values.items():
         np.testing.assert_array_equal(new.read(p), v)
+
+
+def test_a_damaged_chunk_stops_a_rewrite_and_the_file_stays(path):
+    reader = open_reader(path)
+    entry = reader.index("t2m")[5]
+    data = bytearray(path.read_bytes())
+    data[int(entry["offset"]) + 3] ^= 0xFF  # one chunk of the old version damaged
+    path.write_bytes(bytes(data))
+    with pytest.raises(HurrayFormatError, match="checksum mismatch in chunk 5"):
+        compact(path)
+    assert path.read_bytes() == bytes(data)
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
