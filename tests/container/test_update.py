@@ -92,3 +92,24 @@ def test_a_damaged_chunk_stops_a_rewrite_and_the_file_stays(path):
         compact(path)
     assert path.read_bytes() == bytes(data)
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+@pytest.mark.parametrize("order", ["hilbert", "morton"])
+def test_appends_along_a_curve_axis_reorder_the_index_not_the_data(tmp_path, order):
+    """The curve runs over time too: a longer grid places the old chunks anew, so the
+    index pages are rewritten (entries permuted), while their bytes stay where they
+    are, out of the new order until compacted."""
+    path = tmp_path / "c.hurray"
+    values = np.arange(40 * 24, dtype="int32").reshape(40, 24)
+    ds = xr.Dataset({"v": (("time", "x"), values)})
+    xh.to_hurray(
+        ds.isel(time=slice(0, 9)), path, encoding={"v": {"chunks": (2, 4)}}, chunk_order=order
+    )
+    for start, stop in [(9, 10), (10, 17), (17, 40)]:
+        xh.to_hurray(ds.isel(time=slice(start, stop)), path, append_dim="time")
+        assert verify_file(path) == []
+        np.testing.assert_array_equal(open_reader(path).read("v"), values[:stop])
+    assert storage_order(open_reader(path))["out_of_order"]["v"] > 0
+    compact(path)
+    assert storage_order(open_reader(path))["out_of_order"]["v"] == 0
+    np.testing.assert_array_equal(open_reader(path).read("v"), values)
