@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,9 @@ CodecSpec = str | Mapping[str, Any] | Codec | None
 """What users name a codec by: an id, a numcodecs config or codec, or None."""
 
 
-def parse_codecs(spec: CodecSpec | Sequence[CodecSpec]) -> tuple[dict[str, Any], ...]:
+def parse_codecs(
+    spec: CodecSpec | Sequence[CodecSpec], *, try_encoding: bool = False
+) -> tuple[dict[str, Any], ...]:
     """The full numcodecs configurations of a codec chain.
 
     Parameters
@@ -27,6 +30,11 @@ def parse_codecs(spec: CodecSpec | Sequence[CodecSpec]) -> tuple[dict[str, Any],
     spec
         ``None`` or ``"none"`` for no codec, a codec id such as ``"zstd"``, a numcodecs
         config dict or :class:`numcodecs.abc.Codec`, or a list of those applied in order.
+    try_encoding
+        Also encode a few bytes with each codec: numcodecs takes settings it cannot
+        use (``{"id": "zlib", "level": 99}``, a blosc ``cname`` it does not know, a zstd
+        ``level`` that is not a number) and fails only when encoding, which a writer
+        must find out before it creates its file.  Reading needs no encoding.
 
     Raises
     ------
@@ -49,8 +57,11 @@ def parse_codecs(spec: CodecSpec | Sequence[CodecSpec]) -> tuple[dict[str, Any],
                 value=item,
             )
         try:
-            configs.append(numcodecs.get_codec(dict(item)).get_config())
-        except (TypeError, ValueError) as err:
+            codec = numcodecs.get_codec(dict(item))
+            if try_encoding:
+                codec.encode(np.arange(64, dtype=np.uint8))
+            configs.append(codec.get_config())
+        except (TypeError, ValueError, RuntimeError, zlib.error) as err:
             raise HurrayValueError(
                 f"invalid {item['id']} codec configuration {dict(item)}: {err}", value=item
             ) from err

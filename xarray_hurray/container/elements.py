@@ -96,6 +96,12 @@ def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
         items = buffer.tolist()
         try:
             encoded = [item.encode("utf-8") for item in items]
+        except UnicodeEncodeError as err:
+            raise HurrayValueError(
+                f"a string variable holds text that is not valid Unicode (a lone "
+                f"surrogate): {err.object[max(err.start - 20, 0) : err.end + 20]!r}",
+                value=err.object,
+            ) from err
         except AttributeError as err:
             bad = next(item for item in items if not isinstance(item, str))
             raise HurrayTypeError(
@@ -106,6 +112,8 @@ def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
         lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded))
         return np.frombuffer(lengths.tobytes() + b"".join(encoded), dtype=np.uint8)
     array = np.ascontiguousarray(buffer, dtype=parse_element_type(name))
+    if array.dtype.kind == "U":
+        check_code_points(array.view("<u4"))
     return array.view(np.uint8) if array.dtype.kind in "bSU" else array
 
 

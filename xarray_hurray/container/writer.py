@@ -24,6 +24,7 @@ from .format import (
 )
 from .index import page_lengths
 from .metadata import DatasetMeta
+from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
 
 
 class ContainerWriter:
@@ -77,11 +78,15 @@ class ContainerWriter:
         self._written = dict.fromkeys(self._entries, 0)
         self._expected = self.placement()
         self._next = next(self._expected, None)
-        self._tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        self.path = writable_target(self.path)
+        remove_leftovers(self.path)
+        self._tmp = temporary_path(self.path)
         fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(fd, "wb")
+        ON_SIGTERM.add(self._tmp)
         self._position = position
         try:
+            keep_mode(self.path, fd)
             self._file.write(bytes(self._position))
         except BaseException:
             self.abort()
@@ -177,11 +182,21 @@ class ContainerWriter:
             _sync_directory(self.path.parent)
         else:
             move_into_place(self._tmp, self.path)
+        ON_SIGTERM.discard(self._tmp)
 
     def abort(self) -> None:
-        """Discard the temporary file; ``path`` is left untouched."""
-        self._file.close()
-        self._tmp.unlink(missing_ok=True)
+        """Discard the temporary file; ``path`` is left untouched.
+
+        The file is deleted even when closing it fails, as it does after a full disk
+        (ENOSPC) or a file size limit (EFBIG): closing flushes the buffer again.
+        """
+        try:
+            self._file.close()
+        except OSError:
+            pass  # the write already failed; the file goes either way
+        finally:
+            self._tmp.unlink(missing_ok=True)
+            ON_SIGTERM.discard(self._tmp)
 
     def __enter__(self) -> ContainerWriter:
         return self

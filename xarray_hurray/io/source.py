@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -134,7 +135,16 @@ class LocalFileSource(ByteSource):
     def _open(self) -> _Descriptor:
         with self._lock:
             if self._descriptor is None or self._pid != os.getpid():
-                descriptor = _Descriptor(os.open(self.path, os.O_RDONLY | _O_BINARY))
+                # non-blocking: opening a FIFO for reading would wait for a writer
+                flags = os.O_RDONLY | _O_BINARY | getattr(os, "O_NONBLOCK", 0)
+                descriptor = _Descriptor(os.open(self.path, flags))
+                mode = os.fstat(descriptor.fd).st_mode
+                if not stat.S_ISREG(mode):
+                    raise HurrayValueError(
+                        f"{self.path} is not a regular file (a FIFO, device, socket or "
+                        "directory): it cannot hold a Hurray file",
+                        value=self.path,
+                    )
                 found = _identity(descriptor.fd)
                 if self._identity is not None and not self._same(found):
                     raise SourceChangedError(

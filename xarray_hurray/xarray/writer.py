@@ -20,8 +20,9 @@ from xarray.backends.common import NONE_VAR_NAME
 
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.codecs import CodecSpec
-from ..container.elements import element_bytes
+from ..container.elements import element_bytes, to_bytes
 from ..container.metadata import check_node_name
+from ..container.tempfiles import writable_target
 from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, staged_upload, upload_target
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
@@ -185,6 +186,10 @@ def describe_variable(
             itemsize = STRING_ITEMSIZE if dtype == "string" else var.dtype.itemsize
             chunks = auto_chunks(var.shape, itemsize, chunk_bytes)
         chunks = tuple(chunks)
+        if isinstance(var.data, np.ndarray) and var.dtype.kind in "UO":
+            # text is checked now, before the file exists; dask-backed text when each
+            # chunk is encoded (a failure then still removes the temporary file)
+            to_bytes(var.data.reshape(-1), dtype)
         return VariableMeta(
             name=name,
             dims=tuple(var.dims),
@@ -192,7 +197,7 @@ def describe_variable(
             dtype=dtype,
             chunks=chunks,
             layout=_layout(settings["layout"], chunks),
-            codecs=parse_codecs(settings["codecs"]),
+            codecs=parse_codecs(settings["codecs"], try_encoding=True),
             chunk_order=settings["chunk_order"],
             chunk_axes=_chunk_axes(settings.get("chunk_axes"), var.dims, var.shape, chunks),
             attrs=dict(var.attrs),
@@ -302,6 +307,7 @@ def encode_dataset(
 
 def _check_local_target(path: str | os.PathLike[str]) -> None:
     """Refuse, before any work, a local target the finished file cannot replace."""
+    writable_target(path)  # a FIFO, device or socket
     if os.path.isdir(path):
         raise IsADirectoryError(
             errno.EISDIR, "cannot write a Hurray file over a directory", os.fspath(path)

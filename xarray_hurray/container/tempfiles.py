@@ -1,0 +1,173 @@
+"""The temporary file of a write: where it goes, its name, and that it never outlives
+the write, whether the write fails, the process is terminated or killed.
+
+A write streams into ``.<target name>.<host>-<pid>-<token>.tmp`` beside the target,
+the name cut so that it stays within the 255 bytes a file name may have.  A write
+that fails deletes it; SIGTERM deletes it before the process ends as it would have
+(:data:`ON_SIGTERM`); after a SIGKILL or a power loss, the next write to the same
+target deletes the temporary files of processes of this host that no longer run
+(:func:`remove_leftovers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+import socket
+import stat
+import threading
+import uuid
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from ..errors import HurrayValueError
+
+NAME_MAX = 255
+"""Bytes a file name may have on the file systems in common use."""
+
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+"""This host, in temporary names: a process id means something only on its host."""
+
+_SUFFIX = re.compile(r"([0-9a-f]{6})-(\d{1,10})-[0-9a-f]{8}\.tmp")
+_SUFFIX_BYTES = len(f"{_HOST}-{2**32}-{'0' * 8}.tmp")
+
+
+def _prefix(target: Path) -> str:
+    """``.<name>``, the name cut so that a temporary name stays within
+    :data:`NAME_MAX` bytes (a character cut in two keeps its bytes, as the file
+    system sees names as bytes)."""
+    return "." + os.fsdecode(os.fsencode(target.name)[: NAME_MAX - 2 - _SUFFIX_BYTES])
+
+
+def temporary_path(target: Path) -> Path:
+    """A new temporary name beside ``target`` for this process."""
+    token = uuid.uuid4().hex[:8]
+    return target.with_name(f"{_prefix(target)}.{_HOST}-{os.getpid()}-{token}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (where that cannot be told: assume it does)."""
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def leftovers(target: Path) -> list[Path]:
+    """Temporary files of writes to ``target`` by processes of this host that no
+    longer run (a writer killed with SIGKILL, or a power loss)."""
+    prefix = _prefix(target) + "."
+    found = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        match = _SUFFIX.fullmatch(entry.name[len(prefix) :])
+        if not entry.name.startswith(prefix) or match is None or match[1] != _HOST:
+            continue
+        pid = int(match[2])
+        if pid != os.getpid() and not _alive(pid):
+            found.append(Path(entry.path))
+    return found
+
+
+def remove_leftovers(target: Path) -> None:
+    """Delete :func:`leftovers` of ``target``; one that cannot be deleted stays."""
+    for path in leftovers(target):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def writable_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` replaces: the file a symbolic link points to (a
+    write goes through the link and keeps it), else ``path``.
+
+    Raises
+    ------
+    HurrayValueError
+        When ``path`` is a FIFO, a device or a socket: not replaced by a file.
+    """
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
+        raise HurrayValueError(
+            f"{os.fspath(path)} is a {kind}, not a file: a Hurray file is not written over it",
+            value=os.fspath(path),
+        )
+    return target
+
+
+def keep_mode(target: Path, fd: int) -> None:
+    """Give the new file ``fd`` the permission bits of the file it will replace."""
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode) and hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(mode))
+
+
+class _SigtermCleanup:
+    """Delete the temporary files of running writes when SIGTERM arrives, then let the
+    signal do what it did before (by default, end the process).
+
+    The handler is installed only from the main thread (the only one Python lets set
+    one), while a write of that process is open, and only over the default handler
+    or a Python one (an ignored SIGTERM stays ignored).
+    """
+
+    def __init__(self) -> None:
+        self._paths: set[Path] = set()
+        self._lock = threading.Lock()
+        self._previous: Any = None
+
+    def add(self, path: Path) -> None:
+        with self._lock:
+            self._paths.add(path)
+            if self._previous is None and threading.current_thread() is threading.main_thread():
+                previous = signal.getsignal(signal.SIGTERM)
+                if previous is signal.SIG_DFL or callable(previous):
+                    signal.signal(signal.SIGTERM, self._handle)
+                    self._previous = previous
+
+    def discard(self, path: Path) -> None:
+        with self._lock:
+            self._paths.discard(path)
+            main = threading.current_thread() is threading.main_thread()
+            if not self._paths and self._previous is not None and main:
+                signal.signal(signal.SIGTERM, self._previous)
+                self._previous = None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        # no lock: the handler runs between two bytecodes of the main thread, which
+        # may hold it; copying the set is one step under the GIL
+        for path in tuple(self._paths):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        previous, self._previous = self._previous, None
+        signal.signal(signum, previous)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            os.kill(os.getpid(), signum)
+
+
+ON_SIGTERM = _SigtermCleanup()
+"""The temporary files SIGTERM deletes."""
