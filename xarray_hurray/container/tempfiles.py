@@ -101,8 +101,8 @@ def writable_target(path: str | os.PathLike[str]) -> Path:
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     try:
         mode = os.stat(target).st_mode
-    except FileNotFoundError:
-        return target
+    except (FileNotFoundError, NotADirectoryError):
+        return target  # nothing there yet (or no directory: creating the file says so)
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         kind = "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
         raise HurrayValueError(
