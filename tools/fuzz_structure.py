@@ -1,0 +1,114 @@
+"""Structure-aware fuzzing of Hurray files, with figures.
+
+Each input is a valid seed file with one parsed field changed (a header field, a
+metadata value or its type, an index entry, the bytes of a chunk) and every checksum
+recomputed, so that the change reaches the checks behind the checksums.  Each input is
+read whole and in part by the container reader (with and without chunk checksums),
+checked by ``verify_file`` and by ``hurray verify``, opened and loaded by xarray, and,
+when xarray could load it, written again.  The mutations and the classes of outcome
+are in ``tests/fuzz_structure.py``::
+
+    python tools/fuzz_structure.py --inputs 3000 --seed 1
+
+prints, per run: inputs, outcomes by class (overall and per step), the kinds of
+change, peak RSS growth and the input that grew it most, the slowest input in
+seconds and in seconds per MiB (inputs under 1 MiB counted as 1 MiB).  Exit status 1
+when any input is a finding (a wrong value or an exception the documentation does not
+list), each printed with its seed and index so that it can be replayed::
+
+    python tools/fuzz_structure.py --replay 1:1234
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import resource
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+MIB = 2**20
+
+
+def _peak_rss() -> int:
+    """Peak resident set size of this process so far, in bytes (Linux: KiB units)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def run(inputs: int, seed: int, replay: int | None = None) -> int:
+    """Run ``inputs`` mutants from ``seed`` (or only input ``replay``); print the
+    figures; return the number of findings."""
+    from fuzz_structure import mutant, overall, run_input, seed_file, truth_of, work_directory
+
+    warnings.simplefilter("ignore")
+    work = work_directory()
+    good = seed_file(work)
+    truth = truth_of(good)
+    run_input(good, "preserving", truth, work)  # warm up imports and caches
+    rng = random.Random(seed)
+    classes: collections.Counter[str] = collections.Counter()
+    steps: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    kinds: collections.Counter[str] = collections.Counter()
+    findings = []
+    baseline = _peak_rss()
+    grew, grew_at = 0, -1
+    slowest, slowest_at, slowest_per_mib = 0.0, -1, 0.0
+    start = time.perf_counter()
+    for number in range(inputs):
+        kind, blob = mutant(good, rng)
+        if replay is not None and number != replay:
+            continue
+        before = _peak_rss()
+        began = time.perf_counter()
+        outcome = run_input(blob, kind, truth, work)
+        took = time.perf_counter() - began
+        if _peak_rss() - before > grew:
+            grew, grew_at = _peak_rss() - before, number
+        per_mib = took / max(len(blob) / MIB, 1.0)
+        if per_mib > slowest_per_mib:
+            slowest, slowest_at, slowest_per_mib = took, number, per_mib
+        verdict = overall(outcome)
+        classes[verdict] += 1
+        kinds[kind] += 1
+        for step, result in outcome.items():
+            steps[step][result] += 1
+        if verdict not in ("ok", "rejected"):
+            findings.append((number, kind, outcome))
+    elapsed = time.perf_counter() - start
+    print(
+        f"seed {seed}: {sum(classes.values())} inputs in {elapsed:.0f} s (seed file {len(good)} B)"
+    )
+    print("outcomes:", dict(sorted(classes.items())))
+    for step, counts in steps.items():
+        print(f"  {step:7s}", dict(sorted(counts.items())))
+    print("changes:", dict(sorted(kinds.items())))
+    print(
+        f"peak RSS growth over the run: {(_peak_rss() - baseline) / MIB:.1f} MiB; "
+        f"largest by one input: {grew / MIB:.1f} MiB (input {grew_at})"
+    )
+    print(f"slowest input: {slowest:.3f} s, {slowest_per_mib:.3f} s per MiB (input {slowest_at})")
+    for number, kind, outcome in findings:
+        print(f"FINDING {seed}:{number} ({kind}): {outcome}")
+    return len(findings)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--inputs", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--replay", metavar="SEED:INDEX", help="run one input of a seed again")
+    args = parser.parse_args()
+    if args.replay:
+        seed, index = (int(x) for x in args.replay.split(":"))
+        return 1 if run(index + 1, seed, replay=index) else 0
+    return 1 if run(args.inputs, args.seed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
