@@ -375,7 +375,7 @@ def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) 
     except Exception as err:
         outcome["read"] = classify(err)
     try:
-        problems = verify_file(io.BytesIO(blob))
+        problems = verify_file(io.BytesIO(blob), max_chunk_bytes=CAP)
         outcome["verify"] = "ok" if not problems else "rejected"
         if not problems and outcome["read"] == "rejected":
             outcome["verify"] = "unexpected:verify-passed-a-file-reads-reject"
@@ -385,7 +385,7 @@ def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) 
     path.write_bytes(blob)
     try:
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-            status = cli_main(["verify", str(path)])
+            status = cli_main(["verify", str(path), "--max-chunk-bytes", str(CAP)])
         outcome["cli"] = "ok" if status == 0 else "rejected"
     except SystemExit as stop:
         outcome["cli"] = "ok" if stop.code == 0 else "rejected"
@@ -405,7 +405,12 @@ def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) 
             xh.to_hurray(dataset, written / "w.hurray")
             outcome["write"] = "ok"
         except Exception as err:
-            outcome["write"] = classify(err)
+            # a write may fail (xarray's CF encoder refuses attributes its decoder took:
+            # conflicting fill values, odd time units); it must only leave no file
+            outcome["write"] = "rejected" if isinstance(err, HurrayError) else "refused"
+            outcome["write"] += (
+                "" if isinstance(err, HurrayError) else f"-by-xarray:{type(err).__name__}"
+            )
         left = [p.name for p in written.iterdir() if p.name != "w.hurray"]
         if left:
             outcome["write"] = "unexpected:temporary-file-left"
@@ -422,7 +427,8 @@ def overall(outcome: dict[str, str]) -> str:
     unexpected = sorted(s for s in steps if s.startswith("unexpected"))
     if unexpected:
         return unexpected[0]
-    return "rejected" if "rejected" in steps else "ok"
+    refused = any(s == "rejected" or s.startswith("refused") for s in steps)
+    return "rejected" if refused else "ok"
 
 
 def seed_dataset() -> xr.Dataset:

@@ -17,6 +17,9 @@ when any input is a finding (a wrong value or an exception the documentation doe
 list), each printed with its seed and index so that it can be replayed::
 
     python tools/fuzz_structure.py --replay 1:1234
+
+``--bombs`` runs the hostile files of issue 18 instead, each in a fresh process, and
+prints the time and peak RSS growth of reading (and verifying) each.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import argparse
 import collections
 import random
 import resource
+import subprocess
 import sys
 import time
 import warnings
@@ -98,12 +102,101 @@ def run(inputs: int, seed: int, replay: int | None = None) -> int:
     return len(findings)
 
 
+def bomb(name: str) -> bytes:
+    """The hostile file ``name`` of :data:`BOMBS`, made from the seed file."""
+    import numcodecs
+    from fuzz_structure import build, parse, seed_file, work_directory
+
+    parsed = parse(seed_file(work_directory()))
+    names = [v["name"] for v in parsed.meta["variables"]]
+    if name == "3e6-empty-lists":
+        parsed.meta["attrs"]["junk"] = [[]] * 3_000_000
+    elif name == "262000-empty-lists":  # just under the limit on arrays and objects
+        parsed.meta["attrs"]["junk"] = [[]] * 262_000
+    elif name == "4e6-integers":
+        parsed.meta["attrs"]["junk"] = [0] * 4_000_000
+    elif name == "U536870911-attribute":
+        parsed.meta["attrs"]["wide"] = {"dtype": "U536870911", "shape": [], "data": ["a"]}
+    elif name == "zstd-second-frame":
+        parsed.chunks[names.index("z")][0] += zstd_zeros(2**30)
+    elif name == "morton-bits-30":
+        b = names.index("b")
+        parsed.meta["variables"][b]["layout"] = {"name": "morton", "morton_bits": [30]}
+        parsed.meta["variables"][b]["codecs"] = [numcodecs.Zstd().get_config()]
+        parsed.chunks[b] = [zstd_zeros(2**30)] * 2
+    return build(parsed)
+
+
+def zstd_zeros(size: int) -> bytes:
+    """A Zstandard frame of ``size`` zero bytes made of RLE blocks (4 bytes per
+    128 KiB), built without allocating ``size`` bytes."""
+    block = 2**17
+    frame = bytearray(b"\x28\xb5\x2f\xfd\xe0" + size.to_bytes(8, "little"))
+    for start in range(0, size, block):
+        length, last = min(block, size - start), start + block >= size
+        frame += ((length << 3) | (1 << 1) | last).to_bytes(3, "little") + b"\0"
+    return bytes(frame)
+
+
+BOMBS = (
+    "3e6-empty-lists",
+    "262000-empty-lists",
+    "4e6-integers",
+    "U536870911-attribute",
+    "zstd-second-frame",
+    "morton-bits-30",
+)
+
+
+def run_bomb(name: str, path: Path) -> None:
+    """Open and read the hostile file ``name`` at ``path`` (timed), then run every
+    step of a fuzz input on it; print its figures."""
+    from fuzz_structure import overall, read_all, run_input, work_directory
+
+    from xarray_hurray.errors import HurrayError
+
+    warnings.simplefilter("ignore")
+    blob = path.read_bytes()
+    work = work_directory()
+    baseline = _peak_rss()
+    began = time.perf_counter()
+    try:
+        read_all(blob)
+        read = "read"
+    except HurrayError as err:
+        read = f"refused ({str(err)[:60]}...)"
+    took = time.perf_counter() - began
+    everything = time.perf_counter()
+    outcome = run_input(blob, "bomb", {}, work)
+    everything = time.perf_counter() - everything
+    mib = max(len(blob) / MIB, 1.0)
+    print(
+        f"{name}: {len(blob) / MIB:.2f} MiB; {read} in {took:.2f} s ({took / mib:.2f} s per "
+        f"MiB); all steps: {overall(outcome)} in {everything:.1f} s; peak RSS growth "
+        f"{(_peak_rss() - baseline) / MIB:.0f} MiB"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one input of a seed again")
+    parser.add_argument("--bombs", action="store_true", help="run the hostile files of issue 18")
+    parser.add_argument("--bomb", nargs=2, metavar=("NAME", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bomb:
+        run_bomb(args.bomb[0], Path(args.bomb[1]))
+        return 0
+    if args.bombs:
+        from fuzz_structure import work_directory
+
+        work = work_directory()
+        for name in BOMBS:  # made here, read in a fresh process: peak RSS is per process
+            path = work / f"{name}.hurray"
+            path.write_bytes(bomb(name))
+            subprocess.run([sys.executable, __file__, "--bomb", name, str(path)], check=True)
+        return 0
     if args.replay:
         seed, index = (int(x) for x in args.replay.split(":"))
         return 1 if run(index + 1, seed, replay=index) else 0

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from ..container import ContainerReader, verify_file
+from ..container.limits import MAX_CHUNK_BYTES
 from ..errors import CliError, HurrayFormatError
 from .common import add_file_arguments, open_checked_source, parse_storage_options
 
@@ -22,6 +23,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "intact, 1 when it is not.",
     )
     add_file_arguments(parser)
+    parser.add_argument(
+        "--max-chunk-bytes",
+        type=int,
+        default=MAX_CHUNK_BYTES,
+        metavar="N",
+        help="most bytes one decoded chunk may take (default: the format's limit, 2 GiB); "
+        "a chunk that needs more is a problem. Lower it to check untrusted files in less "
+        "memory",
+    )
     parser.set_defaults(run=run)
 
 
@@ -29,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     """Verify ``args.file`` and print a one-line summary (and each problem on stderr)."""
     source = open_checked_source(args.file, parse_storage_options(args.storage_option))
     try:
-        reader = ContainerReader(source)  # parsed once, then verified
+        # parsed once, then verified
+        reader = ContainerReader(source, max_chunk_bytes=args.max_chunk_bytes)
     except HurrayFormatError as err:
         problems = [str(err)]
     else:

@@ -133,7 +133,11 @@ def decode_attr(value: Any, budget: AttributeBudget | None = None) -> Any:
     if isinstance(value, list):
         if not {list, dict} & set(map(type, value)):  # JSON has no other containers
             return value  # a list of scalars, checked at C speed
-        return [decode_attr(item, budget) for item in value]
+        # only the items that are containers need a call (the others are themselves)
+        return [
+            decode_attr(item, budget) if isinstance(item, list | dict) and item else item
+            for item in value
+        ]
     if not isinstance(value, Mapping):
         return value
     if set(value) != {"dtype", "shape", "data"}:

@@ -61,7 +61,7 @@ def parse_codecs(
             if try_encoding:
                 codec.encode(np.arange(64, dtype=np.uint8))
             configs.append(codec.get_config())
-        except (TypeError, ValueError, RuntimeError, zlib.error) as err:
+        except (TypeError, ValueError, OverflowError, RuntimeError, zlib.error) as err:
             raise HurrayValueError(
                 f"invalid {item['id']} codec configuration {dict(item)}: {err}", value=item
             ) from err

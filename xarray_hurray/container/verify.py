@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
 from .format import HEADER_SIZE_1_1
+from .limits import MAX_CHUNK_BYTES
 from .metadata import VariableMeta
 from .reader import ContainerReader
 
@@ -119,6 +120,8 @@ def _verify_1_1(reader: ContainerReader) -> list[str]:
 
 def verify_file(
     target: str | os.PathLike[str] | BinaryIO | ByteSource | ContainerReader,
+    *,
+    max_chunk_bytes: int = MAX_CHUNK_BYTES,
 ) -> list[str]:
     """Every problem found in the Hurray file ``target``; an empty list for a valid file.
 
@@ -134,12 +137,15 @@ def verify_file(
     target
         A path, URL, binary file object or byte source, or a reader already open on
         one (its header and metadata are not parsed again).
+    max_chunk_bytes
+        Most bytes one decoded chunk may take (see :class:`ContainerReader`); a chunk
+        that would take more is a problem.  A reader given as ``target`` keeps its own.
     """
     if isinstance(target, ContainerReader):
         reader = target
     else:
         try:
-            reader = ContainerReader(open_source(target))
+            reader = ContainerReader(open_source(target), max_chunk_bytes=max_chunk_bytes)
         except HurrayFormatError as err:
             return [str(err)]
     if reader.version >= (1, 1):
