@@ -52,7 +52,7 @@ def run(inputs: int, seed: int, replay: int | None = None) -> int:
 
     warnings.simplefilter("ignore")
     work = work_directory()
-    good = seed_file(work)
+    good = seed_file()
     truth = truth_of(good)
     run_input(good, "preserving", truth, work)  # warm up imports and caches
     rng = random.Random(seed)
@@ -105,9 +105,9 @@ def run(inputs: int, seed: int, replay: int | None = None) -> int:
 def bomb(name: str) -> bytes:
     """The hostile file ``name`` of :data:`BOMBS`, made from the seed file."""
     import numcodecs
-    from fuzz_structure import build, parse, seed_file, work_directory
+    from fuzz_structure import build, parse, seed_file
 
-    parsed = parse(seed_file(work_directory()))
+    parsed = parse(seed_file())
     names = [v["name"] for v in parsed.meta["variables"]]
     if name == "3e6-empty-lists":
         parsed.meta["attrs"]["junk"] = [[]] * 3_000_000

@@ -5,15 +5,18 @@ temporary file left by a write."""
 
 from __future__ import annotations
 
+import io
 import random
 
 import pytest
+import xarray as xr
 from fuzz_structure import (
     build,
     mutant,
     overall,
     parse,
     run_input,
+    seed_dataset,
     seed_file,
     truth_of,
     work_directory,
@@ -23,12 +26,14 @@ from fuzz_structure import (
 @pytest.fixture(scope="module")
 def seed() -> tuple[bytes, dict, object]:
     work = work_directory()
-    good = seed_file(work)
+    good = seed_file()
     return good, truth_of(good), work
 
 
-def test_parse_and_build_give_back_the_seed(seed):
+def test_the_seed_holds_the_seed_dataset_and_rebuilds_to_itself(seed):
     good, _, _ = seed
+    with xr.open_dataset(io.BytesIO(good), engine="hurray") as ds:
+        xr.testing.assert_identical(ds.load(), xr.decode_cf(seed_dataset()))
     assert build(parse(good)) == good
 
 
