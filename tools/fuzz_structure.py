@@ -111,8 +111,8 @@ def bomb(name: str) -> bytes:
     names = [v["name"] for v in parsed.meta["variables"]]
     if name == "3e6-empty-lists":
         parsed.meta["attrs"]["junk"] = [[]] * 3_000_000
-    elif name == "262000-empty-lists":  # just under the limit on arrays and objects
-        parsed.meta["attrs"]["junk"] = [[]] * 262_000
+    elif name == "130000-empty-lists":  # just under the limit on arrays and objects
+        parsed.meta["attrs"]["junk"] = [[]] * 130_000
     elif name == "4e6-integers":
         parsed.meta["attrs"]["junk"] = [0] * 4_000_000
     elif name == "U536870911-attribute":
@@ -140,7 +140,7 @@ def zstd_zeros(size: int) -> bytes:
 
 BOMBS = (
     "3e6-empty-lists",
-    "262000-empty-lists",
+    "130000-empty-lists",
     "4e6-integers",
     "U536870911-attribute",
     "zstd-second-frame",

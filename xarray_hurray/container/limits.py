@@ -13,7 +13,7 @@ MAX_METADATA_BYTES = 64 * 2**20
 MAX_NESTING = 32
 """Deepest nesting of JSON arrays and objects in the metadata."""
 
-MAX_CONTAINERS = 2**18
+MAX_CONTAINERS = 2**17
 """Most JSON arrays and objects in the metadata (each costs a reader far more memory
 and time than its two bytes: 3 million empty lists in 9 MB would take a gigabyte)."""
 
