@@ -175,7 +175,8 @@ def plan_chunks(ds: xr.Dataset, chosen: Mapping[str, int]) -> dict[Hashable, tup
 def prepare(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]]) -> xr.Dataset:
     """``ds`` with dask chunks matching ``chunks`` and only CF keys left in each
     variable's encoding (the input's storage settings do not carry over)."""
-    data, coords = {}, {}
+    data: dict[Hashable, xr.Variable] = {}
+    coords: dict[Hashable, xr.Variable] = {}
     for name, var in ds.variables.items():
         var = var.copy(deep=False)
         var.encoding = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
@@ -300,7 +301,7 @@ def write_zarr(
     move_into_place(tmp, out.rstrip("/"))
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``hurray convert``."""
     parser = commands.add_parser(
         "convert",

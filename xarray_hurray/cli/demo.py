@@ -90,7 +90,7 @@ def write_files(ds: xr.Dataset, out: Path) -> dict[str, Path]:
     from zarr.codecs import ZstdCodec
 
     paths = {}
-    chunks = tuple(CHUNKS[d] for d in ds[VARIABLE].dims)
+    chunks = tuple(CHUNKS[str(d)] for d in ds[VARIABLE].dims)
     for order in LAYOUT_NAMES[::-1]:
         paths[order] = out / f"temperature-{order}.hurray"
         to_hurray(
@@ -212,7 +212,7 @@ def format_table(table: Table) -> str:
     return "\n".join(lines)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``hurray demo``."""
     parser = commands.add_parser(
         "demo",

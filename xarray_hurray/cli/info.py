@@ -105,7 +105,7 @@ def _size(n: int | None) -> str:
 
 def _layout_name(config: dict[str, Any]) -> str:
     extra = {k: v for k, v in config.items() if k != "name"}
-    return config["name"] + (f" {extra}" if extra else "")
+    return str(config["name"]) + (f" {extra}" if extra else "")
 
 
 def format_text(facts: dict[str, Any]) -> str:
@@ -146,7 +146,7 @@ def format_text(facts: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``hurray info``."""
     parser = commands.add_parser(
         "info",

@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     try:
         args = build_parser().parse_args(argv)
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except BrokenPipeError:
         # `hurray info f | head`: the reader has what it wanted.  Point standard output
         # at nothing, so that flushing it at exit does not fail again, and stop quietly.

@@ -143,7 +143,7 @@ def _ranges_text(title: str, ranges: np.ndarray, show_all: bool) -> list[str]:
     return lines
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``hurray plan``."""
     parser = commands.add_parser(
         "plan",

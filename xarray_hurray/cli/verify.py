@@ -13,7 +13,7 @@ from ..errors import CliError, HurrayFormatError
 from .common import add_file_arguments, open_checked_source, parse_storage_options
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``hurray verify``."""
     parser = commands.add_parser(
         "verify",

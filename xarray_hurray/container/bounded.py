@@ -72,7 +72,8 @@ def _zstd_frame_end(data: bytes, offset: int, has_checksum: bool) -> int:
 def _lz4_content_size(data: bytes) -> int:
     if len(data) < 4:
         raise ValueError("truncated LZ4 chunk: no length prefix")
-    return struct.unpack_from("<I", data)[0]
+    size: int = struct.unpack_from("<I", data)[0]
+    return size
 
 
 def _blosc_content_size(data: bytes) -> int:
@@ -81,7 +82,7 @@ def _blosc_content_size(data: bytes) -> int:
     nbytes, _, cbytes = _BLOSC_HEADER.unpack_from(data)[4:]
     if cbytes != len(data):
         raise ValueError(f"the Blosc frame records {cbytes} bytes but has {len(data)}")
-    return nbytes
+    return int(nbytes)
 
 
 _DECLARED_SIZE = {"zstd": _zstd_content_size, "lz4": _lz4_content_size}
@@ -113,7 +114,7 @@ def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
     RuntimeError
         When a codec library rejects the data.
     """
-    caps = []
+    caps: list[int] = []
     for _ in codecs:
         caps.insert(0, expansion_bound(caps[0]) if caps else limit)
     out: Any = data

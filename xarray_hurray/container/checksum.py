@@ -9,7 +9,8 @@ from ..errors import HurrayFormatError
 
 def crc32c(data: bytes) -> int:
     """The CRC-32C of ``data`` as an unsigned 32-bit integer."""
-    return google_crc32c.value(bytes(data))
+    value: int = google_crc32c.value(bytes(data))
+    return value
 
 
 def verify(data: bytes, expected: int, what: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numcodecs
 import numpy as np
@@ -16,7 +16,7 @@ from .bounded import decode_bounded
 ALLOWED_CODECS = ("zstd", "lz4", "zlib", "blosc")
 """numcodecs ids a chain may hold.  An empty chain stores the bytes as they are."""
 
-CodecSpec = str | Mapping[str, Any] | Codec | None
+CodecSpec: TypeAlias = str | Mapping[str, Any] | Codec | None
 """What users name a codec by: an id, a numcodecs config or codec, or None."""
 
 

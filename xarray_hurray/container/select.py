@@ -72,12 +72,12 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
     ids, inverse = np.unique(positions // chunk, return_inverse=True)
     by_chunk = np.argsort(inverse, kind="stable")
     counts = np.bincount(inverse, minlength=len(ids))
-    out_positions = tuple(np.split(by_chunk, np.cumsum(counts)[:-1])) if len(ids) else ()
+    groups = tuple(np.split(by_chunk, np.cumsum(counts)[:-1])) if len(ids) else ()
     in_positions = tuple(
         _compact(positions[out] - cid * chunk)
-        for out, cid in zip(out_positions, ids.tolist(), strict=True)
+        for out, cid in zip(groups, ids.tolist(), strict=True)
     )
-    out_positions = tuple(_compact(out) for out in out_positions)
+    out_positions = tuple(_compact(out) for out in groups)
     return AxisSelection(ids, out_positions, in_positions, len(positions), keep)
 
 
@@ -126,7 +126,8 @@ class OuterSelection:
         if not self.axes:
             return np.zeros(1, dtype=np.int64)
         grids = np.meshgrid(*(axis.chunk_ids for axis in self.axes), indexing="ij")
-        return np.ravel_multi_index(tuple(g.ravel() for g in grids), self.grid_shape)
+        ids: np.ndarray = np.ravel_multi_index(tuple(g.ravel() for g in grids), self.grid_shape)
+        return ids
 
     def pieces(self) -> Iterator[tuple[tuple[Index, ...], tuple[Index, ...]]]:
         """For each touched chunk, in :meth:`chunk_ids` order: ``(out_index, in_index)``

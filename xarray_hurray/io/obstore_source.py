@@ -208,4 +208,4 @@ class ObstoreSource(ByteSource):
         return {"store": self.store, "path": self.path, "version": self._version}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["store"], state["path"], version=state["version"])
+        type(self).__init__(self, state["store"], state["path"], version=state["version"])

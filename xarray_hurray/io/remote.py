@@ -207,7 +207,7 @@ async def http_range(
                 last_modified=response.headers.get("Last-Modified"),
             )
             if status == 200:  # the server ignored the range and sent everything
-                size = len(body)
+                size: int | None = len(body)
                 if (start, stop) != (0, size):
                     _warn_range_ignored(url, size)
                 body = body[start:stop]

@@ -187,7 +187,7 @@ class LocalFileSource(ByteSource):
         return {"path": self.path, "identity": self._identity, "appends": self._appends}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], state["identity"], state.get("appends", False))
+        type(self).__init__(self, state["path"], state["identity"], state.get("appends", False))
 
 
 class FileObjectSource(ByteSource):
@@ -226,7 +226,7 @@ class FileObjectSource(ByteSource):
         return {"fileobj": self.fileobj}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["fileobj"])
+        type(self).__init__(self, state["fileobj"])
 
 
 class FsspecSource(ByteSource):
@@ -388,8 +388,12 @@ class FsspecSource(ByteSource):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(
-            state["url"], state["storage_options"], retry=state["retry"], version=state["version"]
+        type(self).__init__(
+            self,
+            state["url"],
+            state["storage_options"],
+            retry=state["retry"],
+            version=state["version"],
         )
 
 

@@ -10,6 +10,7 @@ rest are dropped.  The work grows with the box's surface, not its volume.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import reduce
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -172,5 +173,7 @@ def row_major_box_runs(lo: np.ndarray, hi: np.ndarray, shape: Sequence[int]) -> 
     length = (hi[axis] - lo[axis]) * strides[axis]
     outer = [np.arange(lo[d], hi[d]) * strides[d] for d in range(axis)]
     base = lo[axis] * strides[axis]
-    starts = base + sum(np.ix_(*outer)).reshape(-1) if outer else np.array([base])
+    # np.ix_ makes the per-axis offsets broadcast against each other: their sum is every
+    # combination, the start of each run
+    starts = base + reduce(np.add, np.ix_(*outer)).reshape(-1) if outer else np.array([base])
     return merge_runs(starts, starts + length)

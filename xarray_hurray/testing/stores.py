@@ -50,6 +50,14 @@ class CountingStore(WrapperStore[Store]):
     def _with_store(self, store: Store) -> CountingStore:
         return type(self)(store, self.log)
 
+    def with_read_only(self, read_only: bool = False) -> CountingStore:
+        """The same store, read-only or not, logging into the same :attr:`log`.
+
+        Newer zarr-python's ``WrapperStore`` does this itself; 3.1.0 and 3.1.1 do not,
+        and opening a wrapped store with ``mode="r"`` needs it.
+        """
+        return self._with_store(self._store.with_read_only(read_only))
+
     async def get(
         self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None
     ) -> Buffer | None:
@@ -70,7 +78,10 @@ class CountingStore(WrapperStore[Store]):
             self, key: str, byte_ranges: Sequence[ByteRequest | None], **kwargs: Any
         ) -> AsyncIterator[Any]:
             """Coalesce ranges as zarr's own stores do, fetching through :meth:`get`."""
-            return Store.get_ranges(self, key, byte_ranges, **kwargs)
+            # Store is Any here: the method exists only in the zarr versions that take this branch
+            store: Any = Store
+            ranges: AsyncIterator[Any] = store.get_ranges(self, key, byte_ranges, **kwargs)
+            return ranges
 
     if hasattr(WrapperStore, "get_sync"):
 
@@ -82,7 +93,8 @@ class CountingStore(WrapperStore[Store]):
             byte_range: ByteRequest | None = None,
         ) -> Buffer | None:
             """Read synchronously (zarr's fused codec pipeline) and log the request."""
-            value = super().get_sync(key, prototype=prototype, byte_range=byte_range)
+            wrapper: Any = super()  # get_sync exists only in the zarr versions taking this branch
+            value: Buffer | None = wrapper.get_sync(key, prototype=prototype, byte_range=byte_range)
             self.log.reads.append((key, 0 if value is None else len(value)))
             return value
 

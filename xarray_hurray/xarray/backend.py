@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,7 @@ from xarray.backends.common import NONE_VAR_NAME
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.coding.strings import create_vlen_dtype
 from xarray.core import indexing
-from xarray.core.utils import FrozenDict
+from xarray.core.utils import Frozen, FrozenDict
 
 from ..container import ContainerReader, VariableMeta, has_magic, open_reader
 from ..container.elements import STRING, parse_element_type
@@ -37,9 +37,10 @@ class HurrayBackendArray(BackendArray):
         )
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
-        return indexing.explicit_indexing_adapter(
+        out: np.ndarray = indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.OUTER, self._read
         )
+        return out
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
         """``self[key]`` for xarray's ``load_async``: the reader's asynchronous read, so
@@ -82,7 +83,7 @@ class HurrayDataStore(AbstractDataStore):
         self.group = group
         self.meta = reader.metadata.group(group)
 
-    def get_variables(self) -> FrozenDict:
+    def get_variables(self) -> Frozen[Hashable, xr.Variable]:
         variables = {}
         check_dimension_names(self.meta.variables)
         for var in self.meta.variables:
@@ -97,11 +98,11 @@ class HurrayDataStore(AbstractDataStore):
             )
         return FrozenDict(variables)
 
-    def get_attrs(self) -> FrozenDict:
+    def get_attrs(self) -> Frozen[Hashable, Any]:
         check_cf_attrs("the dataset", None, self.meta.attrs)
         return FrozenDict(self.meta.attrs)
 
-    def get_dimensions(self) -> FrozenDict:
+    def get_dimensions(self) -> Frozen[Hashable, int]:
         dims: dict[str, int] = {}
         for var in self.meta.variables:
             dims.update(zip(var.dims, var.shape, strict=True))
@@ -162,7 +163,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
             # closed or text-mode file): whatever cannot be read is not ours
             return False
 
-    def open_dataset(  # type: ignore[override]
+    def open_dataset(
         self,
         filename_or_obj: Any,
         *,

@@ -29,14 +29,14 @@ import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
-from dask._task_spec import DataNode
-from dask.base import get_scheduler
+from dask.base import get_scheduler, optimize
 from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
 from ..container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
 from ..container.threads import ordered_map
 from ..errors import HurrayValueError
+from .compat import DataNode
 from .progress import ProgressBar
 
 DEFAULT_WINDOW = 4
@@ -204,7 +204,8 @@ class DaskChunks:
         # a fresh description: the tasks need not carry the cached chunk placement
         codec = ChunkCodec(replace(var))
         ndim = len(var.chunks)
-        encoded = data.map_blocks(
+        lazy: Any = data  # dask's map_blocks is typed for arrays, not functions of them
+        encoded = lazy.map_blocks(
             _encode_stored_chunks,
             codec,
             write_empty,
@@ -213,7 +214,7 @@ class DaskChunks:
             meta=np.empty((0,) * ndim, dtype=object),
             name=f"hurray-encode-{uuid.uuid4().hex}",
         )
-        (encoded,) = dask.optimize(encoded)
+        (encoded,) = optimize(encoded)
         self.graph = dict(encoded.__dask_graph__())
         self.keys = list(flatten(encoded.__dask_keys__()))
         self.blocks = BlockMap(data.chunks, var.chunks)
@@ -344,7 +345,7 @@ def _worker_count(schedule: Schedule) -> int:
     client = getattr(schedule, "__self__", None)
     nthreads = getattr(client, "nthreads", None)
     if callable(nthreads):
-        return max(sum(nthreads().values()), 1)
+        return max(int(sum(nthreads().values())), 1)
     return int(dask.config.get("num_workers", None) or os.cpu_count() or 1)
 
 

@@ -80,12 +80,12 @@ class ProgressBar:
         self.stream.flush()
 
 
-class DaskProgressBar(Callback):  # type: ignore[misc]
+class DaskProgressBar(Callback):
     """A :class:`ProgressBar` counting the tasks of a dask computation, for writes
     that dask runs whole (Zarr and netCDF output)."""
 
     def __init__(self, label: str, stream: TextIO | None = None) -> None:
-        super().__init__()
+        Callback.__init__(self)
         self.label = label
         self.stream = stream
         self.bar: ProgressBar | None = None

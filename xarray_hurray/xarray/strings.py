@@ -26,7 +26,7 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 import xarray as xr
-from xarray.backends.common import ensure_dtype_not_object
+from xarray.coding.common import SerializationWarning
 from xarray.coding.strings import (
     CharacterArrayCoder,
     EncodedStringCoder,
@@ -34,9 +34,9 @@ from xarray.coding.strings import (
     create_vlen_dtype,
     ensure_fixed_length_bytes,
 )
-from xarray.coding.variables import SerializationWarning
 
 from ..errors import HurrayValueError
+from .compat import ensure_dtype_not_object
 
 FILL_ATTRS = ("_FillValue", "missing_value")
 """Attributes holding an element value, as bytes for an ``S<n>`` variable."""

@@ -20,7 +20,7 @@ import os
 from collections.abc import Hashable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import dask.array as da
 import numpy as np
@@ -357,7 +357,7 @@ def plan_update(
     parts: dict[str, WritePart] = {}
     for name, var in variables.items():
         if name in existing:
-            old = existing[name]  # type: ignore[index]
+            old = existing[name]
             var = _check_dims(str(name), var, old, resolved, append_dim)
             shape = list(old.shape)
             start = [resolved[d].start if d in resolved else 0 for d in old.dims]
@@ -376,7 +376,7 @@ def plan_update(
     order += [v for n, v in updated.items() if n not in existing]
     try:
         metadata = DatasetMeta(
-            attrs=dict(base.metadata.attrs) if mode == "r+" else dict(attrs),
+            attrs=dict(base.metadata.attrs) if mode == "r+" else cast(dict[str, Any], dict(attrs)),
             variables=tuple(order),
             groups=base.metadata.groups,  # the groups of the file are kept as they are
         )

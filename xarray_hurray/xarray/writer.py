@@ -10,7 +10,7 @@ import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import xarray as xr
@@ -26,8 +26,12 @@ from ..container.tempfiles import writable_target
 from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, staged_upload, upload_target
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
+from .compat import encode_cf_variable_keeping_bools
 from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
 from .strings import FILL_ATTRS, check_fill_value, encode_text
+
+if TYPE_CHECKING:  # the update module builds on this one
+    from .update import Region
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}
@@ -192,7 +196,7 @@ def describe_variable(
             to_bytes(var.data.reshape(-1), dtype)
         return VariableMeta(
             name=name,
-            dims=tuple(var.dims),
+            dims=tuple(str(d) for d in var.dims),  # checked to be str above
             shape=var.shape,
             dtype=dtype,
             chunks=chunks,
@@ -299,7 +303,7 @@ def encode_dataset(
     encoded = {}
     for name, var in variables.items():
         var = check_fill_value(var, name, explicit=name in encoding)
-        var = conventions.encode_cf_variable(var, name=name, coders=conventions.ZARR_CODERS)
+        var = encode_cf_variable_keeping_bools(var, name)
         var = _typed_fill_values(encode_text(var, name))
         encoded[NONE_VAR_NAME if name is None else name] = var
     return encoded, attrs
@@ -406,7 +410,7 @@ def to_hurray(
     compressor: CodecSpec | Sequence[CodecSpec] | _NotGiven = _NotGiven.NOT_GIVEN,
     mode: str | None = None,
     append_dim: Hashable | None = None,
-    region: Mapping[Hashable, slice | str] | str | None = None,
+    region: Region | None = None,
 ) -> Delayed | None:
     """Write ``ds`` (a Dataset, or a DataTree whose nodes become groups) to a Hurray
     file at ``path``, or into the file there.
@@ -514,7 +518,7 @@ def to_hurray(
 
     mode = choose_mode(mode, append_dim, region)
     remote = upload_target(path, storage_options)
-    if remote is None:
+    if remote is None and isinstance(path, str | os.PathLike):
         _check_local_target(path)
     exists = target_exists(path, storage_options) if mode != "w" else True
     if mode == "w-" and exists:
@@ -534,7 +538,7 @@ def to_hurray(
                 f"to_hurray of a DataTree with mode={mode!r}: writing a tree into an "
                 "existing file is not supported; write it whole (mode='w')"
             )
-        options = {"mode": mode, "append_dim": append_dim, "region": region}
+        options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
         options |= {"encoding": encoding or {}, "defaults": defaults, "chunk_bytes": chunk_bytes}
         options["write_empty_chunks"] = write_empty_chunks
         update = PendingUpdate(
@@ -542,7 +546,8 @@ def to_hurray(
         )
         if not compute:
             update.check()  # errors now, as for a new file; the lock is taken when it runs
-            return delayed(update, pure=False)()
+            pending: Delayed = delayed(update, pure=False)()
+            return pending
         update()
         return None
     if isinstance(ds, xr.DataTree):
@@ -558,6 +563,7 @@ def to_hurray(
     exclusive = mode != "w"
     write = DaskWrite(local, metadata, parts, window=window, progress=progress, exclusive=exclusive)
     if not compute:
-        return delayed(_run, pure=False)(write, remote)
+        whole: Delayed = delayed(_run, pure=False)(write, remote)
+        return whole
     _run(write, remote)
     return None

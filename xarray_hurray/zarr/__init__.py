@@ -4,8 +4,8 @@ shards whose inner chunks lie along the Hilbert curve.
 Importing this package needs zarr; :mod:`xarray_hurray.layout` does not.
 """
 
+from ..errors import UnsupportedZarrError
 from .codec import HurrayCodec
-from .compat import UnsupportedZarrError
 from .numcodecs_codec import HurrayNumcodec
 from .shards import HilbertShardingCodec, using_hilbert_shards
 

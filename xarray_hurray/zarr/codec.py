@@ -18,7 +18,7 @@ import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from zarr.abc.codec import ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin
@@ -146,7 +146,8 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
         array = decode_chunk(
             chunk_data.as_numpy_array(), self.layout, chunk_spec.shape, dtype, self.endian
         )
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(array)
+        # numpy's stubs and zarr's NDArrayLike protocol disagree on details; an ndarray is one
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(cast(Any, array))
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         return self._encode_sync(chunk_array, chunk_spec)
@@ -242,7 +243,8 @@ class BoxRead:
             box = self.codec._decode_sync(fetched[0], self.spec).as_numpy_array()
         else:
             box = self._box(fetched)
-        return self.spec.prototype.nd_buffer.from_ndarray_like(np.asarray(box[self.local]))
+        picked: Any = np.asarray(box[self.local])  # an NDArrayLike, as above
+        return self.spec.prototype.nd_buffer.from_ndarray_like(picked)
 
     def _box(self, parts: Sequence[Buffer]) -> np.ndarray:
         arrays = [part.as_numpy_array() for part in parts]
@@ -258,7 +260,8 @@ class BoxRead:
         data = data.view(stored_dtype(dtype, self.codec.endian))
         box = tuple(slice(a, b) for a, b in zip(self.lo, self.hi, strict=True))
         positions = self.layout.positions(self.shape).reshape(self.shape)[box]
-        return data[runs_offsets(self.runs, positions)].astype(dtype, copy=False)
+        out: np.ndarray = data[runs_offsets(self.runs, positions)].astype(dtype, copy=False)
+        return out
 
 
 def runs_offsets(runs: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -279,4 +282,5 @@ def runs_offsets(runs: np.ndarray, positions: np.ndarray) -> np.ndarray:
     lengths = runs[:, 1] - runs[:, 0]
     run_first = np.cumsum(lengths) - lengths
     which = np.searchsorted(runs[:, 0], positions, side="right") - 1
-    return run_first[which] + positions - runs[which, 0]
+    offsets: np.ndarray = run_first[which] + positions - runs[which, 0]
+    return offsets

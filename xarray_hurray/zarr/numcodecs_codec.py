@@ -35,7 +35,7 @@ from .stored_chunk import (
 )
 
 
-class HurrayNumcodec(Codec):
+class HurrayNumcodec(Codec):  # type: ignore[misc]  # numcodecs ships no types: Codec is Any
     """Reorder a chunk into a Hilbert, Morton or row-major layout, as stored bytes.
 
     Parameters

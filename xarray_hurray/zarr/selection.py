@@ -36,7 +36,9 @@ def selection_box(
         raise HurrayValueError(
             f"selection {selection!r} does not have the rank of shape {tuple(shape)}"
         )
-    lo, hi, local = [], [], []
+    lo: list[int] = []
+    hi: list[int] = []
+    local: list[slice | int | np.ndarray] = []
     for sel, size in zip(selectors, shape, strict=True):
         if isinstance(sel, slice):
             picked = range(*sel.indices(size))

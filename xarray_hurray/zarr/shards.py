@@ -196,10 +196,11 @@ class HilbertShardingCodec(ShardingCodec):
                     for a, b in runs
                 )
             )
-            if any(part is None for part in parts):
+            present = [part for part in parts if part is not None]
+            if len(present) != len(parts):
                 return None
             return PrefetchedShard(
-                tuple((a, part) for (a, _), part in zip(runs, parts, strict=True)),
+                tuple((a, part) for (a, _), part in zip(runs, present, strict=True)),
                 index_request,
                 index_bytes,
             )

@@ -8,7 +8,7 @@ numpy and the layout core only: no zarr.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def parse_endian(endian: str | None) -> Endian | None:
     """Check an ``endian`` setting: ``"little"``, ``"big"`` or ``None``."""
     if endian not in ("little", "big", None):
         raise HurrayValueError(f"hurray endian must be 'little', 'big' or None, got {endian!r}")
-    return endian
+    return cast(Endian | None, endian)
 
 
 def check_fixed_size(dtype: np.dtype) -> np.dtype:
