@@ -41,12 +41,12 @@ import numpy as np
 import xarray as xr
 import zarr
 from zarr.codecs import BytesCodec, ZstdCodec
-from zarr.storage import MemoryStore, WrapperStore
+from zarr.storage import MemoryStore
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.io import OBJECT_STORE, ByteSource, FileObjectSource, MergePolicy
-from xarray_hurray.testing import CountingSource, CountingStore
+from xarray_hurray.testing import CountingSource, CountingStore, ForwardingStore
 from xarray_hurray.zarr import HilbertShardingCodec
 
 CONCURRENCY = OBJECT_STORE.concurrency
@@ -77,7 +77,7 @@ class DelayedSource(ByteSource):
         return OBJECT_STORE.merge_policy()
 
 
-class DelayedStore(WrapperStore[Any]):
+class DelayedStore(ForwardingStore):
     """A zarr store whose reads each wait ``latency`` seconds (concurrent reads overlap)."""
 
     def __init__(self, store: Any, latency: float) -> None:

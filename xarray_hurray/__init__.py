@@ -12,6 +12,7 @@ from .errors import (
 from .xarray import to_hurray, to_zarr
 
 __version__ = "0.1.0"
+"""The package version, written only here: pyproject.toml reads it (a dynamic version)."""
 
 __all__ = [
     "HurrayError",

@@ -1,6 +1,7 @@
 """Layout descriptors: how the elements of one chunk are ordered in its buffer.
 
-Three layouts, each a frozen dataclass with a one-byte tag:
+Three layouts, each a frozen dataclass; the specification registers each under a
+one-byte tag (``docs/spec/data-model.md``), which files do not store:
 
 ========  ==========  =====================================================
 tag       name        buffer order
@@ -70,7 +71,6 @@ def _index_dtype(size: int) -> np.dtype:
 class Layout(ABC):
     """The order of a chunk's elements in its buffer."""
 
-    tag: ClassVar[int]
     name: ClassVar[str]
 
     @abstractmethod
@@ -208,7 +208,6 @@ class Layout(ABC):
 class RowMajorLayout(Layout):
     """C order: the last axis varies fastest.  Valid for every shape, rank 0 included."""
 
-    tag: ClassVar[int] = 0x00
     name: ClassVar[str] = "row-major"
 
     def validate(self, shape: Sequence[int]) -> tuple[int, ...]:
@@ -243,7 +242,6 @@ class MortonLayout(Layout):
     """
 
     morton_bits: tuple[int, ...]
-    tag: ClassVar[int] = 0x30
     name: ClassVar[str] = "morton"
 
     def __post_init__(self) -> None:
@@ -294,7 +292,6 @@ class HilbertLayout(Layout):
 
     rank: int
     order: int
-    tag: ClassVar[int] = 0x40
     name: ClassVar[str] = "hilbert"
 
     def __post_init__(self) -> None:

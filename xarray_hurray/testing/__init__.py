@@ -2,6 +2,6 @@
 the requests they serve."""
 
 from .sources import CountingSource
-from .stores import CountingStore
+from .stores import CountingStore, ForwardingStore
 
-__all__ = ["CountingSource", "CountingStore"]
+__all__ = ["CountingSource", "CountingStore", "ForwardingStore"]

@@ -35,7 +35,17 @@ class ReadLog:
         self.reads.clear()
 
 
-class CountingStore(WrapperStore[Store]):
+class ForwardingStore(WrapperStore[Store]):
+    """A ``WrapperStore`` that also hands on :meth:`with_read_only`, which opening a
+    wrapped store with ``mode="r"`` needs: zarr-python does it itself only from 3.1.6.
+    Subclasses rebuild themselves around another store in ``_with_store``."""
+
+    def with_read_only(self, read_only: bool = False) -> Any:
+        """This wrapper around the wrapped store, read-only or not."""
+        return self._with_store(self._store.with_read_only(read_only))
+
+
+class CountingStore(ForwardingStore):
     """Serve reads from another store and log each one in :attr:`log`.
 
     Every read goes through :meth:`get`, so one logged entry is one request a
@@ -49,14 +59,6 @@ class CountingStore(WrapperStore[Store]):
 
     def _with_store(self, store: Store) -> CountingStore:
         return type(self)(store, self.log)
-
-    def with_read_only(self, read_only: bool = False) -> CountingStore:
-        """The same store, read-only or not, logging into the same :attr:`log`.
-
-        Newer zarr-python's ``WrapperStore`` does this itself; 3.1.0 and 3.1.1 do not,
-        and opening a wrapped store with ``mode="r"`` needs it.
-        """
-        return self._with_store(self._store.with_read_only(read_only))
 
     async def get(
         self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None
