@@ -43,7 +43,7 @@ def test_python_blocks_run_in_order(tmp_path):
 def test_command_lines_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     exec(compile(blocks("python")[0], "getting-started", "exec"), {})
-    xr.open_dataset("temperature.hurray", engine="hurray").to_netcdf("input.nc")
+    xr.open_dataset("temperature.hurray", engine="hurray").to_netcdf("input.nc", engine="h5netcdf")
     commands = [
         line.split("#")[0].strip()
         for block in blocks("bash")

@@ -113,11 +113,6 @@ def test_decode_rejects_a_buffer_of_the_wrong_size():
         HilbertLayout(2, 2).decode(np.zeros(15), (4, 4))
 
 
-def test_tags_are_distinct_and_hilbert_is_0x40():
-    assert HilbertLayout.tag == 0x40
-    assert len({RowMajorLayout.tag, MortonLayout.tag, HilbertLayout.tag}) == 3
-
-
 @given(layouts_with_shapes())
 def test_config_round_trips(case):
     layout, _ = case

@@ -114,6 +114,8 @@ def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
     array = np.ascontiguousarray(buffer, dtype=parse_element_type(name))
     if array.dtype.kind == "U":
         check_code_points(array.view("<u4"))
+    # bool, bytes and text go out as their raw bytes (a view: no copy); numbers keep
+    # their dtype so the codecs see the element size (blosc's shuffle uses it)
     return array.view(np.uint8) if array.dtype.kind in "bSU" else array
 
 

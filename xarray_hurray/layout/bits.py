@@ -113,6 +113,8 @@ def unpack(keys: np.ndarray, bitmap: BitMap, coord_dtype: np.dtype) -> np.ndarra
         if first + count < key_bits:
             np.bitwise_and(piece, np.uint64((1 << count) - 1), out=piece)
         for d in range(len(bitmap)):
+            # piece holds values below 2**count (at most 2**8): reinterpreting its
+            # uint64 as intp (same width) indexes the table without a converted copy
             columns[d] |= table[d][piece.view(np.intp)]
     return columns
 

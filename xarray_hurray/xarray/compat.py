@@ -16,11 +16,12 @@ from xarray.backends.common import ensure_dtype_not_object
 from xarray.coding import times, variables
 from xarray.coding.common import pop_to
 
-try:  # dask >= 2024.9: a graph value that is data, never mistaken for a task
+try:  # a graph value that is data, never mistaken for a task; dask's threaded
+    # scheduler runs it from 2024.11 (pyproject.toml's floor)
     from dask._task_spec import DataNode
 except ImportError as err:
     raise ImportError(
-        "xarray-hurray needs dask >= 2024.9 (dask._task_spec.DataNode); dask "
+        "xarray-hurray needs dask >= 2024.11.2 (dask._task_spec.DataNode); dask "
         f"{importlib.metadata.version('dask')} is installed"
     ) from err
 

@@ -103,6 +103,7 @@ def decode_chunk(
     """
     fitted = fit_layout(layout, shape)
     stored = stored_dtype(dtype, endian)
+    # a view, not a copy: the stored bytes are read in place, whatever their buffer's dtype
     raw = np.asarray(data).reshape(-1).view(np.uint8)
     expected = fitted.buffer_size(shape) * stored.itemsize
     if raw.size != expected:
