@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -280,7 +280,7 @@ class VariableMeta:
             layout=layout_from_config(obj["layout"]),
             codecs=tuple(codecs),
             chunk_order=order["curve"],
-            chunk_axes=order["axes"],
+            chunk_axes=cast("tuple[int, ...]", order["axes"]),  # checked on construction
             attrs=decode_attrs(obj["attrs"], budget),
             fill_value=fill,
         )

@@ -207,9 +207,10 @@ async def http_range(
                 last_modified=response.headers.get("Last-Modified"),
             )
             if status == 200:  # the server ignored the range and sent everything
-                size: int | None = len(body)
-                if (start, stop) != (0, size):
-                    _warn_range_ignored(url, size)
+                whole = len(body)
+                if (start, stop) != (0, whole):
+                    _warn_range_ignored(url, whole)
+                size: int | None = whole
                 body = body[start:stop]
             else:
                 match = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", ""))

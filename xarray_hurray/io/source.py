@@ -310,7 +310,8 @@ class FsspecSource(ByteSource):
             return self._read_checked_by_info(fs, path, ranges)
         from fsspec.asyn import sync
 
-        return sync(fs.loop, self._gather, fs, path, fetch, ranges)
+        blobs: list[bytes] = sync(fs.loop, self._gather, fs, path, fetch, ranges)
+        return blobs
 
     async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
         """:meth:`read_ranges` as a coroutine.  ``http(s)`` and ``s3`` ranges are fetched
