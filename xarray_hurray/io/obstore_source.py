@@ -6,7 +6,7 @@ import asyncio
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -79,6 +79,7 @@ class ObstoreSource(ByteSource):
         pin = self._version
         if stop <= start or (pin is not None and pin.size is not None and start >= pin.size):
             return None
+        # obstore types this as its GetOptions TypedDict; a plain dict is what it takes
         options: dict[str, Any] = {"range": (start, stop)}
         if pin is not None and pin.version_id:
             options["version"] = pin.version_id
@@ -138,7 +139,7 @@ class ObstoreSource(ByteSource):
         if options is None:
             return b""
         try:
-            result = obstore.get(self.store, self.path, options=options)
+            result = obstore.get(self.store, self.path, options=cast(Any, options))
             data = bytes(result.bytes())
         except Exception as err:  # mapped, or raised again, by _refused
             self._refused(err)
@@ -155,7 +156,7 @@ class ObstoreSource(ByteSource):
         if options is None:
             return b""
         try:
-            result = await obstore.get_async(self.store, self.path, options=options)
+            result = await obstore.get_async(self.store, self.path, options=cast(Any, options))
             data = bytes(await result.bytes_async())
         except Exception as err:  # mapped, or raised again, by _refused
             self._refused(err)
