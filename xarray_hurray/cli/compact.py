@@ -8,7 +8,7 @@ from ..container.update import compact
 from .common import add_file_arguments, parse_storage_options
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``hurray compact``."""
     parser = commands.add_parser(
         "compact",

@@ -79,7 +79,8 @@ class ChunkCodec:
         equal = values == np.frombuffer(self.fill_bytes, dtype=words)[0]
         grid = var.grid_shape
         if not grid:
-            return equal.reshape(1)
+            one: np.ndarray = equal.reshape(1)
+            return one
         if 0 in grid:
             return np.zeros(0, dtype=bool)
         # elements past the end of the array are padding, which does not count

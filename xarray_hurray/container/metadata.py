@@ -79,13 +79,13 @@ def check_node_name(name: Any, what: str) -> str:
     TypeError, ValueError
         Naming ``what`` and the problem.
     """
-    check_name(name, what)
-    if "/" in name:
+    checked = check_name(name, what)
+    if "/" in checked:
         raise HurrayValueError(
             f"{what} {name!r} contains '/', which separates groups in a path; "
             "rename it or put it in a group"
         )
-    return name
+    return checked
 
 
 _HEX = re.compile(r"(?:[0-9a-f]{2})*")

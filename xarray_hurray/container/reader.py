@@ -274,7 +274,8 @@ class ContainerReader:
 
     def root_entry(self, path: str) -> np.void:
         """The root's reference to the page table of ``path`` (1.1): offset, crc32c."""
-        return self._root[self._numbers[path]]
+        entry: np.void = self._root[self._numbers[path]]
+        return entry
 
     def page_table(self, path: str) -> np.ndarray:
         """The checked page table of ``path`` (1.1): a reference per index page."""

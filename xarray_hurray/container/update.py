@@ -161,8 +161,8 @@ class FileUpdate:
                 yield commit
             return
         if self.remote is None:
-            with StagedRewrite(self.target, self.base, metadata, written) as rewrite:  # type: ignore[arg-type]
-                yield rewrite
+            with StagedRewrite(self.target, self.base, metadata, written) as staged:  # type: ignore[arg-type]
+                yield staged
             return
         url = os.fspath(self.target) if isinstance(self.target, str | os.PathLike) else ""
         upload = None
@@ -177,8 +177,8 @@ class FileUpdate:
             return
         name = Path(self.base.source.name).name or "update.hurray"
         with staged_upload(self.remote, name) as local:
-            with StagedRewrite(local, self.base, metadata, written) as rewrite:
-                yield rewrite
+            with StagedRewrite(local, self.base, metadata, written) as staged:
+                yield staged
 
 
 def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.ndarray]:
@@ -474,8 +474,8 @@ class InPlaceCommit:
         # entries of the pages written, in placement order
         positions = np.concatenate(
             [
-                np.arange(p * PAGE_ENTRIES, min((p + 1) * PAGE_ENTRIES, count))
-                for p in np.flatnonzero(~kept_page)
+                np.arange(p * PAGE_ENTRIES, min((p + 1) * PAGE_ENTRIES, int(count)))
+                for p in np.flatnonzero(~kept_page).tolist()
             ]
             or [np.empty(0, dtype=np.int64)]
         )

@@ -183,7 +183,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         """The dataset of ``group`` (``"a/b"``; the root group by default)."""
         return self._open(filename_or_obj, dict(locals()), subtree=False)["/"]
 
-    def open_groups_as_dict(  # type: ignore[override]
+    def open_groups_as_dict(
         self,
         filename_or_obj: Any,
         *,
@@ -232,9 +232,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
             for path in paths
         }
 
-    def open_datatree(  # type: ignore[override]
-        self, filename_or_obj: Any, **kwargs: Any
-    ) -> xr.DataTree:
+    def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> xr.DataTree:
         """The tree of groups at or below ``group`` (keywords as
         :meth:`open_groups_as_dict`)."""
         return xr.DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
