@@ -213,6 +213,16 @@ def object_etag(url: str, storage_options: Mapping[str, Any]) -> str:
     return str(fs.call_s3("head_object", Bucket=bucket, Key=key)["ETag"])
 
 
+def multipart_target(target: object) -> tuple[str, dict[str, Any]] | None:
+    """The URL and storage options of an upload target that :func:`start_multipart`
+    serves (an ``s3://`` :class:`~xarray_hurray.io.source.FsspecSource`), else None."""
+    from .source import FsspecSource
+
+    if isinstance(target, FsspecSource) and _is_s3(target.url):
+        return target.url, target.storage_options
+    return None
+
+
 def pending_uploads(url: str, storage_options: Mapping[str, Any]) -> list[str]:
     """The ids of the multipart uploads in progress at ``url`` (an ``s3://`` object).
 

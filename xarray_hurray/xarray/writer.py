@@ -25,9 +25,11 @@ from ..container.metadata import check_node_name
 from ..container.tempfiles import writable_target
 from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, staged_upload, upload_target
+from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import encode_cf_variable_keeping_bools
 from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
+from .multipart_write import MultipartWrite
 from .strings import FILL_ATTRS, check_fill_value, encode_text
 
 if TYPE_CHECKING:  # the update module builds on this one
@@ -321,9 +323,10 @@ def _check_local_target(path: str | os.PathLike[str]) -> None:
         raise FileNotFoundError(errno.ENOENT, "no directory to write the file in", parent)
 
 
-def _run(write: DaskWrite, remote: UploadTarget | None) -> None:
-    """Run ``write``; for a remote target, into a local file then uploaded whole."""
-    if remote is None:
+def _run(write: DaskWrite | MultipartWrite, remote: UploadTarget | None) -> None:
+    """Run ``write``; for a remote target without multipart uploads, into a local
+    file then uploaded whole."""
+    if remote is None or isinstance(write, MultipartWrite):
         write.run()
         return
     with staged_upload(remote, write.path.name) as local:
@@ -407,6 +410,7 @@ def to_hurray(
     window: int = DEFAULT_WINDOW,
     storage_options: Mapping[str, Any] | None = None,
     write_empty_chunks: bool = False,
+    part_bytes: int = DEFAULT_PART_BYTES,
     compressor: CodecSpec | Sequence[CodecSpec] | _NotGiven = _NotGiven.NOT_GIVEN,
     mode: str | None = None,
     append_dim: Hashable | None = None,
@@ -427,8 +431,11 @@ def to_hurray(
     path
         The file to create or replace: a local path, a URL (``"s3://..."``,
         ``"memory://..."``, any fsspec file system that writes) or an upload target
-        such as :class:`~xarray_hurray.io.obstore_source.ObstoreSource`.  Remote files
-        are written to a local temporary file and uploaded whole once complete.
+        such as :class:`~xarray_hurray.io.obstore_source.ObstoreSource`.  An ``s3://``
+        URL is written as one multipart upload whose parts the Dask workers (or
+        the local scheduler's threads) upload as they encode them; other remote
+        files are written to a local temporary file and uploaded whole once
+        complete.
     encoding
         For a DataTree: a mapping of group paths (``"/a/b"``) to such settings of
         their variables.  Per-variable settings: the CF keys of ``to_netcdf`` and ``to_zarr``
@@ -474,6 +481,10 @@ def to_hurray(
         ``_FillValue``, else zero or the empty string), as zarr's option of that
         name.  By default they are left out and read back as the fill value; the
         comparison is byte for byte, so no value read back ever differs.
+    part_bytes
+        For an ``s3://`` target: bytes of input (before compression) per uploaded
+        part, what one worker holds while it builds a part (at least 5 MiB; raised
+        when the output would need more than 10,000 parts).
     compressor
         Deprecated old name of ``codecs``, taken in its place with a
         :class:`DeprecationWarning` until the next release.
@@ -555,13 +566,26 @@ def to_hurray(
     else:
         metadata, variables = describe_group(ds, encoding or {}, defaults, chunk_bytes)
     local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
-    parts = [
-        WritePart.whole(var, variables[path], write_empty_chunks, path)
-        for path, var in metadata.all_variables()
-    ]
-    # "a" creating a file must not replace one another writer created meanwhile
-    exclusive = mode != "w"
-    write = DaskWrite(local, metadata, parts, window=window, progress=progress, exclusive=exclusive)
+    multipart = multipart_target(remote)
+    write: DaskWrite | MultipartWrite
+    if multipart is not None:
+        write = MultipartWrite(
+            *multipart,
+            metadata,
+            variables,
+            part_bytes=part_bytes,
+            write_empty_chunks=write_empty_chunks,
+        )
+    else:
+        parts = [
+            WritePart.whole(var, variables[path], write_empty_chunks, path)
+            for path, var in metadata.all_variables()
+        ]
+        # "a" creating a file must not replace one another writer created meanwhile
+        exclusive = mode != "w"
+        write = DaskWrite(
+            local, metadata, parts, window=window, progress=progress, exclusive=exclusive
+        )
     if not compute:
         whole: Delayed = delayed(_run, pure=False)(write, remote)
         return whole

@@ -1,0 +1,244 @@
+"""to_hurray to s3:// as a multipart upload whose parts the workers upload: moto's S3
+server on 127.0.0.1 and a LocalCluster of processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+import xarray as xr
+from hurray_datasets import everything
+
+from xarray_hurray.container.verify import verify_file
+from xarray_hurray.io import FsspecSource, pending_uploads
+from xarray_hurray.xarray.writer import to_hurray
+
+distributed = pytest.importorskip("distributed")
+
+MIB = 2**20
+PART = 5 * MIB  # the store's minimum part: the smallest runs the planner makes
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[distributed.Client]:
+    """Two one-thread worker processes; a task that kills its worker twice fails."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as c,
+        ):
+            yield c
+
+
+def _fs(s3):
+    import s3fs
+
+    return s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
+
+
+def _dataset(seed: int = 0) -> xr.Dataset:
+    """8 MiB of incompressible floats, 4 MiB of NaN (missing chunks) and a small
+    coordinate held in memory: runs of 5 MiB of input make two parts of noise."""
+    noise = da.random.default_rng(seed).random((1024, 2048), dtype=np.float32, chunks=(256, 512))
+    return xr.Dataset(
+        {
+            "noise": (("y", "x"), noise),
+            "empty": (("z", "x"), da.full((512, 2048), np.nan, dtype=np.float32, chunks=256)),
+        },
+        coords={"y": np.arange(1024)},
+    )
+
+
+class DiskWatch:
+    """The most bytes found under a directory, sampled every 5 ms while active."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+            self.peak = max(self.peak, size)
+            time.sleep(0.005)
+
+    def __enter__(self) -> DiskWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@pytest.fixture
+def local_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The directory temporary files of this process go to."""
+    root = tmp_path / "local-tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
+
+
+def test_workers_upload_parts(s3, client, local_tmp):
+    url = f"s3://{s3.bucket}/field.hurray"
+    ds = _dataset()
+    with DiskWatch(local_tmp) as disk:
+        to_hurray(ds, url, storage_options=s3.storage_options, part_bytes=PART)
+    assert disk.peak == 0  # nothing staged on local disk
+    back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
+    xr.testing.assert_identical(back.load(), ds.compute())
+    assert verify_file(FsspecSource(url, s3.storage_options)) == []
+    assert pending_uploads(url, s3.storage_options) == []
+    # the head part (padded to 5 MiB), 8 MiB of noise in runs of 5 MiB of input,
+    # then NaN chunks (missing: no bytes) and the coordinate in the last run
+    info = _fs(s3).info(url)
+    parts = int(info["ETag"].strip('"').split("-")[1])  # S3's ETag of a multipart object
+    assert parts == 4
+    assert 13 * MIB < info["size"] < 16 * MIB
+
+
+def test_local_scheduler_streams_parts(s3, local_tmp):
+    url = f"s3://{s3.bucket}/field.hurray"
+    ds = _dataset(1)
+    with dask.config.set(scheduler="threads"), DiskWatch(local_tmp) as disk:
+        to_hurray(ds, url, storage_options=s3.storage_options, part_bytes=PART)
+    assert disk.peak == 0
+    back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
+    xr.testing.assert_identical(back.load(), ds.compute())
+    assert pending_uploads(url, s3.storage_options) == []
+
+
+@pytest.mark.parametrize(
+    "ds",
+    [
+        xr.Dataset(attrs={"title": "no variables"}),
+        xr.Dataset({"v": ("x", np.arange(1000, dtype=np.int16))}),
+        everything(),
+    ],
+    ids=["no-variables", "one", "everything"],
+)
+def test_tiny_output_is_one_part(s3, ds):
+    url = f"s3://{s3.bucket}/tiny.hurray"
+    to_hurray(ds, url, storage_options=s3.storage_options)
+    back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
+    xr.testing.assert_identical(back.load(), ds)
+    assert _fs(s3).size(url) < 64 * 1024  # no padding: the only part may be small
+    assert pending_uploads(url, s3.storage_options) == []
+
+
+def _raise_on_block(block: np.ndarray, block_info=None) -> np.ndarray:
+    if block_info[0]["chunk-location"] == (3, 1):
+        raise RuntimeError("injected failure")
+    return block
+
+
+def _kill_worker_on_block(block: np.ndarray, marker: str, block_info=None) -> np.ndarray:
+    """Kill the worker process running the task: every time, or once when ``marker``
+    names a file (created on the first kill)."""
+    if block_info[0]["chunk-location"] == (3, 1):
+        if not marker or not os.path.exists(marker):
+            if marker:
+                Path(marker).touch()
+            os._exit(1)
+    return block
+
+
+def _old_object(s3) -> tuple[str, bytes]:
+    url = f"s3://{s3.bucket}/field.hurray"
+    to_hurray(xr.Dataset({"old": ("x", np.arange(5))}), url, storage_options=s3.storage_options)
+    return url, _fs(s3).cat_file(url)
+
+
+def _assert_untouched(s3, url: str, old: bytes) -> None:
+    assert _fs(s3).cat_file(url) == old
+    assert pending_uploads(url, s3.storage_options) == []
+
+
+def test_failing_task_aborts(s3, client):
+    url, old = _old_object(s3)
+    ds = _dataset()
+    data = ds["noise"].data.map_blocks(_raise_on_block, dtype=np.float32)
+    ds["noise"] = ds["noise"].copy(data=data)
+    with pytest.raises(RuntimeError, match="injected failure"):
+        to_hurray(ds, url, storage_options=s3.storage_options, part_bytes=PART)
+    _assert_untouched(s3, url, old)
+
+
+def test_killed_worker_aborts(s3, client):
+    url, old = _old_object(s3)
+    ds = _dataset()
+    data = ds["noise"].data.map_blocks(_kill_worker_on_block, "", dtype=np.float32)
+    ds["noise"] = ds["noise"].copy(data=data)
+    with pytest.raises(distributed.KilledWorker):
+        to_hurray(ds, url, storage_options=s3.storage_options, part_bytes=PART)
+    _assert_untouched(s3, url, old)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_worker_lost_once_is_replaced(s3, client, tmp_path):
+    """The task of a lost worker runs again elsewhere and uploads its part again."""
+    url = f"s3://{s3.bucket}/field.hurray"
+    ds = _dataset()
+    data = ds["noise"].data.map_blocks(
+        _kill_worker_on_block, str(tmp_path / "killed"), dtype=np.float32
+    )
+    to_hurray(ds.assign(noise=ds["noise"].copy(data=data)), url, storage_options=s3.storage_options)
+    assert (tmp_path / "killed").exists()
+    back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
+    xr.testing.assert_identical(back.load(), ds.compute())
+    assert pending_uploads(url, s3.storage_options) == []
+    client.wait_for_workers(2, timeout=60)
+
+
+INTERRUPTED = textwrap.dedent(
+    """
+    import sys, time
+    import dask, dask.array as da, numpy as np, xarray as xr
+    from xarray_hurray.xarray.writer import to_hurray
+
+    def slow(block):
+        time.sleep(1.0)
+        return block
+
+    data = da.random.random((1024, 2048), chunks=(256, 512)).astype("f4").map_blocks(slow)
+    options = {"key": "testing", "secret": "testing",
+               "client_kwargs": {"endpoint_url": sys.argv[2], "region_name": "us-west-2"}}
+    with dask.config.set(scheduler="threads", num_workers=2):
+        to_hurray(xr.Dataset({"v": (("y", "x"), data)}), sys.argv[1],
+                  storage_options=options, part_bytes=5 * 2**20)
+    """
+)
+
+
+def test_interrupted_client_aborts(s3):
+    url, old = _old_object(s3)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen([sys.executable, "-c", INTERRUPTED, url, s3.url], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not pending_uploads(url, s3.storage_options):  # the upload has begun
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.5)  # while its first runs are being encoded
+        child.send_signal(signal.SIGINT)
+        assert child.wait(60) != 0
+    finally:
+        child.kill()
+    _assert_untouched(s3, url, old)

@@ -1,0 +1,266 @@
+"""Writing a dataset to an object store as one multipart upload whose parts the Dask
+workers upload themselves.
+
+The placement sequence of every stored chunk is cut into runs of consecutive
+chunks (:func:`~xarray_hurray.io.multipart.plan_runs`); one task per run joins its
+encoded chunks, uploads them as one part and returns only their sizes and CRCs.
+The writing process then packs the head (:mod:`xarray_hurray.container.head`),
+uploads it as part 1 and completes the upload.  See the design notes
+("Writes that scale past one machine").
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import xarray as xr
+from dask._task_spec import Task, TaskRef
+from dask.base import get_scheduler
+
+from ..container import DatasetMeta, VariableMeta
+from ..container.checksum import crc32c
+from ..container.elements import parse_element_type
+from ..container.format import INDEX_ENTRY
+from ..container.head import HeadLayout, pack_head
+from ..io.multipart import (
+    DEFAULT_PART_BYTES,
+    S3_RULES,
+    MultipartUpload,
+    Part,
+    PartRules,
+    plan_runs,
+    start_multipart,
+)
+from .dask_write import DaskChunks, _waiting_for_tasks, check_alignment
+
+log = logging.getLogger(__name__)
+
+STRING_BYTES = 16
+"""Assumed bytes per variable-length string when sizing runs."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run task returns: the part it uploaded (None: no part, the run holds
+    no stored chunk, or it is the file's only run and its bytes are in ``data``),
+    the part's length with its padding, and the size and CRC32C of each chunk."""
+
+    part: Part | None
+    length: int
+    sizes: np.ndarray
+    crcs: np.ndarray
+    data: bytes | None = None
+
+
+def upload_run(
+    upload: MultipartUpload | None,
+    number: int,
+    pad_to: int,
+    picks: np.ndarray,
+    *cells: np.ndarray,
+) -> RunResult:
+    """Join the stored chunks of one run and upload them as part ``number``.
+
+    Parameters
+    ----------
+    upload
+        The upload; None returns the bytes instead (the only run of a small file).
+    number
+        The part number.
+    pad_to
+        Zeros are added up to this many bytes (the store's minimum part), so that
+        a run that compressed well is still a valid part; 0 for the last run.
+    picks
+        One row per chunk of the run, in placement order: which of ``cells`` holds
+        it and its index in that cell's list.
+    cells
+        Results of the encode tasks: each a one-element object block holding the
+        stored bytes of the chunks of one dask chunk (``b""``: left out).
+    """
+    blobs = [cells[i].reshape(-1)[0][k] for i, k in picks.tolist()]
+    sizes = np.array([len(b) for b in blobs], dtype=np.uint64)
+    crcs = np.array([crc32c(b) if b else 0 for b in blobs], dtype=np.uint32)
+    data = b"".join(blobs)
+    if upload is None:
+        return RunResult(None, len(data), sizes, crcs, data)
+    if not data:  # every chunk left out: no part at all (part numbers may have gaps)
+        return RunResult(None, 0, sizes, crcs)
+    if len(data) < pad_to:
+        data += bytes(pad_to - len(data))  # unreferenced bytes, legal in format 1.1
+    return RunResult(upload.upload_part(number, data), len(data), sizes, crcs)
+
+
+def _raw_bytes(var: VariableMeta) -> int:
+    """Bytes of one chunk of ``var`` before compression (strings estimated)."""
+    dtype = parse_element_type(var.dtype)
+    itemsize = STRING_BYTES if dtype.kind == "O" else dtype.itemsize
+    return int(var.layout.buffer_size(var.chunks)) * itemsize
+
+
+class MultipartWrite:
+    """One write of a CF-encoded dataset to an ``s3://`` URL as a multipart upload.
+
+    Building it checks the dask chunks, builds the encode graphs and plans the runs;
+    nothing is uploaded until :meth:`run`.  Variables not backed by dask are
+    chunked into dask arrays of their stored chunks, so that every chunk is
+    encoded by a task.
+
+    Parameters
+    ----------
+    url, storage_options
+        The target object and the s3fs options.
+    metadata
+        The dataset description.
+    variables
+        The CF-encoded variables, by path.
+    part_bytes
+        Bytes of input per run (see :func:`~xarray_hurray.io.multipart.plan_runs`):
+        what a worker holds while it builds a part.
+    write_empty_chunks
+        Store chunks that hold only the fill value; by default they are left out.
+    rules
+        The store's part rules.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        storage_options: Mapping[str, Any],
+        metadata: DatasetMeta,
+        variables: Mapping[Hashable, xr.Variable],
+        *,
+        part_bytes: int = DEFAULT_PART_BYTES,
+        write_empty_chunks: bool = False,
+        rules: PartRules = S3_RULES,
+    ) -> None:
+        self.url = url
+        self.storage_options = dict(storage_options)
+        self.metadata = metadata
+        self.rules = rules
+        self.layout = HeadLayout(metadata)
+        self._encoders: list[DaskChunks] = []
+        raw: list[np.ndarray] = []
+        for path, var in self.layout.variables:
+            source = variables[path]
+            check_alignment(path, source, var.chunks)
+            if not isinstance(source.data, da.Array):
+                source = source.chunk(dict(zip(source.dims, var.chunks, strict=True)))
+            self._encoders.append(DaskChunks(source.data, var, write_empty_chunks))
+            raw.append(np.full(var.chunk_count, _raw_bytes(var), dtype=np.int64))
+        if self.layout.length > rules.max_part:
+            raise ValueError(
+                f"the index of {url} would take {self.layout.length} bytes, more than one "
+                f"part holds ({rules.max_part}); use larger chunks or split the dataset "
+                "into several files"
+            )
+        # run k holds positions [cuts[k], cuts[k + 1]) of the placement of every chunk
+        self.cuts = plan_runs(np.concatenate([np.zeros(0, np.int64), *raw]), part_bytes, rules)
+
+    @property
+    def runs(self) -> int:
+        """Number of runs (parts besides the head)."""
+        return len(self.cuts) - 1
+
+    def _graph(self, upload: MultipartUpload | None) -> tuple[dict[Any, Any], list[Any]]:
+        """The encode tasks and one task per run; the run tasks' keys."""
+        graph: dict[Any, Any] = {}
+        # every chunk in placement order: its encode task's key and index in its list
+        keys: list[Any] = []
+        local: list[np.ndarray] = []
+        for (_, var), encoder in zip(self.layout.variables, self._encoders, strict=True):
+            graph.update(encoder.graph)
+            block, index = encoder.blocks.locate(var.placement)
+            base = len(keys)
+            keys.extend(encoder.keys)
+            local.append(np.stack([block + base, index], axis=1))
+        picks = np.concatenate([np.zeros((0, 2), np.int64), *local])
+        prefix = f"hurray-part-{uuid.uuid4().hex}"
+        run_keys = []
+        for k in range(self.runs):
+            rows = picks[self.cuts[k] : self.cuts[k + 1]]
+            used, inverse = np.unique(rows[:, 0], return_inverse=True)
+            last = k == self.runs - 1
+            key = (prefix, k)
+            graph[key] = Task(
+                key,
+                upload_run,
+                upload,
+                k + 2,  # part 1 is the head
+                0 if last else self.rules.min_part,
+                np.stack([inverse.reshape(-1), rows[:, 1]], axis=1),
+                *(TaskRef(keys[b]) for b in used.tolist()),
+            )
+            run_keys.append(key)
+        return graph, run_keys
+
+    def run(self) -> None:
+        """Upload the file: the object appears when the upload completes; on any
+        failure (or interruption) the upload is aborted and the target is left as
+        it was."""
+        upload = start_multipart(self.url, self.storage_options)
+        if upload is None:
+            raise ValueError(f"{self.url} has no multipart upload this writer can use")
+        try:
+            start = time.perf_counter()
+            with _waiting_for_tasks():
+                # a file of one run is uploaded as one part by this process
+                graph, keys = self._graph(upload if self.runs > 1 else None)
+                results: Sequence[RunResult] = get_scheduler(cls=da.Array)(graph, keys)
+            runs_done = time.perf_counter()
+            parts = self._finish(upload, results)
+            head_done = time.perf_counter()
+            upload.complete(parts)
+            # timings for benchmarks and for users wondering where a write's time goes
+            log.info(
+                "%s: %d parts; runs %.3f s, head %.3f s, completion %.3f s",
+                self.url,
+                len(parts),
+                runs_done - start,
+                head_done - runs_done,
+                time.perf_counter() - head_done,
+                extra={
+                    "runs_s": runs_done - start,
+                    "head_s": head_done - runs_done,
+                    "complete_s": time.perf_counter() - head_done,
+                },
+            )
+        except BaseException as err:
+            try:
+                upload.abort()
+            except Exception as failed:
+                err.add_note(
+                    f"aborting {upload!r} failed too ({failed}); its parts stay stored "
+                    "until it is aborted (xarray_hurray.io.pending_uploads lists it)"
+                )
+            raise
+
+    def _finish(self, upload: MultipartUpload, results: Sequence[RunResult]) -> list[Part]:
+        """Pack and upload the head (with the chunks of a single run); the parts."""
+        inline = b"".join(r.data for r in results if r.data is not None)
+        head_part = self.layout.length
+        if self.runs > 1:
+            head_part = max(head_part, self.rules.min_part)
+        starts = head_part + np.cumsum([0] + [r.length for r in results], dtype=np.int64)
+        entries = np.zeros(int(self.cuts[-1]), dtype=INDEX_ENTRY)
+        for k, result in enumerate(results):
+            rows = entries[self.cuts[k] : self.cuts[k + 1]]
+            offsets = starts[k] + np.cumsum(result.sizes, dtype=np.int64) - result.sizes
+            rows["offset"] = np.where(result.sizes > 0, offsets, 0)
+            rows["size"] = result.sizes
+            rows["crc32c"] = result.crcs
+        by_path: dict[str, np.ndarray] = {}
+        start = 0
+        for path, var in self.layout.variables:
+            by_path[path] = entries[start : start + var.chunk_count]
+            start += var.chunk_count
+        head = pack_head(self.layout, by_path, int(starts[-1]))
+        head += bytes(head_part - len(head))
+        parts = [upload.upload_part(1, head + inline)]
+        return parts + [r.part for r in results if r.part is not None]
