@@ -62,6 +62,21 @@ def test_abort_leaves_old_object_and_no_parts(s3):
     assert pending_uploads(url, s3.storage_options) == []
 
 
+def test_exclusive_completion_keeps_an_object_that_appeared(s3):
+    url = f"s3://{s3.bucket}/field.hurray"
+    upload = start_multipart(url, s3.storage_options)
+    part = upload.upload_part(1, b"new object")
+    _fs(s3).pipe_file(url, b"written meanwhile")
+    with pytest.raises(FileExistsError):
+        upload.complete([part], exclusive=True)
+    upload.abort()
+    assert _fs(s3).cat_file(url) == b"written meanwhile"
+    assert pending_uploads(url, s3.storage_options) == []
+    other = start_multipart(f"s3://{s3.bucket}/fresh.hurray", s3.storage_options)
+    other.complete([other.upload_part(1, b"fresh")], exclusive=True)
+    assert _fs(s3).cat_file(f"s3://{s3.bucket}/fresh.hurray") == b"fresh"
+
+
 def test_server_enforces_minimum_part(s3):
     """moto refuses, as S3 does, a part below 5 MiB that is not the last."""
     url = f"s3://{s3.bucket}/small.hurray"

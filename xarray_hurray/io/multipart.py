@@ -19,6 +19,7 @@ was.  This module knows byte ranges only:
 
 from __future__ import annotations
 
+import errno
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -88,9 +89,11 @@ class MultipartUpload(ABC):
         fails unless ``source`` still has the version ``etag``."""
 
     @abstractmethod
-    def complete(self, parts: Sequence[Part]) -> None:
-        """Join ``parts`` in number order into the object, which appears now (replacing
-        any object at the target).  Part numbers may have gaps."""
+    def complete(self, parts: Sequence[Part], exclusive: bool = False) -> None:
+        """Join ``parts`` in number order into the object, which appears now, replacing
+        any object at the target; with ``exclusive``, only if there is none (else
+        :class:`FileExistsError`, and the upload stays open for an abort).  Part
+        numbers may have gaps."""
 
     @abstractmethod
     def abort(self) -> None:
@@ -158,17 +161,28 @@ class S3MultipartUpload(MultipartUpload):
         )
         return Part(number, answer["CopyPartResult"]["ETag"])
 
-    def complete(self, parts: Sequence[Part]) -> None:
+    def complete(self, parts: Sequence[Part], exclusive: bool = False) -> None:
         fs, bucket, key = _s3(self.url, self.storage_options)
         listed = [{"PartNumber": p.number, "ETag": p.etag} for p in sorted(parts, key=_number)]
-        fs.call_s3(
-            "complete_multipart_upload",
-            Bucket=bucket,
-            Key=key,
-            UploadId=self.upload_id,
-            MultipartUpload={"Parts": listed},
-        )
-        fs.invalidate_cache(self.url)
+        # S3's conditional write: completes only where no object exists
+        condition = {"IfNoneMatch": "*"} if exclusive else {}
+        try:
+            fs.call_s3(
+                "complete_multipart_upload",
+                Bucket=bucket,
+                Key=key,
+                UploadId=self.upload_id,
+                MultipartUpload={"Parts": listed},
+                **condition,
+            )
+        except OSError as err:
+            if exclusive and "PreconditionFailed" in repr(err) + repr(err.__cause__):
+                raise FileExistsError(
+                    errno.EEXIST, "an object appeared at the target during the write", self.url
+                ) from err
+            raise
+        finally:
+            fs.invalidate_cache(self.url)
 
     def abort(self) -> None:
         fs, bucket, key = _s3(self.url, self.storage_options)

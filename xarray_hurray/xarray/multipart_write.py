@@ -29,6 +29,7 @@ from ..container.checksum import crc32c
 from ..container.elements import parse_element_type
 from ..container.format import INDEX_ENTRY
 from ..container.head import HeadLayout, pack_head
+from ..errors import HurrayValueError
 from ..io.multipart import (
     DEFAULT_PART_BYTES,
     S3_RULES,
@@ -127,6 +128,10 @@ class MultipartWrite:
         Store chunks that hold only the fill value; by default they are left out.
     rules
         The store's part rules.
+    exclusive
+        Complete only where no object exists (``mode="w-"``, or ``"a"`` creating the
+        file): one that appeared during the write is kept, and the write fails
+        with :class:`FileExistsError`.
     """
 
     def __init__(
@@ -139,11 +144,13 @@ class MultipartWrite:
         part_bytes: int = DEFAULT_PART_BYTES,
         write_empty_chunks: bool = False,
         rules: PartRules = S3_RULES,
+        exclusive: bool = False,
     ) -> None:
         self.url = url
         self.storage_options = dict(storage_options)
         self.metadata = metadata
         self.rules = rules
+        self.exclusive = exclusive
         self.layout = HeadLayout(metadata)
         self._encoders: list[DaskChunks] = []
         raw: list[np.ndarray] = []
@@ -155,7 +162,7 @@ class MultipartWrite:
             self._encoders.append(DaskChunks(source.data, var, write_empty_chunks))
             raw.append(np.full(var.chunk_count, _raw_bytes(var), dtype=np.int64))
         if self.layout.length > rules.max_part:
-            raise ValueError(
+            raise HurrayValueError(
                 f"the index of {url} would take {self.layout.length} bytes, more than one "
                 f"part holds ({rules.max_part}); use larger chunks or split the dataset "
                 "into several files"
@@ -206,7 +213,7 @@ class MultipartWrite:
         it was."""
         upload = start_multipart(self.url, self.storage_options)
         if upload is None:
-            raise ValueError(f"{self.url} has no multipart upload this writer can use")
+            raise HurrayValueError(f"{self.url} has no multipart upload this writer can use")
         try:
             start = time.perf_counter()
             with _waiting_for_tasks():
@@ -216,7 +223,7 @@ class MultipartWrite:
             runs_done = time.perf_counter()
             parts = self._finish(upload, results)
             head_done = time.perf_counter()
-            upload.complete(parts)
+            upload.complete(parts, exclusive=self.exclusive)
             # timings for benchmarks and for users wondering where a write's time goes
             log.info(
                 "%s: %d parts; runs %.3f s, head %.3f s, completion %.3f s",

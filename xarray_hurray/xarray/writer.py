@@ -566,6 +566,8 @@ def to_hurray(
     else:
         metadata, variables = describe_group(ds, encoding or {}, defaults, chunk_bytes)
     local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
+    # "a" creating a file must not replace one another writer created meanwhile
+    exclusive = mode != "w"
     multipart = multipart_target(remote)
     write: DaskWrite | MultipartWrite
     if multipart is not None:
@@ -575,14 +577,13 @@ def to_hurray(
             variables,
             part_bytes=part_bytes,
             write_empty_chunks=write_empty_chunks,
+            exclusive=exclusive,
         )
     else:
         parts = [
             WritePart.whole(var, variables[path], write_empty_chunks, path)
             for path, var in metadata.all_variables()
         ]
-        # "a" creating a file must not replace one another writer created meanwhile
-        exclusive = mode != "w"
         write = DaskWrite(
             local, metadata, parts, window=window, progress=progress, exclusive=exclusive
         )
