@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,7 +139,7 @@ class MultipartWrite:
         url: str,
         storage_options: Mapping[str, Any],
         metadata: DatasetMeta,
-        variables: Mapping[Hashable, xr.Variable],
+        variables: Mapping[str, xr.Variable],
         *,
         part_bytes: int = DEFAULT_PART_BYTES,
         write_empty_chunks: bool = False,
