@@ -21,7 +21,10 @@ from xarray_hurray.container import open_reader, verify_file
 from xarray_hurray.container.writer import move_into_place
 from xarray_hurray.io import SourceChangedError
 
-FORK = multiprocessing.get_context("fork")
+# spawn, not fork: earlier tests leave threads (servers, pools, event loops) in this
+# process, and a forked child may inherit a lock one of them held
+SPAWN = multiprocessing.get_context("spawn")
+FORK = multiprocessing.get_context("fork")  # writers killed mid-write: started fast
 SIDE = 512
 
 
@@ -129,7 +132,7 @@ def test_threads_and_processes_read_the_numpy_truth(random_file):
     reader = open_reader(path)
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(_check_regions, [reader] * 16, [truth] * 16, range(16)))
-    with ProcessPoolExecutor(3, mp_context=FORK) as pool:
+    with ProcessPoolExecutor(3, mp_context=SPAWN) as pool:
         seeds = range(100, 106)
         assert list(pool.map(_check_regions, [reader] * 6, [truth] * 6, seeds)) == list(seeds)
 

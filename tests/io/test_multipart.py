@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -39,7 +40,9 @@ def test_parts_in_any_order_from_another_process(s3):
     upload = start_multipart(url, s3.storage_options)
     assert upload is not None
     assert pending_uploads(url, s3.storage_options) == [upload.upload_id]
-    with ProcessPoolExecutor(1) as pool:  # a pickled upload, used elsewhere
+    # a pickled upload, used elsewhere; spawned, since this process runs threads (the S3
+    # server, fsspec's event loop) whose locks a forked child could inherit held
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         second = pool.submit(_upload_in_other_process, upload, 2, pieces[1]).result()
     third = upload.upload_part(3, pieces[2])
     first = upload.upload_part(1, pieces[0])
