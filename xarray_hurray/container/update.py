@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
 from ..io.multipart import S3_RULES, MultipartUpload, Part, object_etag, start_multipart
+from .all_or_nothing import AllOrNothing
 from .checksum import crc32c, verify
 from .format import HEADER_SIZE_1_1, INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_SIZE, Slot
 from .index import page_lengths
@@ -204,7 +205,7 @@ def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.nd
     return old_ids, np.ravel_multi_index(corners, new.grid_shape).astype(np.int64)
 
 
-class StagedRewrite:
+class StagedRewrite(AllOrNothing):
     """Write the new version of a file whole, unchanged chunks copied from the base.
 
     Changed chunks are given with :meth:`write_chunk`, variable by variable in the
@@ -295,24 +296,13 @@ class StagedRewrite:
         self._copy_until((name, chunk_id))
         self._writer.write_chunk(name, chunk_id, data)
 
-    def __enter__(self) -> StagedRewrite:
-        return self
+    def _complete(self) -> None:
+        self._copy_until(None)
+        self._writer.close()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is not None:
-            self._writer.abort()
-            return
-        try:
-            self._copy_until(None)
-            self._writer.close()
-        except BaseException:
-            self._writer.abort()
-            raise
+    def abort(self) -> None:
+        """Drop the new version; the file stays as it was."""
+        self._writer.abort()
 
 
 def compact(
@@ -358,7 +348,7 @@ WRITE_BUFFER = 4 * 2**20
 """Bytes gathered before one ``pwrite`` while appending a version."""
 
 
-class InPlaceCommit:
+class InPlaceCommit(AllOrNothing):
     """Append a new version after the bytes of a format 1.1 base and commit it by its
     header slot, copy on write.
 
@@ -537,23 +527,8 @@ class InPlaceCommit:
         """Leave the base as the file's version; what was appended stays unreferenced."""
         os.close(self._fd)
 
-    def __enter__(self) -> InPlaceCommit:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is not None:
-            self.abort()
-            return
-        try:
-            self.commit()
-        except BaseException:
-            self.abort()
-            raise
+    def _complete(self) -> None:
+        self.commit()
 
 
 class MultipartCommit(InPlaceCommit):

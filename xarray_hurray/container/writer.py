@@ -7,11 +7,11 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 
 from ..errors import HurrayValueError
+from .all_or_nothing import AllOrNothing
 from .checksum import crc32c
 from .format import (
     HEAD_SIZE,
@@ -27,7 +27,7 @@ from .metadata import DatasetMeta
 from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
 
 
-class ContainerWriter:
+class ContainerWriter(AllOrNothing):
     """Stream a dataset into a Hurray file of format 1.1.
 
     The metadata is fixed up front; the index root and the page tables are reserved
@@ -198,23 +198,8 @@ class ContainerWriter:
             self._tmp.unlink(missing_ok=True)
             ON_SIGTERM.discard(self._tmp)
 
-    def __enter__(self) -> ContainerWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            try:
-                self.close()
-            except BaseException:
-                self.abort()
-                raise
-        else:
-            self.abort()
+    def _complete(self) -> None:
+        self.close()
 
 
 def move_into_place(new: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
