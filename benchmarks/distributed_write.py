@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import dask.array as da
@@ -158,11 +159,46 @@ def measure(
     return row
 
 
+def control_completion(fs: Any, size: int, relays: list[CountingRelay]) -> None:
+    """Time the server completing a multipart upload of ``size`` bytes in parts of
+    64 MiB uploaded by this process through s3fs alone: the completion cost of the
+    server itself, whoever wrote the parts."""
+    part = bytes(64 * MIB)
+    key = {"Bucket": "bench", "Key": "control.bin"}
+    upload = fs.call_s3("create_multipart_upload", **key)["UploadId"]
+    parts = []
+    for number, start in enumerate(range(0, size, len(part)), start=1):
+        body = part[: min(len(part), size - start)]
+        etag = fs.call_s3(
+            "upload_part", Body=body, PartNumber=number, UploadId=upload, **key
+        )["ETag"]
+        parts.append({"PartNumber": number, "ETag": etag})
+    start = time.perf_counter()
+    fs.call_s3(
+        "complete_multipart_upload",
+        MultipartUpload={"Parts": parts},
+        UploadId=upload,
+        **key,
+    )
+    print(
+        f"control: the server completes a plain {size / MIB:.0f} MiB upload of "
+        f"{len(parts)} parts in {time.perf_counter() - start:.1f} s",
+        flush=True,
+    )
+    fs.rm("bench/control.bin")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gib", type=float, default=1.0, help="output size before compression")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--no-control",
+        dest="control",
+        action="store_false",
+        help="skip timing the server's completion of a plain multipart upload",
+    )
     args = parser.parse_args()
 
     from distributed import Client
@@ -284,6 +320,8 @@ def main() -> None:
                 "completion by the server {complete_s:.1f} s".format(**timings.last),
                 flush=True,
             )
+        if args.control:
+            control_completion(fs, fs.size("bench/field.hurray"), relays)
         print(
             "hurray object:",
             fs.size("bench/field.hurray") / MIB,

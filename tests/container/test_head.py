@@ -1,4 +1,4 @@
-"""The head packed after the chunks (container/head.py) against the file the
+"""The index packed after the chunks (container/head.py) against the file the
 streaming writer produces, and with the chunks moved apart by unreferenced bytes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hurray_datasets import everything
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, verify_file
 from xarray_hurray.container.format import INDEX_ENTRY
-from xarray_hurray.container.head import HeadLayout, pack_head
+from xarray_hurray.container.head import HeadLayout, pack_index
 
 
 def _chunks_and_entries(path) -> tuple[HeadLayout, dict[str, np.ndarray], list[bytes]]:
@@ -28,15 +28,35 @@ def _chunks_and_entries(path) -> tuple[HeadLayout, dict[str, np.ndarray], list[b
     return layout, entries, chunks
 
 
-def test_same_bytes_as_the_streaming_writer(tmp_path):
-    """For an index that fits the head, the streaming writer lays the file out as
-    the head, then the chunks in placement order: packing the head after the
-    chunks gives the same bytes."""
-    path = tmp_path / "everything.hurray"
-    xh.to_hurray(everything(), path)
+def _many_chunks() -> xr.Dataset:
+    """10,000 chunks, one in five missing: 200 kB of pages, too many for the head."""
+    values = np.arange(100_000, dtype=np.float32)
+    values[::50] = np.nan  # not a whole chunk: stored
+    values[: 10 * 2000] = np.nan  # whole chunks of the fill value: missing
+    ds = xr.Dataset({"v": ("x", values)})
+    ds["v"].encoding["chunks"] = (10,)
+    return ds
+
+
+@pytest.mark.parametrize(
+    ("dataset", "front"), [(everything, True), (_many_chunks, False)], ids=["head", "after"]
+)
+def test_same_bytes_as_the_streaming_writer(tmp_path, dataset, front):
+    """The streaming writer lays the file out as the head, the chunks in placement
+    order, then the pages holding a stored chunk when they do not fit the head:
+    packing the index after the chunks gives the same bytes."""
+    path = tmp_path / "file.hurray"
+    xh.to_hurray(dataset(), path)
     layout, entries, chunks = _chunks_and_entries(path)
+    assert layout.front_pages is front
     blob = path.read_bytes()
-    assert pack_head(layout, entries, len(blob)) + b"".join(chunks) == blob
+    body = b"".join(chunks)
+    index = pack_index(layout, entries, layout.length + len(body))
+    assert index.head + body + index.pages == blob
+    if not front:
+        # chunks 0 to 1999 are missing: the first of the ten pages (chunks 0 to 1023)
+        # is left out, the next eight are whole and the last holds 784 entries
+        assert len(index.pages) == (8 * 1024 + 784) * INDEX_ENTRY.itemsize
 
 
 @pytest.mark.parametrize("gap", [1, 4096])
@@ -60,7 +80,8 @@ def test_chunks_apart_read_the_same(tmp_path, gap):
                 at += len(data) + gap
         moved[name] = new
     path = tmp_path / "apart.hurray"
-    path.write_bytes(pack_head(layout, moved, at) + bytes(gap) + b"".join(body))
+    index = pack_index(layout, moved, at)
+    path.write_bytes(index.head + bytes(gap) + b"".join(body) + index.pages)
     assert verify_file(path) == []
     with xr.open_dataset(path, engine="hurray") as back:
         xr.testing.assert_identical(back.load(), ds)

@@ -65,6 +65,25 @@ def test_abort_leaves_old_object_and_no_parts(s3):
     assert pending_uploads(url, s3.storage_options) == []
 
 
+def test_completion_whose_answer_was_lost(s3):
+    """A completion retried after the store completed it (its answer lost to a
+    timeout or a dropped connection) finds the upload gone: it succeeds when the
+    object is this upload's, and fails when the upload is gone without it."""
+    url = f"s3://{s3.bucket}/field.hurray"
+    pieces = [bytes(5 * MIB), b"tail"]
+    upload = start_multipart(url, s3.storage_options)
+    parts = [upload.upload_part(n, data) for n, data in enumerate(pieces, start=1)]
+    upload.complete(parts)
+    upload.complete(parts)  # the retry: the upload is gone, its object is there
+    assert _fs(s3).cat_file(url) == b"".join(pieces)
+    aborted = start_multipart(url, s3.storage_options)
+    part = aborted.upload_part(1, b"never completed")
+    aborted.abort()
+    with pytest.raises(OSError):  # gone, and the object is the earlier upload's
+        aborted.complete([part])
+    assert _fs(s3).cat_file(url) == b"".join(pieces)
+
+
 def test_exclusive_completion_keeps_an_object_that_appeared(s3):
     url = f"s3://{s3.bucket}/field.hurray"
     upload = start_multipart(url, s3.storage_options)

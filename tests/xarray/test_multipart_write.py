@@ -21,6 +21,7 @@ import pytest
 import xarray as xr
 from hurray_datasets import everything
 
+from xarray_hurray.container.format import INDEX_ENTRY
 from xarray_hurray.container.verify import verify_file
 from xarray_hurray.io import FsspecSource, pending_uploads
 from xarray_hurray.xarray.writer import to_hurray
@@ -141,6 +142,38 @@ def test_tiny_output_is_one_part(s3, ds):
     xr.testing.assert_identical(back.load(), ds)
     assert _fs(s3).size(url) < 64 * 1024  # no padding: the only part may be small
     assert pending_uploads(url, s3.storage_options) == []
+
+
+def _many_chunks(noise: bool) -> xr.Dataset:
+    """10,000 chunks of 10 floats (200 kB of pages, too many for the head), after
+    8 MiB of noise in (256, 512) chunks when ``noise``: several runs."""
+    ds = xr.Dataset({"small": ("n", np.arange(100_000, dtype=np.float32))})
+    ds["small"].encoding["chunks"] = (10,)
+    return xr.merge([_dataset()[["noise"]], ds]) if noise else ds
+
+
+@pytest.mark.parametrize("noise", [True, False], ids=["runs", "one-part"])
+def test_pages_after_the_chunks(s3, noise):
+    """An index too large for the head goes after the chunks, as a local write puts
+    it: in its own part after the runs, or in the only part of a small file."""
+    url = f"s3://{s3.bucket}/pages.hurray"
+    ds = _many_chunks(noise)
+    with dask.config.set(scheduler="threads"):
+        to_hurray(ds, url, storage_options=s3.storage_options, part_bytes=PART)
+    back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
+    xr.testing.assert_identical(back.load(), ds.compute())
+    source = FsspecSource(url, s3.storage_options)
+    assert verify_file(source) == []
+    assert pending_uploads(url, s3.storage_options) == []
+    info = _fs(s3).info(url)
+    etag = info["ETag"].strip('"')
+    # the head, two runs (8.4 MiB of input in runs of 5 MiB) and the pages; or one
+    # part, whose ETag has no part count
+    assert (int(etag.split("-")[1]) if "-" in etag else 1) == (4 if noise else 1)
+    # the last 200 kB are the pages: every chunk of "small" is found there
+    pages = 10_000 * INDEX_ENTRY.itemsize
+    tail = np.frombuffer(_fs(s3).cat_file(url, start=info["size"] - pages), INDEX_ENTRY)
+    assert (tail["size"] > 0).all()
 
 
 def _raise_on_block(block: np.ndarray, block_info=None) -> np.ndarray:

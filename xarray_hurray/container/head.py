@@ -1,19 +1,32 @@
-"""The head of a 1.1 file written after its chunks: header, metadata, root, page
-tables and every index page, at the start of the file.
+"""Where the index of a new 1.1 file goes, and its bytes packed from the chunks'
+offsets, sizes and CRCs.
 
-A writer that cannot seek back (a multipart upload whose chunks other processes
-upload) reserves :attr:`HeadLayout.length` bytes at the start, puts the chunks
-anywhere after, and packs the head last from the chunks' offsets, sizes and CRCs.
-Its length depends on the metadata alone: every page is in the head, whether it
-holds a stored chunk or not.
+Every writer of a new file lays it out the same way: the head (header, metadata,
+root and page tables) at offset 0, the chunks after it in placement order, and the
+index pages either in the head (when the whole head still fits in the first
+:data:`~.format.HEAD_SIZE` bytes, so that opening the file reads them too) or after
+the chunks, leaving out the pages that hold no stored chunk.  The head's length
+depends on the metadata alone, so a writer that cannot seek back (a multipart
+upload whose chunks other processes upload) reserves it first, puts the chunks
+anywhere after it, and packs the head last.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .checksum import crc32c
-from .format import HEADER_SIZE_1_1, INDEX_ENTRY, PAGE_ENTRIES, REFERENCE, Slot, pack_header_1_1
+from .format import (
+    HEAD_SIZE,
+    HEADER_SIZE_1_1,
+    INDEX_ENTRY,
+    PAGE_ENTRIES,
+    REFERENCE,
+    Slot,
+    pack_header_1_1,
+)
 from .index import page_lengths
 from .metadata import DatasetMeta
 
@@ -32,17 +45,34 @@ class HeadLayout:
         self.metadata_bytes = metadata.to_bytes()
         self.variables = metadata.all_variables()
         self.root_offset = HEADER_SIZE_1_1 + len(self.metadata_bytes)
-        # page tables after the root, then every page
-        self.table_offset = self.root_offset + REFERENCE.itemsize * len(self.variables)
-        counts = [var.chunk_count for _, var in self.variables]
-        tables = sum(len(page_lengths(n)) for n in counts) * REFERENCE.itemsize
-        self.page_offset = self.table_offset + tables
-        self.length = self.page_offset + sum(counts) * INDEX_ENTRY.itemsize
+        self.table_offsets: dict[str, int] = {}
+        """Offset of each variable's page table, by path."""
+        position = self.root_offset + REFERENCE.itemsize * len(self.variables)
+        for path, var in self.variables:
+            self.table_offsets[path] = position
+            position += len(page_lengths(var.chunk_count)) * REFERENCE.itemsize
+        self.page_bytes = sum(int(page_lengths(var.chunk_count).sum()) for _, var in self.variables)
+        """Bytes of every page of every variable."""
+        self.front_pages = position + self.page_bytes <= HEAD_SIZE
+        """Whether the pages go in the head (all of them) rather than after the chunks
+        (those holding a stored chunk)."""
+        self.page_offset = position
+        """Where the pages start when they are in the head."""
+        self.length = position + (self.page_bytes if self.front_pages else 0)
         """Bytes of the head."""
 
 
-def pack_head(layout: HeadLayout, entries: dict[str, np.ndarray], file_length: int) -> bytes:
-    """The head of a file of ``file_length`` bytes whose chunks ``entries`` describe.
+@dataclass(frozen=True)
+class PackedIndex:
+    """A new file's index, packed: ``head`` goes at offset 0 and ``pages`` (empty
+    when the pages are in the head) right after the chunks."""
+
+    head: bytes
+    pages: bytes
+
+
+def pack_index(layout: HeadLayout, entries: dict[str, np.ndarray], chunks_end: int) -> PackedIndex:
+    """The head and the trailing pages of a file whose chunks ``entries`` describe.
 
     Parameters
     ----------
@@ -52,22 +82,21 @@ def pack_head(layout: HeadLayout, entries: dict[str, np.ndarray], file_length: i
         For each variable path, its index entries (``INDEX_ENTRY``) in placement
         order: absolute offset, size and CRC32C of each chunk, all zero for a
         missing chunk.
-    file_length
-        The length of the whole file.
+    chunks_end
+        The offset just after the last chunk (and any bytes the writer left
+        between chunks): where trailing pages start.  The file ends after them.
 
     Returns
     -------
-    bytes
-        ``layout.length`` bytes, to be stored at offset 0.
+    PackedIndex
+        ``layout.length`` bytes of head and the trailing pages.
     """
     meta = layout.metadata_bytes
-    variables = layout.variables
-    root = np.zeros(len(variables), dtype=REFERENCE)
+    root = np.zeros(len(layout.variables), dtype=REFERENCE)
     tables: list[bytes] = []
     pages: list[bytes] = []
-    table_at = layout.table_offset
-    page_at = layout.page_offset
-    for number, (path, var) in enumerate(variables):
+    page_at = layout.page_offset if layout.front_pages else chunks_end
+    for number, (path, var) in enumerate(layout.variables):
         rows = np.ascontiguousarray(entries[path], dtype=INDEX_ENTRY)
         if len(rows) != var.chunk_count:
             raise ValueError(
@@ -75,15 +104,20 @@ def pack_head(layout: HeadLayout, entries: dict[str, np.ndarray], file_length: i
             )
         table = np.zeros(len(page_lengths(var.chunk_count)), dtype=REFERENCE)
         for page in range(len(table)):
-            data = rows[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES].tobytes()
+            chunk_rows = rows[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
+            # after the chunks, a page of missing chunks only is left out: its
+            # table entry stays zero, which reads as every chunk missing
+            if not layout.front_pages and not chunk_rows["size"].any():
+                continue
+            data = chunk_rows.tobytes()
             table[page] = (page_at, crc32c(data))
             pages.append(data)
             page_at += len(data)
         if len(table):
-            root[number] = (table_at, crc32c(table.tobytes()))
+            root[number] = (layout.table_offsets[path], crc32c(table.tobytes()))
         tables.append(table.tobytes())
-        table_at += len(table) * REFERENCE.itemsize
     root_bytes = root.tobytes()
+    trailing = b"" if layout.front_pages else b"".join(pages)
     slot = Slot(
         generation=1,
         metadata_offset=HEADER_SIZE_1_1,
@@ -92,8 +126,12 @@ def pack_head(layout: HeadLayout, entries: dict[str, np.ndarray], file_length: i
         root_offset=layout.root_offset,
         root_length=len(root_bytes),
         root_crc32c=crc32c(root_bytes),
-        file_length=file_length,
+        file_length=chunks_end + len(trailing),
     )
-    head = b"".join([pack_header_1_1(slot), meta, root_bytes, *tables, *pages])
-    assert len(head) == layout.length
-    return head
+    head = [pack_header_1_1(slot), meta, root_bytes, *tables]
+    if layout.front_pages:
+        head += pages
+    packed = b"".join(head)
+    # the layout promised this length before any chunk was placed after it
+    assert len(packed) == layout.length
+    return PackedIndex(packed, trailing)

@@ -13,16 +13,8 @@ import numpy as np
 from ..errors import HurrayValueError
 from .all_or_nothing import AllOrNothing
 from .checksum import crc32c
-from .format import (
-    HEAD_SIZE,
-    HEADER_SIZE_1_1,
-    INDEX_ENTRY,
-    PAGE_ENTRIES,
-    REFERENCE,
-    Slot,
-    pack_header_1_1,
-)
-from .index import page_lengths
+from .format import INDEX_ENTRY
+from .head import HeadLayout, pack_index
 from .metadata import DatasetMeta
 from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
 
@@ -55,22 +47,8 @@ class ContainerWriter(AllOrNothing):
         self.path = Path(path)
         self.metadata = metadata
         self.exclusive = exclusive
-        self._meta_bytes = metadata.to_bytes()
-        self._variables = metadata.all_variables()
-        self._root_offset = HEADER_SIZE_1_1 + len(self._meta_bytes)
-        position = self._root_offset + REFERENCE.itemsize * len(self._variables)
-        self._table_offsets: dict[str, int] = {}
-        for name, var in self._variables:
-            self._table_offsets[name] = position
-            position += len(page_lengths(var.chunk_count)) * REFERENCE.itemsize
-        # small indexes go in the head, so that opening the file reads them too (every
-        # page written); larger ones after the chunks, without the pages that hold no
-        # stored chunk
-        pages = sum(int(page_lengths(var.chunk_count).sum()) for _, var in self._variables)
-        self._front_pages = position + pages <= HEAD_SIZE
-        self._page_position = position
-        if self._front_pages:
-            position += pages
+        self._layout = HeadLayout(metadata)
+        self._variables = self._layout.variables
         # entries in placement order: a variable's chunks arrive in that order
         self._entries = {
             name: np.zeros(var.chunk_count, dtype=INDEX_ENTRY) for name, var in self._variables
@@ -84,7 +62,7 @@ class ContainerWriter(AllOrNothing):
         fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(fd, "wb")
         ON_SIGTERM.add(self._tmp)
-        self._position = position
+        self._position = self._layout.length
         try:
             keep_mode(self.path, fd)
             self._file.write(bytes(self._position))
@@ -124,27 +102,6 @@ class ContainerWriter(AllOrNothing):
         self._written[name] = position + 1
         self._next = next(self._expected, None)
 
-    def _write_pages(self, entries: np.ndarray) -> bytes:
-        """Write the pages of ``entries`` (placement order): all of them into the head
-        when they fit there, else those holding a stored chunk after the chunks.
-        Returns the bytes of their page table."""
-        lengths = page_lengths(len(entries))
-        table = np.zeros(len(lengths), dtype=REFERENCE)
-        for page in range(len(lengths)):
-            rows = entries[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
-            data = rows.tobytes()
-            if self._front_pages:
-                self._file.seek(self._page_position)
-                self._file.write(data)
-                table[page] = (self._page_position, crc32c(data))
-                self._page_position += len(data)
-            elif rows["size"].any():
-                self._file.seek(self._position)
-                self._file.write(data)
-                table[page] = (self._position, crc32c(data))
-                self._position += len(data)
-        return table.tobytes()
-
     def close(self) -> None:
         """Write the pages, page tables, root and header and move the file into place."""
         if self._next is not None:
@@ -152,26 +109,11 @@ class ContainerWriter(AllOrNothing):
                 f"cannot close: chunk {self._next[1]} of {self._next[0]!r} and the "
                 "chunks after it were never written"
             )
-        root = np.zeros(len(self._variables), dtype=REFERENCE)
-        tables = []
-        for number, (name, _) in enumerate(self._variables):
-            table = self._write_pages(self._entries[name])
-            if table:
-                root[number] = (self._table_offsets[name], crc32c(table))
-            tables.append(table)
-        root_bytes = root.tobytes()
-        slot = Slot(
-            generation=1,
-            metadata_offset=HEADER_SIZE_1_1,
-            metadata_length=len(self._meta_bytes),
-            metadata_crc32c=crc32c(self._meta_bytes),
-            root_offset=self._root_offset,
-            root_length=len(root_bytes),
-            root_crc32c=crc32c(root_bytes),
-            file_length=self._position,
-        )
+        index = pack_index(self._layout, self._entries, self._position)
+        self._file.seek(self._position)
+        self._file.write(index.pages)
         self._file.seek(0)
-        self._file.write(pack_header_1_1(slot) + self._meta_bytes + root_bytes + b"".join(tables))
+        self._file.write(index.head)
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()

@@ -20,6 +20,7 @@ was.  This module knows byte ranges only:
 from __future__ import annotations
 
 import errno
+import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -162,7 +163,13 @@ class S3MultipartUpload(MultipartUpload):
         return Part(number, answer["CopyPartResult"]["ETag"])
 
     def complete(self, parts: Sequence[Part], exclusive: bool = False) -> None:
-        fs, bucket, key = _s3(self.url, self.storage_options)
+        # the store joins the parts before it answers, which takes a while for a big
+        # object (moto's server copies every byte; S3 documents minutes at most):
+        # longer than s3fs's 15 s read timeout, whose retry would find the upload gone
+        options = dict(self.storage_options)
+        config = dict(options.get("config_kwargs", {}))
+        config["read_timeout"] = max(config.get("read_timeout", 0), COMPLETE_TIMEOUT)
+        fs, bucket, key = _s3(self.url, {**options, "config_kwargs": config})
         listed = [{"PartNumber": p.number, "ETag": p.etag} for p in sorted(parts, key=_number)]
         # S3's conditional write: completes only where no object exists
         condition = {"IfNoneMatch": "*"} if exclusive else {}
@@ -180,9 +187,24 @@ class S3MultipartUpload(MultipartUpload):
                 raise FileExistsError(
                     errno.EEXIST, "an object appeared at the target during the write", self.url
                 ) from err
-            raise
+            # an answer lost after the store completed (a timeout, a dropped
+            # connection, a retry that finds the upload gone): the object is there
+            if not self._landed(fs, bucket, key, parts):
+                raise
         finally:
             fs.invalidate_cache(self.url)
+
+    def _landed(self, fs: Any, bucket: str, key: str, parts: Sequence[Part]) -> bool:
+        """Whether this upload, completed with ``parts``, is the object at the target:
+        the upload is no longer in progress and the object's ETag is the one S3 gives
+        a multipart object (the MD5 of the parts' MD5s, then the part count)."""
+        if self.upload_id in pending_uploads(self.url, self.storage_options):
+            return False
+        try:
+            etag = str(fs.call_s3("head_object", Bucket=bucket, Key=key)["ETag"]).strip('"')
+        except FileNotFoundError:
+            return False
+        return etag == multipart_etag(parts)
 
     def abort(self) -> None:
         fs, bucket, key = _s3(self.url, self.storage_options)
@@ -193,6 +215,13 @@ class S3MultipartUpload(MultipartUpload):
 
     def __repr__(self) -> str:
         return f"S3MultipartUpload({self.url!r}, upload_id={self.upload_id[:12]!r}...)"
+
+
+def multipart_etag(parts: Sequence[Part]) -> str:
+    """The ETag S3 gives the object completed from ``parts``, whose ETags are the MD5
+    of their bytes (objects without KMS encryption)."""
+    digests = b"".join(bytes.fromhex(p.etag.strip('"')) for p in sorted(parts, key=_number))
+    return f"{hashlib.md5(digests, usedforsecurity=False).hexdigest()}-{len(parts)}"
 
 
 def _number(part: Part) -> int:
@@ -250,6 +279,9 @@ def pending_uploads(url: str, storage_options: Mapping[str, Any]) -> list[str]:
     answer = fs.call_s3("list_multipart_uploads", Bucket=bucket, Prefix=key)
     return [u["UploadId"] for u in answer.get("Uploads", []) if u["Key"] == key]
 
+
+COMPLETE_TIMEOUT = 900
+"""Seconds to wait for the store's answer to a completion."""
 
 DEFAULT_PART_BYTES = 64 * 2**20
 """Bytes of input per part when the caller sets no budget: a worker holds about this

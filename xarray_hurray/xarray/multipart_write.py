@@ -28,7 +28,7 @@ from ..container import DatasetMeta, VariableMeta
 from ..container.checksum import crc32c
 from ..container.elements import parse_element_type
 from ..container.format import INDEX_ENTRY
-from ..container.head import HeadLayout, pack_head
+from ..container.head import HeadLayout, pack_index
 from ..errors import HurrayValueError
 from ..io.multipart import (
     DEFAULT_PART_BYTES,
@@ -163,12 +163,22 @@ class MultipartWrite:
             raw.append(np.full(var.chunk_count, _raw_bytes(var), dtype=np.int64))
         if self.layout.length > rules.max_part:
             raise HurrayValueError(
-                f"the index of {url} would take {self.layout.length} bytes, more than one "
-                f"part holds ({rules.max_part}); use larger chunks or split the dataset "
-                "into several files"
+                f"the page tables of {url} would take {self.layout.length} bytes, more "
+                f"than one part holds ({rules.max_part}); use larger chunks or split the "
+                "dataset into several files"
             )
+        # parts kept besides the runs: the head, and the pages uploaded after the runs
+        # (at most every page, in parts of the largest size)
+        self.page_parts = (
+            0 if self.layout.front_pages else -(-self.layout.page_bytes // rules.max_part)
+        )
         # run k holds positions [cuts[k], cuts[k + 1]) of the placement of every chunk
-        self.cuts = plan_runs(np.concatenate([np.zeros(0, np.int64), *raw]), part_bytes, rules)
+        self.cuts = plan_runs(
+            np.concatenate([np.zeros(0, np.int64), *raw]),
+            part_bytes,
+            rules,
+            reserved=1 + self.page_parts,
+        )
 
     @property
     def runs(self) -> int:
@@ -193,7 +203,9 @@ class MultipartWrite:
         for k in range(self.runs):
             rows = picks[self.cuts[k] : self.cuts[k + 1]]
             used, inverse = np.unique(rows[:, 0], return_inverse=True)
-            last = k == self.runs - 1
+            # only the part with the highest number may be small: the last run, when
+            # no pages follow it
+            last = k == self.runs - 1 and self.page_parts == 0
             key = (prefix, k)
             graph[key] = Task(
                 key,
@@ -249,7 +261,8 @@ class MultipartWrite:
             raise
 
     def _finish(self, upload: MultipartUpload, results: Sequence[RunResult]) -> list[Part]:
-        """Pack and upload the head (with the chunks of a single run); the parts."""
+        """Pack and upload the head (with the chunks of a single run) and the pages
+        that follow the chunks; every part of the file, in order."""
         inline = b"".join(r.data for r in results if r.data is not None)
         head_part = self.layout.length
         if self.runs > 1:
@@ -267,7 +280,17 @@ class MultipartWrite:
         for path, var in self.layout.variables:
             by_path[path] = entries[start : start + var.chunk_count]
             start += var.chunk_count
-        head = pack_head(self.layout, by_path, int(starts[-1]))
-        head += bytes(head_part - len(head))
-        parts = [upload.upload_part(1, head + inline)]
-        return parts + [r.part for r in results if r.part is not None]
+        index = pack_index(self.layout, by_path, int(starts[-1]))
+        head = index.head + bytes(head_part - len(index.head)) + inline
+        if self.runs <= 1:
+            # a single run: the whole file is one part, which may have any size
+            return [upload.upload_part(1, head + index.pages)]
+        parts = [upload.upload_part(1, head)]
+        parts += [r.part for r in results if r.part is not None]
+        # the pages after the last run, in parts of the largest size (only the last
+        # may be smaller than the minimum)
+        number = self.runs + 2
+        for at in range(0, len(index.pages), self.rules.max_part):
+            parts.append(upload.upload_part(number, index.pages[at : at + self.rules.max_part]))
+            number += 1
+        return parts
