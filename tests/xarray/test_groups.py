@@ -157,11 +157,6 @@ def test_writing_into_the_root_of_a_tree_keeps_its_groups(tmp_path):
     assert xh.container.verify_file(out) == []
 
 
-def test_writing_a_tree_into_an_existing_file_is_refused(path):
-    with pytest.raises(NotImplementedError, match="write it whole"):
-        xh.to_hurray(tree(), path, mode="a")
-
-
 def test_hurray_convert_refuses_a_file_with_groups(path, tmp_path, capsys):
     from xarray_hurray.cli import main
 

@@ -524,8 +524,14 @@ class InPlaceCommit(AllOrNothing):
         self._finish(slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
 
     def abort(self) -> None:
-        """Leave the base as the file's version; what was appended stays unreferenced."""
-        os.close(self._fd)
+        """Leave the base as the file's version, and the file as long as it was: what
+        was appended is cut off again (nothing references it; a process killed before
+        this leaves it as an uncommitted tail, which readers ignore)."""
+        try:
+            if self._buffer_start > self._slot.file_length:  # something reached the file
+                os.ftruncate(self._fd, self._slot.file_length)
+        finally:
+            os.close(self._fd)
 
     def _complete(self) -> None:
         self.commit()

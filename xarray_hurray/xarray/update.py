@@ -30,11 +30,11 @@ from xarray import conventions
 
 from ..container import ContainerReader, DatasetMeta, VariableMeta, element_type, open_reader
 from ..container.update import FileUpdate
-from ..errors import HurrayTypeError, HurrayValueError
+from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, open_source
 from .backend import HurrayDataStore
 from .dask_write import ChunkSink, DaskWrite, WritePart, check_alignment, chunk_encoder
-from .writer import CF_ENCODING, describe_variable, encode_dataset
+from .writer import CF_ENCODING, describe_group, describe_variable, encode_dataset, group_encoding
 
 WRITE_MODES = ("w", "w-", "a", "a-", "r+")
 """The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""
@@ -77,20 +77,41 @@ def file_dimensions(metadata: DatasetMeta) -> dict[str, int]:
     return sizes
 
 
-def _decoded_variables(base: ContainerReader, names: set[str]) -> dict[Hashable, xr.Variable]:
-    """Variables ``names`` of the file, lazily decoded as ``open_dataset`` decodes them:
-    their ``encoding`` is how the file encodes them."""
-    stored = {k: v for k, v in HurrayDataStore(base).get_variables().items() if k in names}
+def join_path(group: str, name: str) -> str:
+    """The path of ``name`` in the group at ``group`` (``""``: the root)."""
+    return f"{group}/{name}" if group else name
+
+
+def _decoded_variables(
+    base: ContainerReader, names: set[str], group: str = ""
+) -> dict[Hashable, xr.Variable]:
+    """Variables ``names`` of group ``group`` of the file, lazily decoded as
+    ``open_dataset`` decodes them: their ``encoding`` is how the file encodes them."""
+    store = HurrayDataStore(base, group)
+    stored = {k: v for k, v in store.get_variables().items() if k in names}
     variables, _, _ = conventions.decode_cf_variables(stored, {})
     return dict(variables)
 
 
-def _auto_region(ds: xr.Dataset, base: ContainerReader, dim: Hashable) -> slice:
-    """The slice of ``dim`` in the file that the dataset's coordinate of ``dim`` covers."""
+def _file_coordinate(base: ContainerReader, group: str, dim: Hashable) -> xr.Variable | None:
+    """The coordinate ``dim`` as a DataTree node at ``group`` of the file sees it: the
+    group's own, else the nearest ancestor's (coordinates are inherited)."""
+    while True:
+        stored = _decoded_variables(base, {str(dim)}, group).get(dim)
+        if stored is not None and stored.dims == (dim,):
+            return stored
+        if not group:
+            return None
+        group = group.rpartition("/")[0]
+
+
+def _auto_region(ds: xr.Dataset, base: ContainerReader, dim: Hashable, group: str = "") -> slice:
+    """The slice of ``dim`` in the file (seen from group ``group``) that the dataset's
+    coordinate of ``dim`` covers."""
     if dim not in ds.variables:
         return slice(0, ds.sizes[dim])  # no coordinate: the dimension from its start
-    stored = _decoded_variables(base, {str(dim)}).get(dim)
-    if stored is None or stored.dims != (dim,):
+    stored = _file_coordinate(base, group, dim)
+    if stored is None:
         raise KeyError(
             f"region='auto' needs the coordinate {dim!r} in the file to find where the "
             "dataset goes, and the file has none"
@@ -117,10 +138,14 @@ def resolve_region(
     base: ContainerReader,
     region: Region,
     append_dim: Hashable | None,
+    group: str = "",
+    coords: xr.Dataset | None = None,
 ) -> dict[Hashable, slice]:
     """``region`` checked as ``to_zarr`` checks it, ``"auto"`` entries found from the
     coordinates and every slice made absolute (``start``, ``stop``; step 1) against
-    the file's dimensions.
+    the dimensions of group ``group`` of the file.  ``coords`` holds the coordinates
+    that place ``ds`` (by default its own; for a DataTree node, with those it
+    inherits).
 
     Raises
     ------
@@ -131,7 +156,7 @@ def resolve_region(
         region = dict.fromkeys(ds.dims, "auto")
     if not isinstance(region, Mapping):
         raise HurrayTypeError(f"``region`` must be a dict, got {type(region)}")
-    sizes = file_dimensions(base.metadata)
+    sizes = file_dimensions(base.metadata.group(group))
     resolved: dict[Hashable, slice] = {}
     for dim, value in region.items():
         if dim not in ds.dims:
@@ -140,11 +165,12 @@ def resolve_region(
                 f"and {list(ds.dims)}"
             )
         if dim not in sizes:
+            where = f"group {'/' + group!r} of the file" if group else "the file"
             raise HurrayValueError(
-                f"region dimension {dim!r} is not a dimension of the file {sizes}"
+                f"region dimension {dim!r} is not a dimension of {where} {sizes}"
             )
         if isinstance(value, str) and value == "auto":
-            value = _auto_region(ds, base, dim)
+            value = _auto_region(ds if coords is None else coords, base, dim, group)
         if not isinstance(value, slice):
             raise HurrayTypeError(
                 f"all values in ``region`` must be slice objects, got region={dict(region)}"
@@ -258,8 +284,10 @@ def _part(
     start: tuple[int, ...],
     base: ContainerReader | None,
     write_empty: bool = False,
+    path: str | None = None,
 ) -> WritePart:
-    """The chunks of ``var`` that ``source``, placed at ``start``, changes.
+    """The chunks of ``var`` (at ``path`` in the tree; by default in the root) that
+    ``source``, placed at ``start``, changes.
 
     Where ``start`` is inside a chunk (an append to a dimension whose last chunk is
     partly filled), the stored values of that chunk before ``start`` are read from
@@ -273,7 +301,7 @@ def _part(
             continue
         assert base is not None  # only appends start inside a chunk
         key = tuple(slice(c, s) if k == axis else slice(None) for k in range(len(start)))
-        head = base.read(var.name, key)
+        head = base.read(path or var.name, key)
         if isinstance(data, da.Array):
             # the head and the first dask chunk fill whole stored chunks together
             blocks = data.chunks[axis]
@@ -285,7 +313,7 @@ def _part(
     source = xr.Variable(source.dims, data)
     sub = replace(var, shape=source.shape)
     offset = tuple(c // n for c, n in zip(corner, var.chunks, strict=True))
-    return WritePart(var, sub, offset, chunk_encoder(sub, source, write_empty))
+    return WritePart(var, sub, offset, chunk_encoder(sub, source, write_empty), path)
 
 
 def plan_update(
@@ -299,23 +327,29 @@ def plan_update(
     defaults: Mapping[str, Any],
     chunk_bytes: int,
     write_empty_chunks: bool = False,
+    group: str = "",
+    coords: xr.Dataset | None = None,
 ) -> tuple[DatasetMeta, list[WritePart]]:
-    """The new description of the file and the chunks to write, for writing ``ds``
-    into the file ``base`` with ``mode`` ``"a"``, ``"a-"`` or ``"r+"``.
+    """The new description of group ``group`` of the file (by default the root, that
+    is the whole file; its child groups kept as they are) and the chunks to write,
+    for writing ``ds`` into that group of the file ``base`` with ``mode`` ``"a"``,
+    ``"a-"`` or ``"r+"``.  ``coords`` holds the coordinates that place ``ds`` for
+    ``region="auto"`` (by default its own).
 
     Raises
     ------
     ValueError, TypeError, KeyError
         For every way the dataset does not fit the file, as ``to_zarr`` raises them.
     """
-    existing = {var.name: var for var in base.metadata.variables}
-    sizes = file_dimensions(base.metadata)
+    held = base.metadata.group(group)
+    existing = {var.name: var for var in held.variables}
+    sizes = file_dimensions(held)
     for name in encoding:
         if name in existing:
             raise HurrayValueError(f"variable {name!r} already exists, but encoding was provided")
     resolved: dict[Hashable, slice] = {}
     if region is not None:
-        resolved = resolve_region(ds, base, region, append_dim)
+        resolved = resolve_region(ds, base, region, append_dim, group, coords)
         ds = ds.drop_vars(ds.indexes)  # a region write leaves the coordinates as they are
     new_names = [k for k in ds.variables if k not in existing]
     if mode == "r+" and new_names:
@@ -345,7 +379,7 @@ def plan_update(
                 "to but are not in the dataset: give them too, or drop them from the file "
                 "first"
             )
-    stored = _decoded_variables(base, {str(k) for k in ds.variables if k in existing})
+    stored = _decoded_variables(base, {str(k) for k in ds.variables if k in existing}, group)
     for name, var in stored.items():
         _check_dtype(name, ds.variables[name], var)
     cf = {
@@ -371,18 +405,160 @@ def plan_update(
             meta = describe_variable(name, var, defaults, chunk_bytes)
             start = [0] * var.ndim
         updated[meta.name] = meta
-        parts[meta.name] = _part(meta, var, tuple(start), base, write_empty_chunks)
+        path = join_path(group, meta.name)
+        parts[meta.name] = _part(meta, var, tuple(start), base, write_empty_chunks, path)
     order = [updated.get(n, v) for n, v in existing.items()]
     order += [v for n, v in updated.items() if n not in existing]
     try:
         metadata = DatasetMeta(
-            attrs=dict(base.metadata.attrs) if mode == "r+" else cast(dict[str, Any], dict(attrs)),
+            attrs=dict(held.attrs) if mode == "r+" else cast(dict[str, Any], dict(attrs)),
             variables=tuple(order),
-            groups=base.metadata.groups,  # the groups of the file are kept as they are
+            groups=held.groups,  # the groups below are kept as they are
+            name=held.name,
         )
     except ValueError as err:
         raise HurrayValueError(f"the dataset does not fit the file: {err}") from err
     return metadata, [parts[v.name] for v in order if v.name in parts]
+
+
+def _tree_region(region: Region | None, own: xr.Dataset, group: str) -> Region | None:
+    """The part of ``region`` that applies to a node of a tree whose own variables
+    are ``own``: the dimensions it has (groups of a tree have different ones).
+
+    Raises
+    ------
+    ValueError
+        When the node has variables to write and none of the region's dimensions.
+    """
+    if region is None or (isinstance(region, str) and region == "auto"):
+        return region
+    if not isinstance(region, Mapping):
+        raise HurrayTypeError(f"``region`` must be a dict, got {type(region)}")
+    mine = {dim: value for dim, value in region.items() if dim in own.dims}
+    written = [k for k in own.variables if k not in own.indexes]
+    if written and not mine:
+        raise HurrayValueError(
+            f"group {'/' + group!r} has variables to write ({written}) but none of the "
+            f"region's dimensions {list(region)}: a region write writes into a part of "
+            "every variable it is given; drop them from the tree, or give their region"
+        )
+    return mine
+
+
+def _rebuild(
+    path: str,
+    held: DatasetMeta | None,
+    planned: Mapping[str, DatasetMeta],
+    new_groups: Mapping[str, list[str]],
+) -> DatasetMeta:
+    """The group at ``path`` of the new version: as planned (or as the file holds it),
+    with the file's child groups, each rebuilt, then the new ones the tree adds."""
+    meta = planned.get(path, held)
+    assert meta is not None  # a new group is always planned
+    children = [
+        _rebuild(join_path(path, child.name), child, planned, new_groups)
+        for child in (held.groups if held is not None else ())
+    ]
+    children += [_rebuild(p, None, planned, new_groups) for p in new_groups.get(path, [])]
+    return replace(meta, groups=tuple(children))
+
+
+def plan_tree_update(
+    tree: xr.DataTree,
+    base: ContainerReader,
+    *,
+    mode: str,
+    append_dim: Hashable | None,
+    region: Region | None,
+    encoding: Mapping[Hashable, Any],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+    write_empty_chunks: bool = False,
+) -> tuple[DatasetMeta, list[WritePart]]:
+    """The new description of the file and the chunks to write, for writing every
+    node of ``tree`` into the group of the file at its path, as :func:`plan_update`
+    writes a dataset into the root.
+
+    Groups of the file that the tree does not hold are kept as they are.  A node the
+    file has no group for becomes a new group (``"a"`` and ``"a-"``; refused by
+    ``"r+"`` and by region writes).  ``append_dim`` extends the groups of the file
+    that have that dimension; in the others the node's variables are written as
+    ``mode`` writes variables without it (overwritten by ``"a"``, left alone by
+    ``"a-"``), and a node that has the dimension there is refused.  ``region`` applies
+    to each node with the dimensions it has; ``"auto"`` finds it from the coordinates
+    the node sees (its own or inherited, in the tree and in the file).  ``encoding``
+    maps group paths (``"/a/b"``) to the encoding of new variables.
+
+    Raises
+    ------
+    ValueError, TypeError, KeyError
+        For every way a node does not fit its group, naming the group.
+    """
+    by_path = group_encoding(tree, encoding)
+    planned: dict[str, DatasetMeta] = {}
+    new_groups: dict[str, list[str]] = {}
+    parts: list[WritePart] = []
+    for node in tree.subtree:
+        path = node.path.strip("/")
+        where = f"group {'/' + path!r}"
+        own = node.to_dataset(inherit=False)
+        try:
+            held = base.metadata.group(path)
+        except KeyError:
+            if mode == "r+" or region is not None:
+                raise HurrayValueError(
+                    f"{where} is not in the file: mode='r+' and region writes only write "
+                    "into groups the file holds; use mode='a' to add it"
+                ) from None
+            meta, variables = describe_group(
+                own, by_path.get(path, {}), defaults, chunk_bytes, name=str(node.name)
+            )
+            planned[path] = meta
+            new_groups.setdefault(path.rpartition("/")[0], []).append(path)
+            parts += [
+                WritePart.whole(
+                    var, variables[var.name], write_empty_chunks, join_path(path, var.name)
+                )
+                for var in meta.variables
+            ]
+            continue
+        group_append = append_dim
+        if append_dim is not None and append_dim not in file_dimensions(held):
+            if append_dim in own.dims:
+                raise HurrayValueError(
+                    f"{where}: append_dim={append_dim!r} is a dimension of the tree's node but "
+                    f"not of the group in the file {file_dimensions(held)}"
+                )
+            group_append = None  # its variables are written as those without append_dim
+            if mode == "a-":
+                own = own.drop_vars([v.name for v in held.variables if v.name in own.variables])
+        try:
+            meta, own_parts = plan_update(
+                own,
+                base,
+                mode=mode,
+                append_dim=group_append,
+                region=_tree_region(region, own, path),
+                encoding=by_path.get(path, {}),
+                defaults=defaults,
+                chunk_bytes=chunk_bytes,
+                write_empty_chunks=write_empty_chunks,
+                group=path,
+                coords=node.to_dataset(inherit=True),
+            )
+        except (ValueError, TypeError, KeyError) as err:
+            if not path:
+                raise
+            raise in_context(err, where) from err
+        planned[path] = meta
+        parts += own_parts
+    try:
+        metadata = _rebuild("", base.metadata, planned, new_groups)
+    except ValueError as err:
+        raise HurrayValueError(f"the tree does not fit the file: {err}") from err
+    # in the order of the new version's variables, as its writers take them
+    number = {path: k for k, (path, _) in enumerate(metadata.all_variables())}
+    return metadata, sorted(parts, key=lambda part: number[part.name])
 
 
 class UpdateWrite(DaskWrite):
@@ -409,7 +585,7 @@ class PendingUpdate:
 
     def __init__(
         self,
-        ds: xr.Dataset,
+        ds: xr.Dataset | xr.DataTree,
         target: str | os.PathLike[str] | UploadTarget,
         storage_options: Mapping[str, Any] | None,
         options: Mapping[str, Any],
@@ -421,14 +597,19 @@ class PendingUpdate:
         self.options = options
         self.write_options = write_options
 
+    def plan(self, base: ContainerReader) -> tuple[DatasetMeta, list[WritePart]]:
+        """The new description of the file ``base`` and the chunks to write."""
+        if isinstance(self.ds, xr.DataTree):
+            return plan_tree_update(self.ds, base, **self.options)
+        return plan_update(self.ds, base, **self.options)
+
     def check(self) -> None:
         """Check the update against the file as it is now, writing nothing."""
-        base = open_reader(self.target, storage_options=self.storage_options)  # type: ignore[arg-type]
-        plan_update(self.ds, base, **self.options)
+        self.plan(open_reader(self.target, storage_options=self.storage_options))  # type: ignore[arg-type]
 
     def __call__(self) -> None:
         with FileUpdate(self.target, self.storage_options) as update:
-            metadata, parts = plan_update(self.ds, update.base, **self.options)
+            metadata, parts = self.plan(update.base)
             UpdateWrite(update, metadata, parts, **self.write_options).run()
 
 

@@ -354,6 +354,29 @@ def describe_group(
     return meta, {str(key): var for key, var in variables.items()}
 
 
+def group_encoding(
+    tree: xr.DataTree, encoding: Mapping[Hashable, Any]
+) -> dict[str, Mapping[Hashable, Mapping[str, Any]]]:
+    """``encoding`` of a DataTree write by group path (``"a/b"``; ``""`` the root),
+    from keys as :meth:`xarray.DataTree.to_zarr` takes them (``"/a/b"``) or ``"a/b"``.
+
+    Raises
+    ------
+    ValueError
+        For an encoding naming a group the tree does not have.
+    """
+    paths = {node.path.strip("/") for node in tree.subtree}
+    by_path = {str(key).strip("/"): value for key, value in encoding.items()}
+    unknown = sorted(set(by_path) - paths)
+    if unknown:
+        raise HurrayValueError(
+            f"encoding given for groups {unknown}, which the tree does not have; "
+            f"its groups are {sorted('/' + p for p in paths)}",
+            value=unknown,
+        )
+    return by_path
+
+
 def describe_tree(
     tree: xr.DataTree,
     encoding: Mapping[Hashable, Any],
@@ -370,14 +393,7 @@ def describe_tree(
     ValueError
         For an encoding naming a group the tree does not have.
     """
-    paths = {node.path.strip("/"): node for node in tree.subtree}
-    by_path = {str(key).strip("/"): value for key, value in encoding.items()}
-    unknown = sorted(set(by_path) - set(paths))
-    if unknown:
-        raise ValueError(
-            f"encoding given for groups {unknown}, which the tree does not have; "
-            f"its groups are {sorted('/' + p for p in paths)}"
-        )
+    by_path = group_encoding(tree, encoding)
     variables: dict[str, xr.Variable] = {}
 
     def describe(node: xr.DataTree) -> DatasetMeta:
@@ -498,7 +514,11 @@ def to_hurray(
         ``"r+"`` with ``region`` and ``"w"`` otherwise.  A write into a file takes its
         writer lock, encodes only the chunks that change, and commits at one instant;
         storage settings (``encoding``, ``layout``, ``codecs``...) apply to new
-        variables only, the others keep the file's.
+        variables only, the others keep the file's.  A DataTree is written into the
+        file group by group, all in one commit (see
+        :func:`~xarray_hurray.xarray.update.plan_tree_update`): a node the file has
+        no group for becomes one (not with ``"r+"`` or ``region``), groups the tree
+        does not hold are kept.
     append_dim
         The dimension to extend: the dataset's values along it go after the file's.
     region
@@ -544,11 +564,6 @@ def to_hurray(
         codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
     if mode in ("a", "a-", "r+") and (exists or mode == "r+" or append_dim or region):
-        if isinstance(ds, xr.DataTree):
-            raise NotImplementedError(
-                f"to_hurray of a DataTree with mode={mode!r}: writing a tree into an "
-                "existing file is not supported; write it whole (mode='w')"
-            )
         options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
         options |= {"encoding": encoding or {}, "defaults": defaults, "chunk_bytes": chunk_bytes}
         options["write_empty_chunks"] = write_empty_chunks
