@@ -155,11 +155,3 @@ def test_writing_into_the_root_of_a_tree_keeps_its_groups(tmp_path):
     with xr.open_datatree(out, engine="hurray") as back:
         xr.testing.assert_identical(back.load(), expected)
     assert xh.container.verify_file(out) == []
-
-
-def test_hurray_convert_refuses_a_file_with_groups(path, tmp_path, capsys):
-    from xarray_hurray.cli import main
-
-    assert main(["convert", str(path), str(tmp_path / "out.hurray")]) == 2
-    assert "holds groups" in capsys.readouterr().err
-    assert not (tmp_path / "out.hurray").exists()

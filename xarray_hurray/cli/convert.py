@@ -9,7 +9,7 @@ import os
 import shutil
 import uuid
 import warnings
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal
 
 import xarray as xr
@@ -106,9 +106,48 @@ def _is_hurray(path: str) -> bool:
         return False
 
 
-def open_input(path: str, storage_options: dict[str, Any] | None = None) -> xr.Dataset:
+Groups = dict[str, xr.Dataset]
+"""A converted input: the datasets of its groups by path (``"/"``, ``"/a/b"``), each
+with its own variables only (the children inherit the coordinates of their parents);
+an input without groups is ``{"/": dataset}``."""
+
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+"""The first bytes of an HDF5 file: a netCDF-4 file, the netCDF kind that has groups."""
+
+
+def _open_groups(path: str, engine: str | None, kwargs: Mapping[str, Any]) -> Groups | None:
+    """The groups of ``path`` when it has more than the root, else None (also for
+    inputs of a format without groups, such as netCDF-3).
+
+    Raises
+    ------
+    ValueError
+        When the groups do not form a tree xarray accepts (a child not aligned with
+        its parent).
+    """
+    if engine == "hurray":
+        if not open_reader(path, **kwargs).metadata.groups:
+            return None
+    elif engine is None:
+        if is_url(path) or os.path.isdir(path):
+            return None
+        with open(path, "rb") as file:
+            if file.read(len(HDF5_SIGNATURE)) != HDF5_SIGNATURE:
+                return None
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
+        groups = dict(xr.open_groups(path, engine=engine, chunks={}, **kwargs))
+    if len(groups) == 1:
+        return None
+    xr.DataTree.from_dict(groups)  # refused now, before anything is written
+    return groups
+
+
+def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Groups:
     """Open ``path`` lazily (dask arrays): a Hurray file, a Zarr store, or anything an
-    installed xarray engine opens (netCDF through netCDF4, h5netcdf or scipy).
+    installed xarray engine opens (netCDF through netCDF4, h5netcdf or scipy); its
+    groups when it has some (Hurray 1.1, Zarr, netCDF-4), else its one dataset.
 
     Raises
     ------
@@ -136,31 +175,29 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> xr.D
             # Zarr stores without consolidated metadata are expected here.
             warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
             ds = xr.open_dataset(path, engine=engine, chunks={}, **kwargs)
-        if engine == "hurray" and open_reader(path, **kwargs).metadata.groups:
-            # the dataset is the root group alone: converting it would drop the others
-            raise CliError(
-                f"{path} holds groups, and convert writes one dataset; convert its tree "
-                "in Python: xh.to_hurray(xr.open_datatree(path, engine='hurray'), out)",
-                value=path,
-            )
-        return ds
+        return _open_groups(path, engine, kwargs) or {"/": ds}
     except (ValueError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise CliError(f"cannot open {path}: {first}", value=path) from err
 
 
-def plan_chunks(ds: xr.Dataset, chosen: Mapping[str, int]) -> dict[Hashable, tuple[int, ...]]:
-    """The chunk shape of every variable: ``chosen`` sizes where given (capped at the
-    dimension's length), about 1 MiB chunks along the other dimensions.
+def check_chunk_dims(groups: Groups, chosen: Mapping[str, int]) -> None:
+    """Refuse ``--chunks`` naming a dimension no group of the input has.
 
     Raises
     ------
     CliError
-        For a dimension the dataset does not have.
+        Naming the unknown dimensions.
     """
-    unknown = sorted(set(chosen) - {str(d) for d in ds.dims})
+    dims = {str(d) for ds in groups.values() for d in ds.dims}
+    unknown = sorted(set(chosen) - dims)
     if unknown:
-        raise CliError(f"--chunks names dimensions {unknown} not in {sorted(map(str, ds.dims))}")
+        raise CliError(f"--chunks names dimensions {unknown} not in {sorted(dims)}")
+
+
+def plan_chunks(ds: xr.Dataset, chosen: Mapping[str, int]) -> dict[Hashable, tuple[int, ...]]:
+    """The chunk shape of every variable: ``chosen`` sizes where given (capped at the
+    dimension's length), about 1 MiB chunks along the other dimensions."""
     plan = {}
     for name, var in ds.variables.items():
         itemsize = STRING_ITEMSIZE if var.dtype.kind in "OUS" else var.dtype.itemsize
@@ -192,13 +229,16 @@ def layouts(ds: xr.Dataset, layout: str) -> dict[Hashable, str]:
     return {name: layout if var.ndim >= 2 else "auto" for name, var in ds.variables.items()}
 
 
-def check_layouts(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], layout: str) -> None:
+def check_layouts(
+    ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], layout: str, group: str = "/"
+) -> None:
     """Check, before anything is written, that each variable's layout holds its chunks.
 
     Raises
     ------
     CliError
-        Naming the variable, its chunks and what to change.
+        Naming the variable (and its group, other than the root), its chunks and what
+        to change.
     """
     for name, kind in layouts(ds, layout).items():
         if not ds.variables[name].ndim:
@@ -206,21 +246,46 @@ def check_layouts(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], la
         try:
             layout_for_shape(kind, chunks[name])
         except LayoutError as err:
+            where = "" if group == "/" else f"group {group!r}: "
             raise CliError(
-                f"variable {name!r}: a {kind} layout cannot hold chunks {chunks[name]}; choose "
-                "--layout auto or morton, or --chunks of equal power-of-two sides"
+                f"{where}variable {name!r}: a {kind} layout cannot hold chunks "
+                f"{chunks[name]}; choose --layout auto or morton, or --chunks of equal "
+                "power-of-two sides"
             ) from err
 
 
-def write_hurray(
-    ds: xr.Dataset, out: str, chunks: Mapping[Hashable, tuple[int, ...]], args: argparse.Namespace
-) -> None:
-    """Write a Hurray file through dask, with a progress bar."""
-    layout = layouts(ds, args.layout)
+Chunks = dict[str, dict[Hashable, tuple[int, ...]]]
+"""The chunk shape of every variable, by group path and variable name."""
+
+
+def _tree_or_dataset(groups: Groups) -> xr.Dataset | xr.DataTree:
+    """What is written: the dataset of an input without groups, else the tree."""
+    return groups["/"] if len(groups) == 1 else xr.DataTree.from_dict(groups)
+
+
+def _encoding(
+    groups: Groups, settings: Callable[[str, Hashable, xr.Variable], dict[str, Any]]
+) -> dict[Any, Any]:
+    """The ``encoding`` of a write: ``settings(group, name, variable)`` by variable
+    name, and by group path (``"/a/b"``, as xarray's DataTree writers take it) for a
+    tree."""
+    encoding = {
+        path: {name: settings(path, name, var) for name, var in ds.variables.items()}
+        for path, ds in groups.items()
+    }
+    return encoding if len(groups) > 1 else encoding["/"]
+
+
+def write_hurray(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespace) -> None:
+    """Write a Hurray file, with the input's groups, through dask with a progress bar."""
+    layout = {path: layouts(ds, args.layout) for path, ds in groups.items()}
     to_hurray(
-        ds,
+        _tree_or_dataset(groups),
         out,
-        encoding={name: {"chunks": c, "layout": layout[name]} for name, c in chunks.items()},
+        encoding=_encoding(
+            groups,
+            lambda path, name, _: {"chunks": chunks[path][name], "layout": layout[path][name]},
+        ),
         chunk_order=args.chunk_order or "hilbert",
         codecs=args.codecs,
         progress=True,
@@ -228,26 +293,25 @@ def write_hurray(
     )
 
 
-def write_netcdf(
-    ds: xr.Dataset, out: str, chunks: Mapping[Hashable, tuple[int, ...]], args: argparse.Namespace
-) -> None:
-    """Write a netCDF-4 file with the installed engine: chunked as planned and
-    compressed with zlib (deflate) unless ``--codecs none``, the one codec every
-    netCDF-4 reader has.  Written beside ``out`` and moved into place once complete."""
+def write_netcdf(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespace) -> None:
+    """Write a netCDF-4 file (groups for the input's groups) with the installed engine:
+    chunked as planned and compressed with zlib (deflate) unless ``--codecs none``,
+    the one codec every netCDF-4 reader has.  Written beside ``out`` and moved into
+    place once complete."""
     engine = netcdf_engine()
-    encoding: dict[Hashable, dict[str, Any]] = {}
-    for name, var in ds.variables.items():
-        enc: dict[str, Any] = {}
-        if var.ndim and var.dtype.kind != "O":
-            enc["chunksizes"] = chunks[name]
-            if args.codecs != "none":
-                enc |= {"zlib": True, "complevel": 4}
-        encoding[name] = enc
+
+    def settings(path: str, name: Hashable, var: xr.Variable) -> dict[str, Any]:
+        if not var.ndim or var.dtype.kind == "O":
+            return {}
+        enc: dict[str, Any] = {"chunksizes": chunks[path][name]}
+        return enc | ({"zlib": True, "complevel": 4} if args.codecs != "none" else {})
+
     tmp = f"{out}.{uuid.uuid4().hex}.tmp"
     try:
-        delayed = ds.to_netcdf(tmp, engine=engine, encoding=encoding, compute=False)
         with DaskProgressBar(f"writing {os.path.basename(out)}"):
-            delayed.compute()
+            _tree_or_dataset(groups).to_netcdf(
+                tmp, engine=engine, encoding=_encoding(groups, settings)
+            )
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -268,33 +332,36 @@ def zarr_compressors(name: str) -> list[Any] | None:
     }[name]
 
 
-def write_zarr(
-    ds: xr.Dataset, out: str, chunks: Mapping[Hashable, tuple[int, ...]], args: argparse.Namespace
-) -> None:
-    """Write a Zarr v3 store whose fixed-size variables use the ``hurray`` codec.
+def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespace) -> None:
+    """Write a Zarr v3 store (groups for the input's groups) whose fixed-size variables
+    use the ``hurray`` codec.
 
     The store is built beside ``out`` and moved into place once complete, so a
     failed write leaves ``out`` as it was.
     """
     from ..zarr import HurrayCodec
 
-    layout = layouts(ds, args.layout)
-    encoding: dict[Hashable, dict[str, Any]] = {}
-    for name, var in ds.variables.items():
+    layout = {path: layouts(ds, args.layout) for path, ds in groups.items()}
+
+    def settings(path: str, name: Hashable, var: xr.Variable) -> dict[str, Any]:
         enc: dict[str, Any] = {
-            "chunks": chunks[name],
+            "chunks": chunks[path][name],
             "compressors": zarr_compressors(args.codecs),
         }
         if var.dtype.kind in FIXED_KINDS and var.ndim:
-            enc["serializer"] = HurrayCodec(layout[name])
-        encoding[name] = enc
+            enc["serializer"] = HurrayCodec(layout[path][name])
+        return enc
+
     tmp = f"{out.rstrip('/')}.{uuid.uuid4().hex}.tmp"
     try:
-        delayed = ds.to_zarr(
-            tmp, mode="w-", zarr_format=3, consolidated=False, encoding=encoding, compute=False
-        )
         with DaskProgressBar(f"writing {os.path.basename(out.rstrip('/'))}"):
-            delayed.compute()
+            _tree_or_dataset(groups).to_zarr(
+                tmp,
+                mode="w-",
+                zarr_format=3,
+                consolidated=False,
+                encoding=_encoding(groups, settings),
+            )
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -307,7 +374,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "convert",
         help="netCDF, Zarr or Hurray in; Hurray, Zarr (hurray codec) or netCDF out",
         description="Convert a dataset through xarray and dask. IN is a netCDF file, a Zarr "
-        "store or a Hurray file (a path, or a URL for Hurray and Zarr). OUT's extension "
+        "store or a Hurray file (a path, or a URL for Hurray and Zarr); an input with groups "
+        "is converted whole, into the same groups. OUT's extension "
         "chooses what is written: a Zarr v3 store using the hurray codec for .zarr, a "
         "netCDF-4 file (through netCDF4 or h5netcdf, whichever is installed) for .nc, and a "
         "Hurray file otherwise; the extensions of other formats (.h5, .grib, .tif, ...) are "
@@ -365,12 +433,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.output} exists; pass --overwrite to replace it")
     chosen = parse_chunks(args.chunks)
     input_options = parse_storage_options(args.storage_option) if is_url(args.input) else None
-    ds = open_input(args.input, input_options)
-    chunks = plan_chunks(ds, chosen)
-    check_layouts(ds, chunks, args.layout)
-    ds = prepare(ds, chunks)
+    groups = open_input(args.input, input_options)
+    check_chunk_dims(groups, chosen)
+    chunks = {path: plan_chunks(ds, chosen) for path, ds in groups.items()}
+    for path, ds in groups.items():
+        check_layouts(ds, chunks[path], args.layout, path)
+    groups = {path: prepare(ds, chunks[path]) for path, ds in groups.items()}
     {"zarr": write_zarr, "netcdf": write_netcdf, "hurray": write_hurray}[kind](
-        ds, args.output, chunks, args
+        groups, args.output, chunks, args
     )
     print(f"wrote {args.output}")
     return 0

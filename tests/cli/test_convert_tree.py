@@ -1,0 +1,119 @@
+"""hurray convert of inputs with groups: Hurray 1.1 trees, and trees to and from
+Zarr and netCDF-4."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.cli import main
+from xarray_hurray.container import verify_file
+
+
+def tree() -> xr.DataTree:
+    """Coordinates inherited from the root, a group of its own with a time axis, a
+    group below it and an empty group."""
+    rng = np.random.default_rng(7)
+    root = xr.Dataset(
+        {"height": (("y", "x"), rng.standard_normal((24, 20)).astype("f4"))},
+        coords={"y": np.arange(24.0), "x": np.arange(20.0) / 4},
+        attrs={"title": "tree"},
+    )
+    runs = xr.Dataset(
+        {"temp": (("step", "y", "x"), rng.standard_normal((3, 24, 20)), {"units": "K"})},
+        coords={"step": [0, 6, 12]},
+        attrs={"model": "m"},
+    )
+    member = xr.Dataset({"count": (("y",), np.arange(24, dtype="i4"))})
+    return xr.DataTree.from_dict(
+        {"/": root, "/runs": runs, "/runs/member": member, "/empty": xr.Dataset()}
+    )
+
+
+def read(path, engine: str | None, **kwargs) -> xr.DataTree:
+    with xr.open_datatree(path, engine=engine, **kwargs) as back:
+        return back.load()
+
+
+@pytest.fixture
+def source(tmp_path):
+    path = tmp_path / "tree.hurray"
+    xh.to_hurray(tree(), path)
+    return path
+
+
+def convert(*argv: str) -> None:
+    assert main(["convert", *map(str, argv)]) == 0
+
+
+def test_a_tree_file_is_rewritten_with_new_settings(source, tmp_path):
+    out = tmp_path / "out.hurray"
+    convert(source, out, "--codecs", "zlib", "--chunk-order", "morton", "--chunks", "y=8,step=1")
+    xr.testing.assert_identical(read(out, "hurray"), tree())
+    assert verify_file(out) == []
+    reader = xh.open_reader(out)
+    temp = reader.variable("runs/temp")
+    assert (temp.chunks, temp.chunk_order) == ((1, 8, 20), "morton")
+    assert [c["id"] for c in temp.codecs] == ["zlib"]
+    assert reader.variable("runs/member/count").chunks == (8,)
+    assert reader.variable("height").chunks == (8, 20)
+
+
+def test_a_tree_goes_to_zarr_and_back(source, tmp_path):
+    store, back = tmp_path / "out.zarr", tmp_path / "back.hurray"
+    convert(source, store)
+    xr.testing.assert_identical(read(store, "zarr", consolidated=False), tree())
+    convert(store, back)
+    xr.testing.assert_identical(read(back, "hurray"), tree())
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("h5netcdf") is None and importlib.util.find_spec("netCDF4") is None,
+    reason="needs a netCDF-4 engine",
+)
+def test_a_tree_goes_to_netcdf_and_back(source, tmp_path):
+    netcdf, back = tmp_path / "out.nc", tmp_path / "back.hurray"
+    convert(source, netcdf)
+    xr.testing.assert_identical(read(netcdf, None), tree())
+    convert(netcdf, back)
+    xr.testing.assert_identical(read(back, "hurray"), tree())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--chunks", "q=4"], "--chunks names dimensions ['q']"),
+        (["--layout", "hilbert", "--chunks", "y=8,x=8"], "group '/runs': variable 'temp'"),
+    ],
+)
+def test_wrong_settings_for_a_tree_are_refused_before_writing(
+    source, tmp_path, capsys, argv, message
+):
+    out = tmp_path / "out.hurray"
+    assert main(["convert", str(source), str(out), *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_groups_that_do_not_form_a_tree_are_refused(tmp_path, capsys):
+    store, out = tmp_path / "loose.zarr", tmp_path / "out.hurray"
+    xr.Dataset(coords={"x": [0, 1, 2]}).to_zarr(store, zarr_format=3, consolidated=False)
+    child = xr.Dataset({"v": ("x", np.ones(4))}, coords={"x": [5, 6, 7, 8]})
+    child.to_zarr(store, group="child", zarr_format=3, consolidated=False)
+    assert main(["convert", str(store), str(out)]) == 2
+    assert "not aligned" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="writes netCDF-3 with scipy")
+def test_netcdf_3_input_has_no_groups_and_still_converts(tmp_path):
+    netcdf, out = tmp_path / "old.nc", tmp_path / "out.hurray"
+    ds = xr.Dataset({"v": (("y", "x"), np.arange(12.0).reshape(3, 4))})
+    ds.to_netcdf(netcdf, engine="scipy")
+    convert(netcdf, out)
+    with xr.open_dataset(out, engine="hurray") as back:
+        xr.testing.assert_identical(back, ds)
