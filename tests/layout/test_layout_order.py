@@ -5,7 +5,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xarray_hurray.layout import LayoutError, chunk_placement, hilbert_encode, morton_encode
+from xarray_hurray.layout import (
+    LayoutError,
+    chunk_placement,
+    hilbert_encode,
+    morton_encode,
+    placement_positions,
+)
 
 KINDS = ["hilbert", "morton", "row-major"]
 
@@ -67,3 +73,28 @@ def test_row_major_is_the_identity():
 def test_bad_orders_are_rejected(grid, kind, axes, message):
     with pytest.raises(LayoutError, match=message):
         chunk_placement(grid, kind, chunk_axes=axes)
+
+
+@given(
+    st.lists(st.integers(1, 20), min_size=1, max_size=4),
+    st.sampled_from(KINDS),
+    st.data(),
+)
+def test_positions_of_some_chunks_are_their_places_in_the_whole_order(grid, kind, data):
+    axes = data.draw(
+        st.none() | st.lists(st.sampled_from(range(len(grid))), unique=True).map(tuple)
+    )
+    placement = chunk_placement(grid, kind, axes)
+    expected = np.empty(len(placement), dtype=np.int64)
+    expected[placement] = np.arange(len(placement))  # the inverse, from the whole order
+    ids = np.array(
+        data.draw(st.lists(st.integers(0, len(placement) - 1), max_size=50)), dtype=np.int64
+    )
+    np.testing.assert_array_equal(placement_positions(grid, kind, axes, ids), expected[ids])
+
+
+def test_positions_of_a_region_of_a_million_chunk_grid():
+    placement = chunk_placement((1000, 1000), "hilbert")
+    ids = np.ravel_multi_index(np.mgrid[125:138, 250:263].reshape(2, -1), (1000, 1000))
+    positions = placement_positions((1000, 1000), "hilbert", None, ids)
+    np.testing.assert_array_equal(placement[positions], ids)

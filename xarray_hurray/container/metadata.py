@@ -13,7 +13,14 @@ from typing import Any, cast
 import numpy as np
 
 from ..errors import HurrayFormatError, HurrayTypeError, HurrayValueError, in_context
-from ..layout import LAYOUT_NAMES, Layout, LayoutError, chunk_placement, layout_from_config
+from ..layout import (
+    LAYOUT_NAMES,
+    Layout,
+    LayoutError,
+    chunk_placement,
+    layout_from_config,
+    placement_positions,
+)
 from .attrs import AttributeBudget, attribute_nbytes, decode_attrs, encode_attrs
 from .codecs import parse_codecs
 from .elements import STRING, element_from_bytes, parse_element_type
@@ -89,6 +96,11 @@ def check_node_name(name: Any, what: str) -> str:
 
 
 _HEX = re.compile(r"(?:[0-9a-f]{2})*")
+
+
+DIRECT_PLACEMENT = 64
+"""Chunks placed along the curve one by one, at most one in this many of the grid's;
+for more, the whole placement order is computed once and kept."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +210,18 @@ class VariableMeta:
         inverse = np.empty(self.chunk_count, dtype=np.int64)
         inverse[self.placement] = np.arange(self.chunk_count, dtype=np.int64)
         return inverse
+
+    def positions(self, chunk_ids: np.ndarray) -> np.ndarray:
+        """The placement positions of chunks ``chunk_ids`` (row-major flat indices).
+
+        A few chunks (a region read) are placed along the curve directly, in memory
+        growing with them alone; many, or a variable whose :attr:`position` is
+        already computed, are looked up there (8 bytes per chunk of the grid)."""
+        ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
+        if "position" in self.__dict__ or len(ids) * DIRECT_PLACEMENT > self.chunk_count:
+            positions: np.ndarray = self.position[ids]
+            return positions
+        return placement_positions(self.grid_shape, self.chunk_order, self.chunk_axes, ids)
 
     @property
     def fill_bytes(self) -> bytes:

@@ -244,7 +244,7 @@ class ContainerReader:
             return self.index(path)[chunk_ids]
         var = self.variable(path)
         number = self._numbers[path]
-        positions = var.position[chunk_ids]
+        positions = var.positions(chunk_ids)
         pages = positions // PAGE_ENTRIES
         wanted = np.unique(pages).tolist()
         found = self._fetch_pages(path, var, number, wanted)

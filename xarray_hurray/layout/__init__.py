@@ -5,7 +5,8 @@
 - :class:`RowMajorLayout`, :class:`MortonLayout`, :class:`HilbertLayout`: descriptors
   that validate chunk shapes, permute chunks to and from their buffers and turn a
   box into runs of buffer positions.
-- :func:`chunk_placement`: where the chunks of a grid go along a curve.
+- :func:`chunk_placement`: where the chunks of a grid go along a curve;
+  :func:`placement_positions`: where some of them go, without the whole order.
 """
 
 from ..errors import LayoutError
@@ -21,7 +22,7 @@ from .descriptors import (
 )
 from .hilbert import hilbert_decode, hilbert_encode
 from .morton import morton_decode, morton_encode
-from .order import chunk_placement
+from .order import chunk_placement, placement_positions
 from .ranges import group_runs, merge_runs
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "merge_runs",
     "morton_decode",
     "morton_encode",
+    "placement_positions",
 ]

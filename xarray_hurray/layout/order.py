@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import LayoutError
 from .bits import MAX_KEY_BITS
 from .descriptors import LAYOUT_NAMES, parse_shape
-from .hilbert import hilbert_encode
-from .morton import morton_encode
+from .hilbert import hilbert_decode, hilbert_encode
+from .morton import morton_decode, morton_encode
 
 
 def chunk_placement(
@@ -39,6 +39,34 @@ def chunk_placement(
         int64 row-major (C order) flat indices of the chunks, in placement order.
     """
     grid = parse_shape(grid_shape)
+    outer_axes, moving, order = _curve_plan(grid, chunk_order, chunk_axes)
+    count = math.prod(grid)
+    if chunk_order == "row-major" or count <= 1:
+        return np.arange(count, dtype=np.int64)
+    rank = len(grid)
+    coords = np.indices(grid, dtype=np.int64).reshape(rank, count)
+    outer = (
+        np.ravel_multi_index(tuple(coords[outer_axes]), tuple(grid[a] for a in outer_axes))
+        if outer_axes
+        else np.zeros(count, dtype=np.int64)
+    )
+    if len(moving) <= 1:
+        return np.lexsort((coords[moving[0]] if moving else outer, outer)).astype(np.int64)
+    key = _curve_keys(coords[moving].T, chunk_order, order)
+    return np.lexsort((key, outer)).astype(np.int64)
+
+
+def _curve_plan(
+    grid: tuple[int, ...], chunk_order: str, chunk_axes: Sequence[int] | None
+) -> tuple[list[int], list[int], int]:
+    """The axes outside the curve (slowest, row-major), the axes the curve moves
+    along (its axes longer than one chunk) and the curve's order (bits per axis).
+
+    Raises
+    ------
+    LayoutError
+        For an unknown curve, bad axes, or a curve needing more than 64 key bits.
+    """
     if chunk_order not in LAYOUT_NAMES:
         raise LayoutError(
             f"unknown chunk order {chunk_order!r}; expected one of {', '.join(LAYOUT_NAMES)}",
@@ -50,28 +78,82 @@ def chunk_placement(
         raise LayoutError(
             f"chunk axes {axes} must be distinct axes of a rank-{rank} grid", value=chunk_axes
         )
-    count = math.prod(grid)
-    if chunk_order == "row-major" or count <= 1:
-        return np.arange(count, dtype=np.int64)
     outer_axes = [a for a in range(rank) if a not in axes]
     moving = [a for a in sorted(axes) if grid[a] > 1]
     order = max((grid[a] - 1 for a in moving), default=0).bit_length()
-    if order * len(moving) > MAX_KEY_BITS:
+    if chunk_order != "row-major" and order * len(moving) > MAX_KEY_BITS:
         raise LayoutError(
             f"a {chunk_order} curve over a grid of {[grid[a] for a in moving]} chunks needs "
             f"{order * len(moving)} bits, more than {MAX_KEY_BITS}"
         )
-    coords = np.indices(grid, dtype=np.int64).reshape(rank, count)
-    outer = (
-        np.ravel_multi_index(tuple(coords[outer_axes]), tuple(grid[a] for a in outer_axes))
-        if outer_axes
-        else np.zeros(count, dtype=np.int64)
-    )
-    if len(moving) <= 1:
-        return np.lexsort((coords[moving[0]] if moving else outer, outer)).astype(np.int64)
-    points = coords[moving].T
+    return outer_axes, moving, order
+
+
+def _curve_keys(points: np.ndarray, chunk_order: str, order: int) -> np.ndarray:
+    """The keys along the curve of ``points`` (shape ``(n, d)``) of the cube of side
+    ``2**order``."""
     if chunk_order == "hilbert":
-        key = hilbert_encode(points, order)
-    else:
-        key = morton_encode(points, (order,) * len(moving))
-    return np.lexsort((key, outer)).astype(np.int64)
+        return hilbert_encode(points, order)
+    return morton_encode(points, (order,) * points.shape[-1])
+
+
+def _curve_points(keys: np.ndarray, chunk_order: str, rank: int, order: int) -> np.ndarray:
+    """The points (shape ``(n, rank)``) of the cube of side ``2**order`` at ``keys``."""
+    if chunk_order == "hilbert":
+        return hilbert_decode(keys, rank, order)
+    return morton_decode(keys, (order,) * rank)
+
+
+def placement_positions(
+    grid_shape: Sequence[int],
+    chunk_order: str,
+    chunk_axes: Sequence[int] | None,
+    chunk_ids: np.ndarray,
+) -> np.ndarray:
+    """The placement positions of chunks ``chunk_ids`` (row-major flat indices): where
+    each is in :func:`chunk_placement` of the grid, found without it, in memory and
+    time growing with the chunks asked for, not with the grid.
+
+    A chunk's position is its row-major index over the axes outside the curve, times
+    the chunks of one curve, plus its rank on the curve: the grid chunks whose keys
+    are smaller.  That rank is counted level by level down the curve: both curves
+    visit each aligned sub-cube whole, so at each level the chunks before it are
+    those of the grid inside the sibling sub-cubes the curve visits first (a box
+    intersection each, found from one point decoded from the sibling's key).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 positions, one per chunk id.
+    """
+    grid = parse_shape(grid_shape)
+    outer_axes, moving, order = _curve_plan(grid, chunk_order, chunk_axes)
+    ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
+    if chunk_order == "row-major" or math.prod(grid) <= 1:
+        return ids.copy()
+    coords = np.unravel_index(ids, grid)
+    outer = (
+        np.ravel_multi_index(tuple(coords[a] for a in outer_axes), [grid[a] for a in outer_axes])
+        if outer_axes
+        else np.zeros(len(ids), dtype=np.int64)
+    )
+    inner = math.prod(grid[a] for a in moving)
+    if len(moving) <= 1:
+        rank = coords[moving[0]] if moving else np.zeros(len(ids), dtype=np.int64)
+        return (outer * inner + rank).astype(np.int64)
+    sizes = np.array([grid[a] for a in moving], dtype=np.int64)
+    d = len(moving)
+    keys = _curve_keys(np.stack([coords[a] for a in moving], axis=-1), chunk_order, order)
+    rank = np.zeros(len(ids), dtype=np.int64)
+    for below in range(order - 1, -1, -1):  # bits per axis below the sub-cubes of this level
+        digit = (keys >> np.uint64(d * below)) & np.uint64(2**d - 1)
+        prefix = keys >> np.uint64(d * (below + 1))
+        for sibling in range(2**d - 1):
+            earlier = np.flatnonzero(digit > sibling)
+            if not len(earlier):
+                continue
+            first = ((prefix[earlier] << np.uint64(d)) | np.uint64(sibling)) << np.uint64(d * below)
+            corner = (_curve_points(first, chunk_order, d, order) >> below) << below
+            inside = np.clip(sizes - corner, 0, 2**below)  # the sub-cube within the grid
+            rank[earlier] += inside.prod(axis=1)
+    return (outer * inner + rank).astype(np.int64)
