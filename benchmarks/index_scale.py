@@ -81,7 +81,35 @@ def hurray_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> 
         "open_bytes": sum(served[:opened]),
         "read_requests": len(served) - opened,
         "read_bytes": sum(served[opened:]),
+        # the requests of one call go out together: one round trip per call
+        "round_trips": len(source.batches),
     }
+
+
+def over_http(path: Path, key: tuple[slice, slice], latency: float) -> tuple[float, int]:
+    """Opening ``path`` over HTTP and reading ``key``, served by
+    :class:`latency_server.LatencyServer` with ``latency`` seconds before each
+    response: the best of 3 wall times, and the round trips on the wire (waves of
+    requests: a request arriving more than ``latency / 2`` after the first of its
+    wave waited for an answer, so starts the next wave)."""
+    from latency_server import LatencyServer
+
+    best, waves = float("inf"), 0
+    with LatencyServer(path.parent, latency=latency) as server:
+        url = server.url(path.name)
+        xr.open_dataset(url, engine="hurray").close()  # warm the HTTP client up
+        for _ in range(3):
+            server.reset()
+            start = time.perf_counter()
+            with xr.open_dataset(url, engine="hurray") as ds:
+                ds["v"][key].load()
+            best = min(best, time.perf_counter() - start)
+            first = -float("inf")
+            waves = 0
+            for arrival in server.arrivals:
+                if arrival - first > latency / 2:
+                    waves, first = waves + 1, arrival
+    return best, waves
 
 
 def zarr_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> dict[str, int]:
@@ -127,15 +155,30 @@ def main() -> None:
         help="measure the Zarr peer only up to this many chunks (its write is slow)",
     )
     parser.add_argument("--max-chunks", type=int, default=10**6, help="largest file measured")
+    parser.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="also time open+read over HTTP from a local server adding this many seconds "
+        "per request (0: not measured)",
+    )
     args = parser.parse_args()
     sides = [s for s in (GRID_SIDES[:2] if args.quick else GRID_SIDES) if s * s <= args.max_chunks]
     work = Path(tempfile.mkdtemp(prefix="index-scale-"))
     print(f"zarr {zarr.__version__}, xarray {xr.__version__}, numpy {np.__version__}\n")
+    http = (
+        f" | HTTP s ({args.latency * 1000:g} ms/request) | HTTP round trips" if args.latency else ""
+    )
     print(
         "| chunks | stored | file KiB | write s | open+read requests | open+read KiB "
-        "| (open / read requests) | zarr requests | zarr KiB | zarr write s |"
+        f"| (open / read requests) | round trips{http} | zarr requests | zarr KiB "
+        "| zarr write s |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    print(
+        "|---:|---:|---:|---:|---:|---:|---|---:|"
+        + ("---:|---:|" if http else "")
+        + "---:|---:|---:|"
+    )
     cases = [(side, False) for side in sides] + [(sides[-1], True)]
     try:
         for side, fill_only in cases:
@@ -155,7 +198,11 @@ def main() -> None:
                 str(ours["open_requests"] + ours["read_requests"]),
                 kib(ours["open_bytes"] + ours["read_bytes"]),
                 f"{ours['open_requests']} / {ours['read_requests']}",
+                str(ours["round_trips"]),
             ]
+            if args.latency:
+                seconds_http, waves = over_http(path, key, args.latency)
+                row += [f"{seconds_http:.3f}", str(waves)]
             if args.no_zarr or side * side > args.zarr_max_chunks:
                 row += ["n/a"] * 3
             else:

@@ -4,6 +4,7 @@ with append_dim and region per group, committed as one new version."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import dask.array as da
 import numpy as np
@@ -277,3 +278,24 @@ def test_a_write_failing_halfway_leaves_the_file_byte_identical(path):
         xh.to_hurray(bad, path, mode="a", encoding={"/": {"big": {"codecs": None}}})
     assert digest(path) == before
     xr.testing.assert_identical(read(path), tree())
+
+
+def test_a_group_added_to_a_format_1_0_file_rewrites_it_as_1_1(tmp_path):
+    path = tmp_path / "old.hurray"
+    path.write_bytes(
+        (Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray").read_bytes()
+    )
+    assert xh.open_reader(path).version == (1, 0)
+    with xr.open_dataset(path, engine="hurray") as ds:
+        original = ds.load()
+    extra = xr.Dataset({"q": ("k", np.arange(5.0))}, attrs={"kind": "extra"})
+    xh.to_hurray(
+        xr.DataTree.from_dict({"/": xr.Dataset(attrs=original.attrs), "/extra": extra}),
+        path,
+        mode="a",
+    )
+    assert xh.open_reader(path).version == (1, 1)
+    back = read(path)
+    xr.testing.assert_identical(back.to_dataset(), original)
+    xr.testing.assert_identical(back["extra"].to_dataset(inherit=False), extra)
+    assert verify_file(path) == []

@@ -14,12 +14,15 @@ class CountingSource(ByteSource):
     """Serve reads from ``source`` and record each request as ``(start, stop)``.
 
     One recorded entry is one request the wrapped source received; merged ranges
-    count once.
+    count once.  :attr:`batches` holds the number of requests of each call: the
+    requests of one call go out together (a remote source sends them concurrently),
+    so each call costs one round trip.
     """
 
     def __init__(self, source: ByteSource) -> None:
         self.source = source
         self.requests: list[tuple[int, int]] = []
+        self.batches: list[int] = []
 
     @property
     def name(self) -> str:
@@ -32,10 +35,13 @@ class CountingSource(ByteSource):
 
     def read(self, start: int, stop: int) -> bytes:
         self.requests.append((start, stop))
+        self.batches.append(1)
         return self.source.read(start, stop)
 
     def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
         self.requests.extend((int(a), int(b)) for a, b in ranges)
+        if len(ranges):
+            self.batches.append(len(ranges))
         return self.source.read_ranges(ranges)
 
     def size(self) -> int | None:
@@ -45,4 +51,4 @@ class CountingSource(ByteSource):
         return self.source.default_policy()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"source": self.source, "requests": []}
+        return {"source": self.source, "requests": [], "batches": []}
