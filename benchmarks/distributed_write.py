@@ -25,8 +25,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import dask.array as da
 import numpy as np
@@ -169,9 +169,9 @@ def control_completion(fs: Any, size: int, relays: list[CountingRelay]) -> None:
     parts = []
     for number, start in enumerate(range(0, size, len(part)), start=1):
         body = part[: min(len(part), size - start)]
-        etag = fs.call_s3(
-            "upload_part", Body=body, PartNumber=number, UploadId=upload, **key
-        )["ETag"]
+        etag = fs.call_s3("upload_part", Body=body, PartNumber=number, UploadId=upload, **key)[
+            "ETag"
+        ]
         parts.append({"PartNumber": number, "ETag": etag})
     start = time.perf_counter()
     fs.call_s3(
