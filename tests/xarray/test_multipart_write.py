@@ -144,6 +144,27 @@ def test_tiny_output_is_one_part(s3, ds):
     assert pending_uploads(url, s3.storage_options) == []
 
 
+def _progress_line(s3, capsys) -> str:
+    url = f"s3://{s3.bucket}/field.hurray"
+    to_hurray(_dataset(2), url, storage_options=s3.storage_options, part_bytes=PART)
+    assert capsys.readouterr().err == ""  # stderr is not a terminal: no bar by default
+    to_hurray(_dataset(2), url, storage_options=s3.storage_options, part_bytes=PART, progress=True)
+    return capsys.readouterr().err
+
+
+def test_progress_bar_counts_parts_on_workers(s3, client, capsys):
+    err = _progress_line(s3, capsys)
+    # 12 MiB of input (8 MiB of noise, 4 MiB of NaN) in runs of 5 MiB: three parts
+    assert err.startswith(f"uploading s3://{s3.bucket}/field.hurray |")
+    assert "100% 3/3 parts" in err and err.count("\n") == 1
+
+
+def test_progress_bar_counts_parts_on_local_threads(s3, capsys):
+    with dask.config.set(scheduler="threads"):
+        err = _progress_line(s3, capsys)
+    assert "100% 3/3 parts" in err and err.count("\n") == 1
+
+
 def _many_chunks(noise: bool) -> xr.Dataset:
     """10,000 chunks of 10 floats (200 kB of pages, too many for the head), after
     8 MiB of noise in (256, 512) chunks when ``noise``: several runs."""

@@ -12,6 +12,7 @@ uploads it as part 1 and completes the upload.  See the design notes
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,7 @@ import numpy as np
 import xarray as xr
 from dask._task_spec import Task, TaskRef
 from dask.base import get_scheduler
+from dask.callbacks import Callback
 
 from ..container import DatasetMeta, VariableMeta
 from ..container.checksum import crc32c
@@ -40,6 +42,7 @@ from ..io.multipart import (
     start_multipart,
 )
 from .dask_write import DaskChunks, _waiting_for_tasks, check_alignment
+from .progress import ProgressBar
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +101,19 @@ def upload_run(
     return RunResult(upload.upload_part(number, data), len(data), sizes, crcs)
 
 
+class _RunsDone(Callback):
+    """Count each finished run task of a local scheduler on ``bar``."""
+
+    def __init__(self, keys: Sequence[Any], bar: ProgressBar) -> None:
+        Callback.__init__(self)
+        self.keys = set(keys)
+        self.bar = bar
+
+    def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
+        if key in self.keys:
+            self.bar.update(1, result.length)
+
+
 def _raw_bytes(var: VariableMeta) -> int:
     """Bytes of one chunk of ``var`` before compression (strings estimated)."""
     dtype = parse_element_type(var.dtype)
@@ -132,6 +148,9 @@ class MultipartWrite:
         Complete only where no object exists (``mode="w-"``, or ``"a"`` creating the
         file): one that appeared during the write is kept, and the write fails
         with :class:`FileExistsError`.
+    progress
+        Draw a progress bar of the parts uploaded on standard error; ``None``: when
+        it is a terminal.
     """
 
     def __init__(
@@ -145,8 +164,10 @@ class MultipartWrite:
         write_empty_chunks: bool = False,
         rules: PartRules = S3_RULES,
         exclusive: bool = False,
+        progress: bool | None = None,
     ) -> None:
         self.url = url
+        self.progress = progress
         self.storage_options = dict(storage_options)
         self.metadata = metadata
         self.rules = rules
@@ -231,7 +252,7 @@ class MultipartWrite:
             with _waiting_for_tasks():
                 # a file of one run is uploaded as one part by this process
                 graph, keys = self._graph(upload if self.runs > 1 else None)
-                results: Sequence[RunResult] = get_scheduler(cls=da.Array)(graph, keys)
+                results = self._compute(graph, keys)
             runs_done = time.perf_counter()
             parts = self._finish(upload, results)
             head_done = time.perf_counter()
@@ -259,6 +280,29 @@ class MultipartWrite:
                     "until it is aborted (xarray_hurray.io.pending_uploads lists it)"
                 )
             raise
+
+    def _compute(self, graph: dict[Any, Any], keys: list[Any]) -> list[RunResult]:
+        """The results of the run tasks ``keys``, counted on a progress bar as they
+        come when one is drawn."""
+        schedule = get_scheduler(cls=da.Array)
+        show = sys.stderr.isatty() if self.progress is None else self.progress
+        if not show:
+            return list(schedule(graph, keys))
+        bar = ProgressBar(f"uploading {self.url}", len(keys), unit="parts")
+        try:
+            client: Any = getattr(schedule, "__self__", None)
+            if client is not None and hasattr(client, "gather"):
+                # a dask.distributed client: its futures tell when each run is done
+                from distributed import as_completed
+
+                futures = client.get(graph, keys, sync=False)
+                for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                    bar.update(1, future.result().length)
+                return list(client.gather(futures))
+            with _RunsDone(keys, bar):  # a local scheduler calls back after each task
+                return list(schedule(graph, keys))
+        finally:
+            bar.close()
 
     def _finish(self, upload: MultipartUpload, results: Sequence[RunResult]) -> list[Part]:
         """Pack and upload the head (with the chunks of a single run) and the pages

@@ -33,7 +33,7 @@ class ProgressBar:
     stream
         Where the bar is drawn; standard error when ``None``.
     unit
-        What is counted: ``"chunks"`` (with their bytes) or ``"tasks"``.
+        What is counted: ``"chunks"`` or ``"parts"`` (with their bytes), or ``"tasks"``.
     """
 
     def __init__(
@@ -69,7 +69,7 @@ class ProgressBar:
         filled = round(fraction * BAR_WIDTH)
         elapsed = max(now - self._start, 1e-9)
         volume = ""
-        if self.unit == "chunks":
+        if self.unit != "tasks":
             rate = self.nbytes / elapsed / 1e6
             volume = f", {self.nbytes / 1e6:.1f} MB, {rate:.1f} MB/s"
         redraw = "\r" if self.live else ""

@@ -593,6 +593,7 @@ def to_hurray(
             part_bytes=part_bytes,
             write_empty_chunks=write_empty_chunks,
             exclusive=exclusive,
+            progress=progress,
         )
     else:
         parts = [
