@@ -122,7 +122,9 @@ def _variables(blob: bytes | bytearray, slot: list[int]) -> list[VariableMeta] |
     if stop > len(blob):
         return None
     try:
-        return [var for _, var in parse_metadata(bytes(blob[start:stop])).all_variables()]
+        # any number of containers: the helper also builds files over the readers' cap
+        meta = parse_metadata(bytes(blob[start:stop]), max_containers=2**31)
+        return [var for _, var in meta.all_variables()]
     except ValueError:
         return None
 

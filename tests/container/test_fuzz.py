@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import struct
 import time
 import zlib
@@ -31,8 +32,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
+from xarray_hurray.cli import main as cli_main
 from xarray_hurray.container import verify_file
-from xarray_hurray.container.limits import MAX_CONTAINERS, MAX_NESTING
+from xarray_hurray.container.limits import MAX_METADATA_CONTAINERS, MAX_NESTING
 from xarray_hurray.io import FileObjectSource
 from xarray_hurray.testing import CountingSource
 
@@ -203,14 +205,54 @@ def test_a_reader_caps_what_one_chunk_may_allocate(tmp_path):
 
 
 def test_many_containers_are_refused_before_parsing(good):
-    text = '{"attrs":{"a":[' + ",".join(["[]"] * (MAX_CONTAINERS + 1)) + ']},"variables":[]}'
+    text = (
+        '{"attrs":{"a":[' + ",".join(["[]"] * (10 * MAX_METADATA_CONTAINERS)) + ']},"variables":[]}'
+    )
     start = time.perf_counter()
     with pytest.raises(xh.HurrayFormatError, match="arrays and objects"):
         read_everything(with_metadata(good, text.encode()))
     assert time.perf_counter() - start < 2
     # brackets inside strings are text, not containers
-    blob = _set_variable(good, {"attrs": {"a": "[" * (MAX_CONTAINERS + 1)}})
+    blob = _set_variable(good, {"attrs": {"a": "[" * (MAX_METADATA_CONTAINERS + 1)}})
     assert read_everything(blob)["z.attrs"]["a"].startswith("[[")
+
+
+def test_the_cap_on_metadata_containers_can_be_raised(good, tmp_path, capsys):
+    # a valid file just over the default: refused by default, naming the cap, read by
+    # every reading path once the cap is raised
+    meta = json.loads(metadata_text(good))
+    meta["attrs"]["rows"] = [[k] for k in range(MAX_METADATA_CONTAINERS)]
+    text = json.dumps(meta)
+    held = text.count("{") + text.count("[")  # no brackets in its strings
+    assert held > MAX_METADATA_CONTAINERS
+    path = tmp_path / "lists.hurray"
+    path.write_bytes(with_metadata(good, text.encode()))
+    refusal = rf"holds {held} JSON arrays and objects, more than max_metadata_containers=131072"
+    with pytest.raises(xh.HurrayFormatError, match=refusal):
+        xh.open_reader(path)
+    with pytest.raises(xh.HurrayFormatError, match=refusal):
+        xr.open_dataset(path, engine="hurray")
+    assert re.search(refusal, verify_file(path)[0])
+    assert cli_main(["verify", str(path)]) == 1
+    assert re.search(refusal, capsys.readouterr().err)
+
+    raised = {"max_metadata_containers": held}
+    assert xh.open_reader(path, **raised).metadata.attrs["rows"][-1] == [
+        MAX_METADATA_CONTAINERS - 1
+    ]
+    with xr.open_dataset(path, engine="hurray", **raised) as ds:
+        assert len(ds.attrs["rows"]) == MAX_METADATA_CONTAINERS
+    assert verify_file(path, **raised) == []
+    assert cli_main(["verify", str(path), "--max-metadata-containers", str(held)]) == 0
+    with pytest.raises(xh.HurrayFormatError, match=f"max_metadata_containers={held - 1};"):
+        xh.open_reader(path, max_metadata_containers=held - 1)
+
+
+def test_a_writer_refuses_metadata_readers_would_refuse_by_default(tmp_path):
+    ds = xr.Dataset(attrs={"rows": [[k] for k in range(MAX_METADATA_CONTAINERS)]})
+    with pytest.raises(xh.HurrayValueError, match="max_metadata_containers=131072; the default"):
+        xh.to_hurray(ds, tmp_path / "lists.hurray")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_wide_text_attributes_are_refused_both_ways(good, tmp_path):

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from ..container import ContainerReader, verify_file
-from ..container.limits import MAX_CHUNK_BYTES
+from ..container.limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from ..errors import CliError, HurrayFormatError
 from .common import add_file_arguments, open_checked_source, parse_storage_options
 
@@ -32,6 +32,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "a chunk that needs more is a problem. Lower it to check untrusted files in less "
         "memory",
     )
+    parser.add_argument(
+        "--max-metadata-containers",
+        type=int,
+        default=MAX_METADATA_CONTAINERS,
+        metavar="N",
+        help=f"most JSON arrays and objects the metadata may hold (default: "
+        f"{MAX_METADATA_CONTAINERS}); a file with more is refused. Raise it for a file "
+        "whose attributes hold more lists",
+    )
     parser.set_defaults(run=run)
 
 
@@ -40,7 +49,11 @@ def run(args: argparse.Namespace) -> int:
     source = open_checked_source(args.file, parse_storage_options(args.storage_option))
     try:
         # parsed once, then verified
-        reader = ContainerReader(source, max_chunk_bytes=args.max_chunk_bytes)
+        reader = ContainerReader(
+            source,
+            max_chunk_bytes=args.max_chunk_bytes,
+            max_metadata_containers=args.max_metadata_containers,
+        )
     except HurrayFormatError as err:
         problems = [str(err)]
     else:

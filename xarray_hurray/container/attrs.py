@@ -22,6 +22,10 @@ from .limits import MAX_RANK
 
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
+_PLAIN = {str, int, bool, type(None)}
+"""Types of attribute items stored as they are (exactly these: ``np.str_`` and
+``np.float64`` derive from ``str`` and ``float`` but are stored as numpy values)."""
+
 
 def float_to_json(value: float) -> float | str:
     """``value``, or the format's string for it when it is not finite (strict JSON has no NaN)."""
@@ -71,7 +75,18 @@ def encode_attr(value: Any, name: str = "") -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else encode_attr(np.float64(value), name)
     if isinstance(value, list | tuple):
-        return [encode_attr(item, name) for item in value]
+        # lists of plain items (millions of them, perhaps) are checked at C speed and
+        # not copied: the JSON value is only serialised
+        types = set(map(type, value))
+        if types <= _PLAIN or (types == {float} and all(map(math.isfinite, value))):
+            return value if isinstance(value, list) else list(value)
+        # only items that are not plain (or empty lists) need a call
+        return [
+            item
+            if type(item) in _PLAIN or (type(item) is list and not item)
+            else encode_attr(item, name)
+            for item in value
+        ]
     if isinstance(value, np.generic | np.ndarray):
         raise HurrayTypeError(
             f"attribute {name!r} is a numpy value of dtype {value.dtype}, which cannot be "
@@ -196,7 +211,15 @@ def attribute_nbytes(value: Any) -> int:
     if isinstance(value, np.generic | np.ndarray):
         return int(value.nbytes)
     if isinstance(value, list | tuple):
-        return sum(attribute_nbytes(item) for item in value)
+        types = set(map(type, value))  # at C speed: most lists hold only plain items
+        if not any(issubclass(t, np.generic | np.ndarray | list | tuple) for t in types):
+            return 0
+        return sum(
+            attribute_nbytes(item)
+            for item in value
+            if isinstance(item, np.generic | np.ndarray)
+            or (isinstance(item, list | tuple) and item)
+        )
     return 0
 
 

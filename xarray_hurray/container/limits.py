@@ -13,9 +13,12 @@ MAX_METADATA_BYTES = 64 * 2**20
 MAX_NESTING = 32
 """Deepest nesting of JSON arrays and objects in the metadata."""
 
-MAX_CONTAINERS = 2**17
-"""Most JSON arrays and objects in the metadata (each costs a reader far more memory
-and time than its two bytes: 3 million empty lists in 9 MB would take a gigabyte)."""
+MAX_METADATA_CONTAINERS = 2**17
+"""Most JSON arrays and objects in the metadata, by default: the reader's
+``max_metadata_containers``, which a user may raise.  Each costs a reader far more
+memory and time than its two bytes (about 100 bytes of Python objects per parse:
+3 million empty lists in 9 MB would take a gigabyte), so they are counted before the
+metadata is parsed.  Writers keep to the default."""
 
 ATTRIBUTE_EXPANSION = 16
 ATTRIBUTE_ALLOWANCE = 2**20

@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 
 from ..io import ByteSource, FileObjectSource, MergePolicy, as_merge_policy, open_source
 from .format import MAGIC
-from .limits import MAX_CHUNK_BYTES
+from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .reader import ContainerReader
 
 
@@ -51,6 +51,7 @@ def open_reader(
     merge_policy: MergePolicy | Mapping[str, int] | None = None,
     verify_checksums: bool = True,
     max_chunk_bytes: int = MAX_CHUNK_BYTES,
+    max_metadata_containers: int = MAX_METADATA_CONTAINERS,
 ) -> ContainerReader:
     """Open a Hurray file and return its :class:`ContainerReader`.
 
@@ -67,10 +68,13 @@ def open_reader(
         metadata and indexes are always checked.
     max_chunk_bytes
         Most bytes one decoded chunk may take (see :class:`ContainerReader`).
+    max_metadata_containers
+        Most JSON arrays and objects the metadata may hold (see :class:`ContainerReader`).
     """
     return ContainerReader(
         open_source(target, storage_options),
         as_merge_policy(merge_policy),
         verify_checksums,
         max_chunk_bytes,
+        max_metadata_containers,
     )

@@ -29,7 +29,7 @@ from .format import (
     unpack_header_1_1,
 )
 from .index import check_references, page_lengths, unpack_index, unpack_page
-from .limits import MAX_CHUNK_BYTES
+from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
 from .threads import ordered_map
@@ -80,6 +80,13 @@ class ContainerReader:
         Check the crc32c of every chunk before decoding it.  ``False`` trusts the
         chunk bytes and saves that time; header, metadata and indexes are still
         checked, and decoding still never reads or allocates past a chunk's size.
+    max_chunk_bytes
+        Most bytes one decoded chunk may take; reading a variable whose chunks need
+        more raises :class:`HurrayFormatError` naming it.
+    max_metadata_containers
+        Most JSON arrays and objects the metadata may hold; each costs about 100 bytes
+        of Python objects and some time to parse, so they are counted before parsing
+        and a file with more is refused with :class:`HurrayFormatError` naming this cap.
 
     Raises
     ------
@@ -94,6 +101,7 @@ class ContainerReader:
         policy: MergePolicy | None = None,
         verify_checksums: bool = True,
         max_chunk_bytes: int = MAX_CHUNK_BYTES,
+        max_metadata_containers: int = MAX_METADATA_CONTAINERS,
     ) -> None:
         self.source = source
         self.policy = policy or source.default_policy()
@@ -114,7 +122,7 @@ class ContainerReader:
             metadata = self._region(
                 header.metadata_offset, header.metadata_length, "metadata", header.metadata_crc32c
             )
-            self.metadata: DatasetMeta = parse_metadata(metadata, (1, 0))
+            self.metadata: DatasetMeta = parse_metadata(metadata, (1, 0), max_metadata_containers)
             if self.metadata.index_length != header.index_length:
                 raise HurrayFormatError(
                     f"the header records an index region of {header.index_length} bytes, "
@@ -133,7 +141,7 @@ class ContainerReader:
                     (slot.root_offset, slot.root_length, "the index root", slot.root_crc32c),
                 ]
             )
-            self.metadata = parse_metadata(metadata, (1, 1))
+            self.metadata = parse_metadata(metadata, (1, 1), max_metadata_containers)
             self._root = self._check_root(root)
         self._numbers = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
         self._indexes: dict[str, np.ndarray] = {}

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
 from .format import HEADER_SIZE_1_1
-from .limits import MAX_CHUNK_BYTES
+from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import VariableMeta
 from .reader import ContainerReader
 
@@ -122,6 +122,7 @@ def verify_file(
     target: str | os.PathLike[str] | BinaryIO | ByteSource | ContainerReader,
     *,
     max_chunk_bytes: int = MAX_CHUNK_BYTES,
+    max_metadata_containers: int = MAX_METADATA_CONTAINERS,
 ) -> list[str]:
     """Every problem found in the Hurray file ``target``; an empty list for a valid file.
 
@@ -140,12 +141,19 @@ def verify_file(
     max_chunk_bytes
         Most bytes one decoded chunk may take (see :class:`ContainerReader`); a chunk
         that would take more is a problem.  A reader given as ``target`` keeps its own.
+    max_metadata_containers
+        Most JSON arrays and objects the metadata may hold (see :class:`ContainerReader`);
+        a file with more is reported as such.
     """
     if isinstance(target, ContainerReader):
         reader = target
     else:
         try:
-            reader = ContainerReader(open_source(target), max_chunk_bytes=max_chunk_bytes)
+            reader = ContainerReader(
+                open_source(target),
+                max_chunk_bytes=max_chunk_bytes,
+                max_metadata_containers=max_metadata_containers,
+            )
         except HurrayFormatError as err:
             return [str(err)]
     if reader.version >= (1, 1):

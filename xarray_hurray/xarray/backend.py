@@ -18,7 +18,7 @@ from xarray.core.utils import Frozen, FrozenDict
 
 from ..container import ContainerReader, VariableMeta, has_magic, open_reader
 from ..container.elements import STRING, parse_element_type
-from ..container.limits import MAX_CHUNK_BYTES
+from ..container.limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from ..io import MergePolicy, is_url
 from .cf_checks import check_cf_attrs, check_dimension_names
 from .strings import decode_fill_bytes
@@ -146,6 +146,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         "merge_policy",
         "verify_checksums",
         "max_chunk_bytes",
+        "max_metadata_containers",
         "group",
     )
 
@@ -178,6 +179,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         merge_policy: MergePolicy | Mapping[str, int] | None = None,
         verify_checksums: bool = True,
         max_chunk_bytes: int = MAX_CHUNK_BYTES,
+        max_metadata_containers: int = MAX_METADATA_CONTAINERS,
         group: str | None = None,
     ) -> xr.Dataset:
         """The dataset of ``group`` (``"a/b"``; the root group by default)."""
@@ -198,6 +200,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         merge_policy: MergePolicy | Mapping[str, int] | None = None,
         verify_checksums: bool = True,
         max_chunk_bytes: int = MAX_CHUNK_BYTES,
+        max_metadata_containers: int = MAX_METADATA_CONTAINERS,
         group: str | None = None,
     ) -> dict[str, xr.Dataset]:
         """Every group at or below ``group`` by its path from there (``"/"``,
@@ -217,6 +220,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
             merge_policy=arguments["merge_policy"],
             verify_checksums=arguments["verify_checksums"],
             max_chunk_bytes=arguments["max_chunk_bytes"],
+            max_metadata_containers=arguments["max_metadata_containers"],
         )
         decoders = {key: arguments[key] for key in DECODERS}
         top = group_path(arguments["group"])
