@@ -36,6 +36,8 @@ COMPLEX = {"dtype": "complex64", "shape": [], "data": [[1, 1]]}
         ("i2", {"scale_factor": [1.0, 2.0]}, "'scale_factor' must be one real number"),
         ("i2", {"scale_factor": COMPLEX}, "'scale_factor' must be one real number"),
         ("i2", {"add_offset": [1, "a"]}, "'add_offset' must be one real number"),
+        ("U2", {"scale_factor": 2}, "'scale_factor' must be absent, as the variable holds text"),
+        ("O", {"add_offset": 1.5}, "'add_offset' must be absent, as the variable holds text"),
         ("i2", {"_FillValue": "x"}, "'_FillValue' must be a number"),
         ("i2", {"_FillValue": True}, "'_FillValue' must be a number"),
         ("U2", {"_FillValue": 3}, "'_FillValue' must be text"),
@@ -47,7 +49,7 @@ COMPLEX = {"dtype": "complex64", "shape": [], "data": [[1, 1]]}
     ],
 )
 def test_hostile_cf_attributes_are_refused_by_name(tmp_path, dtype, attrs, match):
-    blob = hostile(tmp_path, dtype, ["a"] if dtype[0] in "SU" else [1], attrs)
+    blob = hostile(tmp_path, dtype, ["a"] if dtype[0] in "SUO" else [1], attrs)
     with pytest.raises(xh.HurrayFormatError, match=rf"variable 'v': CF attribute {match}"):
         xr.open_dataset(io.BytesIO(blob), engine="hurray")
     # the container itself reads it: only xarray's decoders need the types

@@ -88,6 +88,8 @@ def check_cf_attrs(what: str, kind: str | None, attrs: Mapping[str, Any]) -> Non
     if kind is None:
         return
     for attr in NUMBER_ATTRS:
+        if attr in attrs and kind in "SUO":  # the decoder would turn the text into numbers
+            raise refuse(attr, "absent, as the variable holds text")
         if attr in attrs:
             items = _reals(attrs[attr])
             if items is None or len(items) != 1:
