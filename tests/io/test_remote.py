@@ -601,6 +601,57 @@ def test_http_stalled_server_times_out(ds, tmp_path):
         assert time.perf_counter() - start < 2
 
 
+def obstore_http(base: str, retries: int) -> object:
+    """An obstore HTTP store of ``base`` whose attempts time out after 0.5 s and are
+    retried ``retries`` times after short waits."""
+    pytest.importorskip("obstore")
+    from datetime import timedelta
+
+    from obstore.store import HTTPStore
+
+    return HTTPStore.from_url(
+        base,
+        client_options={"allow_http": True, "timeout": "500ms"},
+        retry_config={
+            "max_retries": retries,
+            "backoff": {
+                "init_backoff": timedelta(milliseconds=10),
+                "max_backoff": timedelta(milliseconds=50),
+                "base": 2,
+            },
+            "retry_timeout": timedelta(seconds=10),
+        },
+    )
+
+
+@pytest.mark.parametrize("faults", [["503"], ["drop"], ["truncate"], ["stall"], ["503", "drop"]])
+def test_obstore_transient_failures_are_retried_by_the_store(ds, tmp_path, faults):
+    from xarray_hurray.io.obstore_source import ObstoreSource
+
+    write(ds, tmp_path / "x.hurray")
+    pending = list(faults)
+    with serve(tmp_path, faults=pending) as base:
+        reader = ContainerReader(ObstoreSource(obstore_http(base, 3), "x.hurray"))
+        np.testing.assert_array_equal(reader.read("v"), ds["v"].values)
+    assert pending == []
+
+
+@pytest.mark.parametrize("fault", ["503", "drop", "truncate", "stall", "short"])
+def test_obstore_read_failing_every_attempt_is_a_source_read_error(ds, tmp_path, fault):
+    # the store's retries spent (a short answer is refused at once): SourceReadError,
+    # never the store's own exception or the bytes of a failed answer
+    from xarray_hurray.io.obstore_source import ObstoreSource
+
+    write(ds, tmp_path / "x.hurray")
+    with serve(tmp_path, faults=[fault] * 4) as base:  # two attempts per read
+        source = ObstoreSource(obstore_http(base, 1), "x.hurray")
+        message = "answered with 99 of 100" if fault == "short" else "after the store's retries"
+        with pytest.raises(SourceReadError, match=rf"bytes \[0, 100\) .*{message}"):
+            source.read(0, 100)
+        with pytest.raises(SourceReadError, match=message):
+            asyncio.run(source.read_ranges_async(np.array([[0, 100]])))
+
+
 def test_retry_policy_refuses_nonsense():
     for bad in ({"timeout": 0}, {"retries": -1}, {"retries": 1.5}, {"backoff": "x"}):
         with pytest.raises(ValueError, match="retry"):

@@ -42,7 +42,10 @@ class ObstoreSource(ByteSource):
     one read are fetched concurrently, one request each: the reader's merge policy has
     already decided what to merge.  Timeouts and retries are the store's own: give
     them when creating it (``client_options={"timeout": "30s"}``,
-    ``retry_config={"max_retries": 4, ...}``).  Pickles as the store, the path and the
+    ``retry_config={"max_retries": 4, ...}``).  A request that still fails raises
+    :class:`~xarray_hurray.io.SourceReadError` naming the store's last error, and an
+    answer of another length than asked for raises it at once; no byte of a failed
+    answer is used.  Pickles as the store, the path and the
     pinned version, for stores that pickle (obstore's remote and local stores do; its
     ``MemoryStore`` does not).
 
@@ -102,10 +105,22 @@ class ObstoreSource(ByteSource):
             raise err
 
     def _past_end(self, start: int) -> bool:
-        """Whether ``start`` lies at or past the end of the object."""
+        """Whether ``start`` lies at or past the end of the object (False when the
+        store cannot say either)."""
         import obstore
 
-        return start >= obstore.head(self.store, self.path)["size"]
+        try:
+            return start >= obstore.head(self.store, self.path)["size"]
+        except obstore.exceptions.BaseError:
+            return False
+
+    def _failed(self, err: Exception, start: int, stop: int) -> SourceReadError:
+        """The error for a request the store gave up on (its retries spent)."""
+        last = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return SourceReadError(
+            f"{self.name}: bytes [{start}, {stop}) could not be read (after the store's "
+            f"retries): {last}"
+        )
 
     def _accepted(self, meta: Any, data: bytes, start: int, stop: int) -> bytes:
         """``data``, once the version that answered is the pinned one (pinning it at the
@@ -145,7 +160,7 @@ class ObstoreSource(ByteSource):
             self._refused(err)
             if self._past_end(start):
                 return b""
-            raise
+            raise self._failed(err, start, stop) from err
         return self._accepted(result.meta, data, start, stop)
 
     async def _get_async(self, start: int, stop: int) -> bytes:
@@ -162,7 +177,7 @@ class ObstoreSource(ByteSource):
             self._refused(err)
             if await asyncio.to_thread(self._past_end, start):
                 return b""
-            raise
+            raise self._failed(err, start, stop) from err
         return self._accepted(result.meta, data, start, stop)
 
     def read(self, start: int, stop: int) -> bytes:
