@@ -33,7 +33,19 @@ import xarray_hurray as xh
 from xarray_hurray.cli import main as cli_main
 from xarray_hurray.container import ContainerReader, verify_file
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import HEADER, HEADER_SIZE, INDEX_ENTRY
+from xarray_hurray.container.format import (
+    HEADER,
+    HEADER_SIZE,
+    HEADER_SIZE_1_1,
+    INDEX_ENTRY,
+    PAGE_ENTRIES,
+    PREFIX,
+    REFERENCE,
+    SLOT,
+    SLOT_SIZE,
+)
+from xarray_hurray.container.index import page_lengths
+from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.errors import HurrayError
 from xarray_hurray.io import FileObjectSource
 
@@ -208,7 +220,7 @@ def mutate_metadata(parsed: Parsed, rng: random.Random) -> str:
     if roll < 0.9 and isinstance(parent, dict):
         del parent[key]
         return "meta:delete"
-    variables = meta["variables"]
+    variables = [v for v in _json_variables(meta) if isinstance(v, dict) and "attrs" in v]
     target = rng.choice(variables)["attrs"] if variables else meta["attrs"]
     target[rng.choice(CF_KEYS)] = copy.deepcopy(rng.choice(HOSTILE))
     return "meta:cf-attr"
@@ -301,6 +313,10 @@ MUTATORS += [mutate_chunk, preserve]
 
 def mutant(good: bytes, rng: random.Random) -> tuple[str, bytes]:
     """One mutated, resealed file made from ``good``, and the kind of its change."""
+    if version_of(good) >= (1, 1):
+        tree = parse_1_1(good)
+        kind = rng.choice(MUTATORS_1_1)(tree, rng)
+        return kind, build_1_1(tree)
     parsed = parse(good)
     kind = rng.choice(MUTATORS)(parsed, rng)
     if parsed.index_edits:  # deltas become values once the file is laid out
@@ -312,6 +328,331 @@ def mutant(good: bytes, rng: random.Random) -> tuple[str, bytes]:
             entry = np.frombuffer(laid, INDEX_ENTRY, 1, int(starts[var]) + chunk * 20)[0]
             parsed.index_edits.append((var, chunk, name, int(entry[name]) + delta))
     return kind, build(parsed)
+
+
+# ---------------------------------------------------------------- format 1.1
+
+Edit = tuple[str, int, int, str, str, int]
+"""A change to a laid-out 1.1 field: (structure, variable, item, field, operation,
+operand); structure "entry" (item: page position), "table" (item: page) or "root"
+(item 0); operation "add" (to the laid-out value) or "set"."""
+
+SLOT_FIELDS = ["generation", "meta_offset", "meta_length", "root_offset", "root_length"]
+SLOT_FIELDS += ["file_length", "meta_crc", "root_crc", "reserved"]
+
+
+@dataclass
+class Tree:
+    """A format 1.1 file taken apart: the active slot's fields, the other slot's bytes,
+    the metadata, the stored bytes of every chunk per variable (in variable number
+    order) by placement position (``b""``: a missing chunk), and how the parts lie.
+
+    Edits and the choices below are applied by :func:`build_1_1` after laying out,
+    so that every checksum above an edit is computed over the edited bytes."""
+
+    prefix: list[Any]
+    slot: list[int]
+    active: int
+    other: bytes
+    meta: Any
+    chunks: list[list[bytes]]
+    pages_front: bool
+    """Index pages right after the page tables (the writer's choice when they fit in
+    the first 64 KiB), or after the chunks."""
+    empty_pages: bool
+    """Pages that hold no stored chunk are stored (all zero) rather than left out."""
+    tail: bytes = b""
+    """Bytes after the end of the version: the trace of a commit that did not complete."""
+    edits: list[Edit] = field(default_factory=list)
+    slot_edits: list[tuple[int, str, int]] = field(default_factory=list)
+    """(field number of :data:`SLOT_FIELDS`, operation, operand) on the active slot."""
+    seal_slot: bool = True
+    """False: the active slot's checksum is left wrong (a torn slot)."""
+    other_kind: str = ""
+    """How the other slot is made from the active one: "" (``other`` as it is),
+    "older" (a valid slot of the generation before), "same" (of the same generation)
+    or "newer" (of the next generation, with ``other_edit`` applied)."""
+    other_edit: tuple[int, str, int] | None = None
+
+
+def _json_variables(meta: Any) -> list[Any]:
+    """The variable objects of (maybe mutated) metadata in variable number order: each
+    group's own variables, then its child groups, depth first."""
+    found: list[Any] = []
+    stack = [meta]
+    while stack:
+        group = stack.pop()
+        if not isinstance(group, dict):
+            continue
+        variables, groups = group.get("variables"), group.get("groups")
+        found += variables if isinstance(variables, list) else []
+        stack += reversed(groups) if isinstance(groups, list) else []
+    return found
+
+
+def parse_1_1(blob: bytes) -> Tree:
+    """The parts of the valid 1.1 file ``blob``."""
+    prefix = list(PREFIX.unpack_from(blob))
+    slots = [list(SLOT.unpack_from(blob, PREFIX.size + k * SLOT_SIZE)) for k in (0, 1)]
+    valid = [
+        k
+        for k in (0, 1)
+        if any(blob[PREFIX.size + k * SLOT_SIZE : PREFIX.size + (k + 1) * SLOT_SIZE])
+    ]
+    active = max(valid, key=lambda k: slots[k][0])
+    other = blob[PREFIX.size + (1 - active) * SLOT_SIZE :][:SLOT_SIZE]
+    slot = slots[active]
+    meta = json.loads(blob[slot[1] : slot[1] + slot[2]])
+    variables = parse_metadata(blob[slot[1] : slot[1] + slot[2]]).all_variables()
+    root = np.frombuffer(blob, REFERENCE, len(variables), slot[3])
+    chunks, page_at, chunk_at, empty_pages = [], [], [], False
+    for (_, var), ref in zip(variables, root, strict=True):
+        lengths = page_lengths(var.chunk_count) // INDEX_ENTRY.itemsize
+        table = (
+            np.frombuffer(blob, REFERENCE, len(lengths), int(ref["offset"])) if len(lengths) else []
+        )
+        own = []
+        for count, page in zip(lengths, table, strict=True):
+            entries = np.zeros(count, INDEX_ENTRY)
+            if page["offset"]:
+                entries = np.frombuffer(blob, INDEX_ENTRY, count, int(page["offset"]))
+                page_at.append(int(page["offset"]))
+                empty_pages |= not entries["size"].any()
+            chunk_at += [int(e["offset"]) for e in entries if e["size"]]
+            own += [blob[int(e["offset"]) : int(e["offset"] + e["size"])] for e in entries]
+        chunks.append(own)
+    front = bool(page_at) and (not chunk_at or min(page_at) < min(chunk_at))
+    tail = blob[slot[5] :]
+    return Tree(prefix, slot, active, other, meta, chunks, front, empty_pages, tail)
+
+
+def _apply(value: int, operation: str, operand: int, bits: int) -> int:
+    return (value + operand if operation == "add" else operand) % 2**bits
+
+
+def build_1_1(tree: Tree) -> bytes:
+    """The file of ``tree``: header, metadata, root, page tables, then pages and chunks
+    (in the order ``tree.pages_front`` says), edits applied, every checksum above
+    them recomputed."""
+    meta_bytes = json.dumps(tree.meta, separators=(",", ":")).encode()
+    variables = _json_variables(tree.meta)
+    laid: list[list[bytes]] = []  # per variable: chunk bytes by placement position
+    for i, var in enumerate(variables):
+        own = tree.chunks[min(i, len(tree.chunks) - 1)] if tree.chunks else []
+        count = _chunk_count(var, len(own))
+        laid.append(
+            own if count == len(own) else [own[j % len(own)] if own else b"" for j in range(count)]
+        )
+    root_offset = HEADER_SIZE_1_1 + len(meta_bytes)
+    position = root_offset + REFERENCE.itemsize * len(laid)
+    table_offsets, pages = [], []  # pages: per variable, per page: laid-out offset or 0
+    for own in laid:
+        table_offsets.append(position)
+        position += -(-len(own) // PAGE_ENTRIES) * REFERENCE.itemsize
+
+    def stored(own: list[bytes], page: int) -> bool:
+        return tree.empty_pages or any(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES])
+
+    def place_pages(position: int) -> int:
+        for own, offsets in zip(laid, pages, strict=True):
+            for page in range(len(offsets)):
+                if stored(own, page):
+                    offsets[page] = position
+                    position += len(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]) * 20
+        return position
+
+    pages = [[0] * -(-len(own) // PAGE_ENTRIES) for own in laid]
+    if tree.pages_front:
+        position = place_pages(position)
+    entries = []
+    for own in laid:
+        table = np.zeros(len(own), INDEX_ENTRY)
+        for k, data in enumerate(own):
+            if data:
+                table[k] = (position, len(data), crc32c(data))
+                position += len(data)
+        entries.append(table)
+    if not tree.pages_front:
+        position = place_pages(position)
+    file_length = position
+    blob = bytearray(position)
+    blob[HEADER_SIZE_1_1:root_offset] = meta_bytes
+    for own, table in zip(laid, entries, strict=True):
+        for k, data in enumerate(own):
+            if data:
+                blob[int(table[k]["offset"]) : int(table[k]["offset"]) + len(data)] = data
+    blob += tree.tail
+
+    def crc_at(offset: int, length: int) -> int:
+        return crc32c(bytes(blob[offset : offset + length])) if offset + length <= len(blob) else 0
+
+    def edit(structure: str, rows: np.ndarray, var: int, lengths: list[int]) -> None:
+        """Apply the edits of ``structure`` to ``rows`` (the references or entries of
+        variable ``var``); an edited reference gets the checksum of its new range."""
+        for kind, v, item, name, operation, operand in tree.edits:
+            if kind != structure or v != var or item >= len(rows):
+                continue
+            bits = 32 if name == "crc32c" else 64
+            rows[item][name] = _apply(int(rows[item][name]), operation, operand, bits)
+            if name != "crc32c":
+                length = int(rows[item]["size"]) if structure == "entry" else lengths[item]
+                if rows[item]["offset"] and length:
+                    rows[item]["crc32c"] = crc_at(int(rows[item]["offset"]), length)
+
+    root = np.zeros(len(laid), REFERENCE)
+    for v, (table, offsets) in enumerate(zip(entries, pages, strict=True)):
+        edit("entry", table, v, [])
+        refs = np.zeros(len(offsets), REFERENCE)
+        lengths = []
+        for page, offset in enumerate(offsets):
+            data = table[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES].tobytes()
+            lengths.append(len(data))
+            if offset:
+                blob[offset : offset + len(data)] = data
+                refs[page] = (offset, crc32c(data))
+        edit("table", refs, v, lengths)
+        blob[table_offsets[v] : table_offsets[v] + refs.nbytes] = refs.tobytes()
+        if len(refs):
+            root[v] = (table_offsets[v], crc32c(refs.tobytes()))
+        edit("root", root[v : v + 1], v, [refs.nbytes])  # a view: edits reach ``root``
+    blob[root_offset : root_offset + root.nbytes] = root.tobytes()
+    fields = [tree.slot[0], HEADER_SIZE_1_1, len(meta_bytes), root_offset, root.nbytes]
+    fields += [file_length, 0, 0, 0]
+    edited = set()
+    for index, operation, operand in tree.slot_edits:
+        fields[index] = _apply(fields[index], operation, operand, 32 if index >= 6 else 64)
+        edited.add(index)
+    if 6 not in edited:
+        fields[6] = crc_at(fields[1], fields[2])
+    if 7 not in edited:
+        fields[7] = crc_at(fields[3], fields[4])
+    prefix = PREFIX.pack(*tree.prefix)
+
+    def sealed(fields: list[int], good: bool = True) -> bytes:
+        body = SLOT.pack(*fields)
+        return body + struct.pack("<I", crc32c(prefix + body) ^ (0 if good else 1))
+
+    other = tree.other
+    if tree.other_kind:
+        step = {"older": -1, "same": 0, "newer": 1}[tree.other_kind]
+        copy_of = [(fields[0] + step) % 2**64, *fields[1:]]
+        if tree.other_edit is not None:
+            index, operation, operand = tree.other_edit
+            copy_of[index] = _apply(copy_of[index], operation, operand, 32 if index >= 6 else 64)
+        other = sealed(copy_of)
+    slots = [other, sealed(fields, tree.seal_slot)]
+    if tree.active == 0:
+        slots.reverse()
+    blob[:HEADER_SIZE_1_1] = prefix + b"".join(slots)
+    return bytes(blob)
+
+
+def mutate_slot(tree: Tree, rng: random.Random) -> str:
+    """Change one field of the active slot, or its seal, or the header prefix."""
+    roll = rng.random()
+    if roll < 0.1:
+        tree.seal_slot = False
+        if rng.random() < 0.5:
+            tree.tail = rng.randbytes(rng.choice([1, 64, 4096]))
+        return "slot:torn"
+    if roll < 0.2:
+        index = rng.randrange(1, 4)
+        tree.prefix[index] = rng.choice([0, 1, 2, 3, 2**16 - 1, 2**32 - 1]) % (
+            2**32 if index == 3 else 2**16
+        )
+        return "slot:prefix"
+    index = rng.randrange(len(SLOT_FIELDS))
+    operation = rng.choice(["add", "set"])
+    operand = rng.choice(
+        [1, -1, 12, -12, 20, -20, 64, 2**32, 2**63]
+        if operation == "add"
+        else [0, 1, HEADER_SIZE_1_1, 2**31, 2**63 - 1, 2**64 - 1]
+    )
+    tree.slot_edits.append((index, operation, operand))
+    return f"slot:{SLOT_FIELDS[index]}"
+
+
+def mutate_other_slot(tree: Tree, rng: random.Random) -> str:
+    """Make the other slot a valid slot of the same or the next generation (this one
+    with a field changed), or damage it, with or without bytes after the version."""
+    kind = rng.choice(["same", "newer", "newer", "damaged"])
+    if kind == "damaged":
+        tree.other = rng.randbytes(SLOT_SIZE)
+        tree.tail = rng.choice([b"", rng.randbytes(100)])
+        return "other-slot:damaged" + ("+tail" if tree.tail else "")
+    tree.other_kind = kind
+    if kind == "newer":
+        index = rng.randrange(1, len(SLOT_FIELDS))
+        tree.other_edit = (index, "add", rng.choice([1, -1, 12, -12, 20, 2**32]))
+    return f"other-slot:{kind}"
+
+
+def _live(tree: Tree) -> list[int]:
+    return [v for v, own in enumerate(tree.chunks) if own]
+
+
+def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
+    """Change one field of a root entry, a page table entry or an index entry, or make
+    a stored chunk missing, or a missing one stored."""
+    v = rng.choice(_live(tree))
+    own = tree.chunks[v]
+    roll = rng.random()
+    if roll < 0.15:
+        tree.edits.append(
+            ("root", v, 0, rng.choice(["offset", "crc32c"]), "add", rng.choice([1, -12, 12, 2**32]))
+        )
+        return "root"
+    if roll < 0.3:
+        page = rng.randrange(-(-len(own) // PAGE_ENTRIES))
+        name = rng.choice(["offset", "offset", "crc32c"])
+        operation = rng.choice(["add", "set"])
+        operand = (
+            rng.choice([1, -20, 20, 4096]) if operation == "add" else rng.choice([0, 1, 2**63])
+        )
+        tree.edits.append(("table", v, page, name, operation, operand))
+        return "table"
+    stored = [k for k, data in enumerate(own) if data]
+    missing = [k for k, data in enumerate(own) if not data]
+    if roll < 0.4 and stored:  # a valid change of meaning: the chunk reads as the fill
+        k = rng.choice(stored)
+        own[k] = b""
+        return "entry:now-missing"
+    if roll < 0.5 and missing:  # an entry of size 0 with other fields, or a stored range
+        k = rng.choice(missing)
+        name = rng.choice(["offset", "size", "crc32c"])
+        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, HEADER_SIZE_1_1, 2**32])))
+        return f"entry:missing-{name}"
+    k = rng.choice(stored or range(len(own)))
+    name = rng.choice(["offset", "size"])
+    size = len(own[k])
+    tree.edits.append(
+        ("entry", v, k, name, "add", rng.choice([1, -1, 4, -4, size, -size, 2**32, 2**63]))
+    )
+    return f"entry:{name}"
+
+
+def preserve_1_1(tree: Tree, rng: random.Random) -> str:
+    """A change that keeps the file's meaning: the metadata's keys in another order,
+    the pages before or after the chunks, pages of missing chunks stored or left out,
+    the other slot an older version, or bytes after the version (with the other slot
+    torn, as an interrupted commit leaves it)."""
+    kind = rng.choice(["keys", "pages", "empty-pages", "older", "tail"])
+    if kind == "keys":
+        return preserve(tree, rng)  # type: ignore[arg-type]
+    if kind == "pages":
+        tree.pages_front = not tree.pages_front
+    elif kind == "empty-pages":
+        tree.empty_pages = not tree.empty_pages
+    elif kind == "older":
+        tree.other_kind = "older"
+    else:
+        tree.tail = rng.randbytes(rng.choice([1, 100, 5000]))
+        tree.other = rng.randbytes(SLOT_SIZE) if rng.random() < 0.5 else tree.other
+    return "preserving"
+
+
+MUTATORS_1_1 = [mutate_metadata, mutate_metadata, mutate_slot, mutate_other_slot]
+MUTATORS_1_1 += [mutate_index_1_1, mutate_index_1_1, mutate_chunk, mutate_chunk, preserve_1_1]
 
 
 # ---------------------------------------------------------------- running an input
@@ -332,13 +673,13 @@ def read_all(blob: bytes, verify_checksums: bool = True) -> dict[str, np.ndarray
         FileObjectSource(io.BytesIO(blob)), verify_checksums=verify_checksums, max_chunk_bytes=CAP
     )
     out = {}
-    for var in reader.metadata.variables:
-        whole = reader.read(var.name)
+    for path, var in reader.metadata.all_variables():
+        whole = reader.read(path)
         if var.shape and var.shape[0] > 1:
             half = (slice(0, var.shape[0] // 2),) + (slice(None),) * (len(var.shape) - 1)
-            if not _same(reader.read(var.name, half), whole[half]):
-                raise WrongValues(f"variable {var.name!r}: a region read differs from the whole")
-        out[var.name] = whole
+            if not _same(reader.read(path, half), whole[half]):
+                raise WrongValues(f"variable {path!r}: a region read differs from the whole")
+        out[path] = whole
     return out
 
 
@@ -391,10 +732,14 @@ def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) 
         outcome["cli"] = "ok" if stop.code == 0 else "rejected"
     except Exception as err:
         outcome["cli"] = classify(err)
-    dataset = None
+    dataset: xr.Dataset | xr.DataTree | None = None
     try:
-        with xr.open_dataset(path, engine="hurray", max_chunk_bytes=CAP) as ds:
-            dataset = ds.load()
+        if version_of(blob) >= (1, 1):  # every group
+            with xr.open_datatree(path, engine="hurray", max_chunk_bytes=CAP) as tree:
+                dataset = tree.load()
+        else:
+            with xr.open_dataset(path, engine="hurray", max_chunk_bytes=CAP) as ds:
+                dataset = ds.load()
         outcome["xarray"] = "ok"
     except Exception as err:
         outcome["xarray"] = classify(err)
@@ -429,6 +774,12 @@ def overall(outcome: dict[str, str]) -> str:
         return unexpected[0]
     refused = any(s == "rejected" or s.startswith("refused") for s in steps)
     return "rejected" if refused else "ok"
+
+
+def version_of(blob: bytes) -> tuple[int, int]:
+    """The format version a file's prefix states (seeds and their mutants alike)."""
+    _, major, minor, _ = PREFIX.unpack_from(blob.ljust(PREFIX.size, b"\0"))
+    return major, minor
 
 
 def seed_dataset() -> xr.Dataset:
@@ -468,9 +819,38 @@ written by the 1.0 writer and kept (1.0 files stay readable; the fuzzer parses a
 rebuilds the 1.0 structures).  Never rewritten: a seed of another version is a new file."""
 
 
-def seed_file() -> bytes:
-    """The bytes of the seed file (about 3 KB)."""
-    return SEED.read_bytes()
+SEED_1_1 = Path(__file__).parent / "data" / "fuzz_seed_v1_1_tree.hurray"
+"""The format 1.1 seed: :func:`seed_tree` with :data:`SEED_TREE_ENCODING`, written by
+the 1.1 writer (metadata, root, page tables and every page in front of the chunks)
+and kept as it is."""
+
+
+def seed_tree() -> xr.DataTree:
+    """:func:`seed_dataset` as the root group of a tree; below it a group ``g`` with a
+    variable of 1296 one-element chunks (two index pages) of which four are stored,
+    and a group ``g/k`` with a scalar string and a variable of missing chunks only."""
+    holes = np.full((36, 36), np.nan, dtype="f4")
+    holes[30:32, 2:4] = [[1.5, -0.0], [np.inf, 7.0]]
+    return xr.DataTree.from_dict(
+        {
+            "/": seed_dataset(),
+            "/g": xr.Dataset({"h": (("r", "c"), holes, {"units": "m"})}, attrs={"level": 1}),
+            "/g/k": xr.Dataset({"s": ((), "hi"), "n": (("q",), np.full(3, np.nan))}),
+        }
+    )
+
+
+SEED_TREE_ENCODING = {
+    "/": SEED_ENCODING,
+    "/g": {"h": {"chunks": (1, 1), "codecs": None}},
+    "/g/k": {"n": {"chunks": (2,)}},
+}
+
+
+def seed_file(version: tuple[int, int] = (1, 0)) -> bytes:
+    """The bytes of the seed file of format ``version`` (about 3 KB in 1.0, 32 KB in
+    1.1)."""
+    return (SEED_1_1 if version >= (1, 1) else SEED).read_bytes()
 
 
 def work_directory() -> Path:

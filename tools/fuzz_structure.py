@@ -1,14 +1,17 @@
 """Structure-aware fuzzing of Hurray files, with figures.
 
 Each input is a valid seed file with one parsed field changed (a header field, a
-metadata value or its type, an index entry, the bytes of a chunk) and every checksum
-recomputed, so that the change reaches the checks behind the checksums.  Each input is
+metadata value or its type, an index entry, the bytes of a chunk; in format 1.1 also
+a field of either header slot, a root or page table entry, a missing chunk's entry,
+the layout of pages and slots) and every checksum recomputed, so that the change
+reaches the checks behind the checksums.  Each input is
 read whole and in part by the container reader (with and without chunk checksums),
 checked by ``verify_file`` and by ``hurray verify``, opened and loaded by xarray, and,
 when xarray could load it, written again.  The mutations and the classes of outcome
 are in ``tests/fuzz_structure.py``::
 
     python tools/fuzz_structure.py --inputs 3000 --seed 1
+    python tools/fuzz_structure.py --inputs 3000 --seed 1 --format 1.1
 
 prints, per run: inputs, outcomes by class (overall and per step), the kinds of
 change, peak RSS growth and the input that grew it most, the slowest input in
@@ -16,7 +19,7 @@ seconds and in seconds per MiB (inputs under 1 MiB counted as 1 MiB).  Exit stat
 when any input is a finding (a wrong value or an exception the documentation does not
 list), each printed with its seed and index so that it can be replayed::
 
-    python tools/fuzz_structure.py --replay 1:1234
+    python tools/fuzz_structure.py --replay 1:1234 [--format 1.1]
 
 ``--bombs`` runs the hostile files of issue 18 instead, each in a fresh process, and
 prints the time and peak RSS growth of reading (and verifying) each.
@@ -45,14 +48,16 @@ def _peak_rss() -> int:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-def run(inputs: int, seed: int, replay: int | None = None) -> int:
-    """Run ``inputs`` mutants from ``seed`` (or only input ``replay``); print the
-    figures; return the number of findings."""
+def run(
+    inputs: int, seed: int, replay: int | None = None, version: tuple[int, int] = (1, 0)
+) -> int:
+    """Run ``inputs`` mutants of the seed file of format ``version`` from ``seed`` (or
+    only input ``replay``); print the figures; return the number of findings."""
     from fuzz_structure import mutant, overall, run_input, seed_file, truth_of, work_directory
 
     warnings.simplefilter("ignore")
     work = work_directory()
-    good = seed_file()
+    good = seed_file(version)
     truth = truth_of(good)
     run_input(good, "preserving", truth, work)  # warm up imports and caches
     rng = random.Random(seed)
@@ -86,7 +91,8 @@ def run(inputs: int, seed: int, replay: int | None = None) -> int:
             findings.append((number, kind, outcome))
     elapsed = time.perf_counter() - start
     print(
-        f"seed {seed}: {sum(classes.values())} inputs in {elapsed:.0f} s (seed file {len(good)} B)"
+        f"format {version[0]}.{version[1]}, seed {seed}: {sum(classes.values())} inputs in "
+        f"{elapsed:.0f} s (seed file {len(good)} B)"
     )
     print("outcomes:", dict(sorted(classes.items())))
     for step, counts in steps.items():
@@ -188,6 +194,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--format",
+        choices=["1.0", "1.1"],
+        default="1.0",
+        help="the seed file's format: 1.0 (flat), or 1.1 (a tree of groups, index pages, "
+        "missing chunks)",
+    )
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one input of a seed again")
     parser.add_argument("--bombs", action="store_true", help="run the hostile files of issue 18")
     parser.add_argument("--bomb", nargs=2, metavar=("NAME", "PATH"), help=argparse.SUPPRESS)
@@ -204,10 +217,11 @@ def main() -> int:
             path.write_bytes(bomb(name))
             subprocess.run([sys.executable, __file__, "--bomb", name, str(path)], check=True)
         return 0
+    major, minor = (int(x) for x in args.format.split("."))
     if args.replay:
         seed, index = (int(x) for x in args.replay.split(":"))
-        return 1 if run(index + 1, seed, replay=index) else 0
-    return 1 if run(args.inputs, args.seed) else 0
+        return 1 if run(index + 1, seed, replay=index, version=(major, minor)) else 0
+    return 1 if run(args.inputs, args.seed, version=(major, minor)) else 0
 
 
 if __name__ == "__main__":
