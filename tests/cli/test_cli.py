@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from xarray_hurray.cli import main
 from xarray_hurray.cli.demo import REGIONS, format_regions, run_demo, temperature_dataset
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.container.format import HEADER_SIZE
+from xarray_hurray.container.tempfiles import temporary_path
 from xarray_hurray.io import LocalFileSource, MergePolicy, plan_reads
 from xarray_hurray.layout import chunk_placement
 
@@ -155,6 +157,30 @@ def test_verify_ok_then_corrupt(sample, tmp_path, capsys):
     assert err.count("checksum mismatch") == 2
     assert "chunk 5 of variable 'v'" in err and "chunk 40 of variable 'v'" in err
     assert err.strip().splitlines()[-1].startswith("hurray: error:")
+
+
+def test_info_and_verify_name_the_temporary_files_of_unfinished_writes(sample, tmp_path, capsys):
+    path = tmp_path / "x.hurray"
+    path.write_bytes(sample[0].read_bytes())
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ours = temporary_path(path)
+    killed = ours.with_name(ours.name.replace(f"-{os.getpid()}-", f"-{dead.pid}-"))
+    legacy = tmp_path / f".x.hurray.{'a' * 32}.tmp"  # a 0.1.0 writer's, of any age
+    for left in (killed, legacy):
+        left.write_bytes(b"partial")
+    status, out, _ = run(capsys, "verify", str(path))
+    assert status == 0
+    names = ", ".join(sorted([str(killed), str(legacy)]))
+    assert f"2 temporary file(s) of unfinished writes to this file: {names}" in out
+    status, out, _ = run(capsys, "info", str(path))
+    assert "2 temporary file(s) of unfinished writes" in out
+    status, out, _ = run(capsys, "info", str(path), "--json")
+    assert json.loads(out)["unfinished_writes"] == sorted([str(killed), str(legacy)])
+    killed.unlink()
+    legacy.unlink()
+    status, out, _ = run(capsys, "verify", str(path))
+    assert "unfinished" not in out
 
 
 def test_verify_corrupt_header_is_status_1(sample, tmp_path, capsys):

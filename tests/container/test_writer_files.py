@@ -4,6 +4,7 @@ kind, name length, link and permissions, and input refused before either exists.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -58,6 +59,40 @@ def test_a_write_failing_for_space_leaves_no_temporary_file(tmp_path):
     assert sorted(tmp_path.iterdir()) == [target] and target.read_bytes() == before
 
 
+def test_a_write_on_a_full_disk_fails_and_leaves_the_old_file_alone(tmp_path):
+    # a real full disk: a 256 KiB tmpfs, mounted in a private mount namespace (of a new
+    # user namespace, so that no privilege is needed where those are allowed)
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("unshare(1) is not installed: no small file system to fill")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    code = """
+        import errno, os, sys
+        import numpy as np, xarray as xr, xarray_hurray as xh
+        target = os.path.join(sys.argv[1], "x.hurray")
+        xh.to_hurray(xr.Dataset({"v": (("x",), np.arange(100.0))}), target)
+        before = open(target, "rb").read()
+        noise = np.random.default_rng(0).random(2**16)  # 512 KiB that do not compress
+        try:
+            xh.to_hurray(xr.Dataset({"v": (("x",), noise)}), target, codecs=None)
+        except OSError as err:
+            same = open(target, "rb").read() == before
+            print(err.errno == errno.ENOSPC, os.listdir(sys.argv[1]), same)
+    """
+    script = 'mount -t tmpfs -o size=256k tmpfs "$0" && exec "$1" -c "$2" "$0"'
+    result = subprocess.run(
+        [unshare, "-Urm", "sh", "-c", script, mount, sys.executable, textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+        timeout=120,
+    )
+    if result.returncode != 0 and not result.stdout:
+        pytest.skip(f"cannot mount a small file system here: {result.stderr.strip()[-200:]}")
+    assert result.stdout.split() == ["True", "['x.hurray']", "True"], result.stderr
+
+
 def test_sigterm_removes_the_temporary_file_and_still_ends_the_process(tmp_path):
     target = tmp_path / "x.hurray"
     code = """
@@ -95,6 +130,52 @@ def test_a_write_removes_what_dead_writers_of_its_target_left(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [target.name, running.name, other.name]
     )
+
+
+def test_sigterm_during_a_write_off_the_main_thread_leaves_its_file_to_the_next_write(tmp_path):
+    # Python lets only the main thread install a signal handler: a write run in another
+    # thread (the main thread writing nothing) cannot, so SIGTERM ends the process as
+    # it would without us and leaves the temporary file; the next write removes it
+    target = tmp_path / "x.hurray"
+    code = """
+        import sys, threading, time
+        import dask.array as da, xarray as xr, xarray_hurray as xh
+        def slow(block):
+            time.sleep(0.05)
+            return block
+        data = da.zeros((400, 64), chunks=(1, 64)).map_blocks(slow)
+        ds = xr.Dataset({"v": (("t", "x"), data)})
+        writer = threading.Thread(target=xh.to_hurray, args=(ds, sys.argv[1]))
+        writer.start()
+        writer.join()
+    """
+    writer = run_python(code, target)
+    deadline = time.monotonic() + 60
+    while not any(tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    writer.send_signal(signal.SIGTERM)
+    writer.communicate(timeout=60)
+    assert writer.returncode == -signal.SIGTERM
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".x.hurray.") and leftovers(target) == [left]
+    xh.to_hurray(DS, target)
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_a_write_removes_what_0_1_0_writers_left_a_day_ago(tmp_path):
+    # 0.1.0 named temporary files .<name>.<32 hex digits>.tmp, without a process id:
+    # one untouched for a day is removed; a fresh one may belong to a running writer
+    target = tmp_path / "x.hurray"
+    old, fresh = (tmp_path / f".x.hurray.{digit * 32}.tmp" for digit in "ab")
+    other = tmp_path / f".y.hurray.{'c' * 32}.tmp"
+    for path in (old, fresh, other):
+        path.write_bytes(b"partial")
+    day_ago = time.time() - 24 * 3600 - 60
+    os.utime(old, (day_ago, day_ago))
+    assert leftovers(target) == [old]
+    assert sorted(leftovers(target, legacy_age=0)) == [old, fresh]
+    xh.to_hurray(DS, target)
+    assert sorted(tmp_path.iterdir()) == sorted([target, fresh, other])
 
 
 @pytest.mark.parametrize("length", [218, 240, 255])

@@ -7,9 +7,11 @@ import argparse
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..container import MAGIC, ContainerReader, has_magic
+from ..container.tempfiles import leftovers
 from ..errors import CliError
 from ..io import ByteSource, is_url, open_source
 
@@ -70,6 +72,26 @@ def open_checked_source(target: str, storage_options: dict[str, Any] | None) -> 
     if not found:
         raise CliError(f"{target} is not a Hurray file (it does not start with {MAGIC!r})")
     return source
+
+
+def unfinished_writes(target: str) -> list[str]:
+    """The temporary files that unfinished writes to the local file ``target`` left
+    beside it (writers no longer running, and version 0.1.0 writers of any age); the
+    next write to ``target`` removes them (those of 0.1.0 once a day old)."""
+    if is_url(target):
+        return []
+    return sorted(os.fspath(path) for path in leftovers(Path(target), legacy_age=0))
+
+
+def unfinished_writes_note(found: list[str]) -> str | None:
+    """A line naming the files ``found`` by :func:`unfinished_writes`, or None."""
+    if not found:
+        return None
+    return (
+        f"note: {len(found)} temporary file(s) of unfinished writes to this file: "
+        f"{', '.join(found)}; the next write to it removes them, or delete them when "
+        "no writer runs"
+    )
 
 
 def open_reader(target: str, storage_options: dict[str, Any] | None = None) -> ContainerReader:

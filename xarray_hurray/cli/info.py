@@ -13,7 +13,13 @@ from ..container import ContainerReader, VariableMeta
 from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
 from ..container.update import storage_order
-from .common import add_file_arguments, open_reader, parse_storage_options
+from .common import (
+    add_file_arguments,
+    open_reader,
+    parse_storage_options,
+    unfinished_writes,
+    unfinished_writes_note,
+)
 
 
 def _jsonable(value: Any) -> Any:
@@ -123,6 +129,9 @@ def format_text(facts: dict[str, Any]) -> str:
             f"  {_size(facts['uncommitted_bytes'])} after the end of the version "
             "(a write that did not commit; the next write or `hurray compact` reuses them)"
         )
+    note = unfinished_writes_note(facts.get("unfinished_writes", []))
+    if note:
+        lines.append(f"  {note}")
     for key, value in facts["attrs"].items():
         lines.append(f"  :{key} = {_show(value)}")
     for var in facts["variables"]:
@@ -163,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the description of ``args.file``."""
     reader = open_reader(args.file, parse_storage_options(args.storage_option))
     facts = report(reader)
+    facts["unfinished_writes"] = unfinished_writes(args.file)
     if args.json:
         print(json.dumps(_jsonable(facts), indent=2, allow_nan=False))
     else:

@@ -10,7 +10,13 @@ import numpy as np
 from ..container import ContainerReader, verify_file
 from ..container.limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from ..errors import CliError, HurrayFormatError
-from .common import add_file_arguments, open_checked_source, parse_storage_options
+from .common import (
+    add_file_arguments,
+    open_checked_source,
+    parse_storage_options,
+    unfinished_writes,
+    unfinished_writes_note,
+)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,4 +72,7 @@ def run(args: argparse.Namespace) -> int:
     chunks = sum(reader.variable(path).chunk_count for path in paths)
     stored = sum(int(np.count_nonzero(reader.index(path)["size"])) for path in paths)
     print(f"{args.file}: ok ({chunks} chunks, {stored} stored, every checksum matches)")
+    note = unfinished_writes_note(unfinished_writes(args.file))
+    if note:
+        print(note)
     return 0

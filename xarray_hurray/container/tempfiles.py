@@ -6,7 +6,8 @@ the name cut so that it stays within the 255 bytes a file name may have.  A writ
 that fails deletes it; SIGTERM deletes it before the process ends as it would have
 (:data:`ON_SIGTERM`); after a SIGKILL or a power loss, the next write to the same
 target deletes the temporary files of processes of this host that no longer run
-(:func:`remove_leftovers`).
+(:func:`remove_leftovers`), and those of version 0.1.0 writers left untouched for a
+day.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import signal
 import socket
 import stat
 import threading
+import time
 import uuid
 from pathlib import Path
 from types import FrameType
@@ -33,6 +35,15 @@ _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
 
 _SUFFIX = re.compile(r"([0-9a-f]{6})-(\d{1,10})-[0-9a-f]{8}\.tmp")
 _SUFFIX_BYTES = len(f"{_HOST}-{2**32}-{'0' * 8}.tmp")
+
+_LEGACY_SUFFIX = re.compile(r"[0-9a-f]{32}\.tmp")
+"""The temporary names of version 0.1.0: ``.<target name>.<32 hex digits>.tmp``,
+without host or process id."""
+
+LEGACY_AGE = 24 * 3600.0
+"""Seconds a temporary file of a version 0.1.0 write must have been left untouched
+before a write removes it: its name does not tell whether its writer still runs, but
+a running writer changes its file."""
 
 
 def _prefix(target: Path) -> str:
@@ -61,16 +72,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def leftovers(target: Path) -> list[Path]:
-    """Temporary files of writes to ``target`` by processes of this host that no
-    longer run (a writer killed with SIGKILL, or a power loss)."""
+def leftovers(target: Path, legacy_age: float = LEGACY_AGE) -> list[Path]:
+    """Temporary files of writes to ``target`` that did not finish (a writer killed
+    with SIGKILL, or a power loss): those of processes of this host that no longer
+    run, and those named as version 0.1.0 named them that were not modified for
+    ``legacy_age`` seconds (0: all of them)."""
     prefix = _prefix(target) + "."
+    legacy = f".{target.name}."
     found = []
     try:
         entries = list(os.scandir(target.parent))
     except OSError:
         return []
     for entry in entries:
+        if entry.name.startswith(legacy) and _LEGACY_SUFFIX.fullmatch(entry.name[len(legacy) :]):
+            try:
+                untouched = time.time() - entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            if untouched >= legacy_age:
+                found.append(Path(entry.path))
+            continue
         match = _SUFFIX.fullmatch(entry.name[len(prefix) :])
         if not entry.name.startswith(prefix) or match is None or match[1] != _HOST:
             continue
