@@ -427,8 +427,8 @@ class DatasetMeta:
         try:  # the check a reader makes, on the bytes it will read, with its default
             check_json_brackets(
                 data,
-                remedy="the default of readers; store long lists of lists as numpy "
-                "attributes or as one string",
+                remedy="readers refuse such a file by default; store long lists of lists "
+                "as numpy attributes or as one string",
             )
         except HurrayFormatError as err:
             raise HurrayValueError(str(err)) from None
