@@ -12,12 +12,14 @@ different values, or a change that keeps the file's meaning changed them), or
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import io
 import json
 import math
 import random
+import shutil
 import struct
 import tempfile
 import zlib
@@ -204,7 +206,7 @@ def _tweak(value: Any, rng: random.Random) -> Any:
     return rng.choice(HOSTILE)
 
 
-def mutate_metadata(parsed: Parsed, rng: random.Random) -> str:
+def mutate_metadata(parsed: Parsed | Tree, rng: random.Random) -> str:
     """Change one value (or key) of the metadata; the kind of change."""
     meta = parsed.meta
     paths = [p for p in _paths(meta) if p]
@@ -265,7 +267,7 @@ def _bomb(rng: random.Random) -> bytes:
     )
 
 
-def mutate_chunk(parsed: Parsed, rng: random.Random) -> str:
+def mutate_chunk(parsed: Parsed | Tree, rng: random.Random) -> str:
     """Replace the bytes of one chunk."""
     live = [i for i, chunks in enumerate(parsed.chunks) if chunks]
     var = rng.choice(live)
@@ -291,7 +293,7 @@ def mutate_chunk(parsed: Parsed, rng: random.Random) -> str:
     return "chunk"
 
 
-def preserve(parsed: Parsed, rng: random.Random) -> str:
+def preserve(parsed: Parsed | Tree, rng: random.Random) -> str:
     """A change that keeps the file's meaning: the metadata's keys in another order."""
 
     def shuffled(obj: Any) -> Any:
@@ -394,12 +396,12 @@ def parse_1_1(blob: bytes) -> Tree:
     """The parts of the valid 1.1 file ``blob``."""
     prefix = list(PREFIX.unpack_from(blob))
     slots = [list(SLOT.unpack_from(blob, PREFIX.size + k * SLOT_SIZE)) for k in (0, 1)]
-    valid = [
+    used = [
         k
         for k in (0, 1)
         if any(blob[PREFIX.size + k * SLOT_SIZE : PREFIX.size + (k + 1) * SLOT_SIZE])
     ]
-    active = max(valid, key=lambda k: slots[k][0])
+    active = max(used, key=lambda k: slots[k][0])  # a valid seed: the newer slot
     other = blob[PREFIX.size + (1 - active) * SLOT_SIZE :][:SLOT_SIZE]
     slot = slots[active]
     meta = json.loads(blob[slot[1] : slot[1] + slot[2]])
@@ -458,7 +460,8 @@ def build_1_1(tree: Tree) -> bytes:
             for page in range(len(offsets)):
                 if stored(own, page):
                     offsets[page] = position
-                    position += len(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]) * 20
+                    rows = len(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES])
+                    position += rows * INDEX_ENTRY.itemsize
         return position
 
     pages = [[0] * -(-len(own) // PAGE_ENTRIES) for own in laid]
@@ -638,7 +641,7 @@ def preserve_1_1(tree: Tree, rng: random.Random) -> str:
     torn, as an interrupted commit leaves it)."""
     kind = rng.choice(["keys", "pages", "empty-pages", "older", "tail"])
     if kind == "keys":
-        return preserve(tree, rng)  # type: ignore[arg-type]
+        return preserve(tree, rng)
     if kind == "pages":
         tree.pages_front = not tree.pages_front
     elif kind == "empty-pages":
@@ -854,8 +857,10 @@ def seed_file(version: tuple[int, int] = (1, 0)) -> bytes:
 
 
 def work_directory() -> Path:
-    """A scratch directory for the files of a run."""
-    return Path(tempfile.mkdtemp(prefix="hurray-fuzz-"))
+    """A scratch directory for the files of a run, removed when the process exits."""
+    work = Path(tempfile.mkdtemp(prefix="hurray-fuzz-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
+    return work
 
 
 def truth_of(good: bytes) -> dict[str, np.ndarray]:

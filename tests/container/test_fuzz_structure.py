@@ -23,15 +23,14 @@ from fuzz_structure import (
     seed_file,
     seed_tree,
     truth_of,
-    work_directory,
 )
 
 VERSIONS = [(1, 0), (1, 1)]
 
 
 @pytest.fixture(scope="module", params=VERSIONS, ids=["1.0", "1.1"])
-def seed(request) -> tuple[bytes, dict, object]:
-    work = work_directory()
+def seed(request, tmp_path_factory) -> tuple[bytes, dict, object]:
+    work = tmp_path_factory.mktemp("fuzz")
     good = seed_file(request.param)
     return good, truth_of(good), work
 
