@@ -78,6 +78,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: clients reuse connections
+    # The headers and the body leave in two writes: with Nagle's algorithm the second
+    # waits for the client's (delayed, up to 40 ms) acknowledgement of the first.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:
