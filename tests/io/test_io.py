@@ -74,16 +74,43 @@ def test_plan_is_the_stated_greedy_rule(ranges, gap, cap):
     assert plan.request_of.tolist() == request_of
 
 
+@given(
+    ranges=ranges,
+    gap=st.integers(0, 300),
+    crowded=st.integers(0, 600),
+    cap=st.integers(1, 3000),
+    in_flight=st.integers(1, 20),
+)
+def test_plan_widens_the_gap_when_requests_exceed_those_in_flight(
+    ranges, gap, crowded, cap, in_flight
+):
+    starts = [r[0] for r in ranges]
+    stops = [r[1] for r in ranges]
+    policy = MergePolicy(max_gap=gap, max_request=cap, in_flight=in_flight, crowded_gap=crowded)
+    plan = plan_reads(starts, stops, policy)
+    requests, request_of = _greedy(starts, stops, gap, cap)
+    if len(requests) > in_flight and crowded > gap:
+        requests, request_of = _greedy(starts, stops, crowded, cap)
+    assert plan.requests.tolist() == requests
+    assert plan.request_of.tolist() == request_of
+
+
 def test_plan_examples():
     plan = plan_reads([0, 10, 30, 1000], [10, 20, 40, 1010], MergePolicy(max_gap=10))
     assert plan.requests.tolist() == [[0, 40], [1000, 1010]]
     assert plan.request_of.tolist() == [0, 0, 0, 1]
     plan = plan_reads([0, 10, 20], [10, 20, 30], MergePolicy(max_gap=0, max_request=20))
     assert plan.requests.tolist() == [[0, 20], [20, 30]]
+    # three requests where two fit in flight: the 20-byte gaps are read through
+    crowded = MergePolicy(max_gap=10, in_flight=2, crowded_gap=20)
+    plan = plan_reads([0, 30, 60], [10, 40, 70], crowded)
+    assert plan.requests.tolist() == [[0, 70]]
+    assert plan_reads([0, 30], [10, 40], crowded).requests.tolist() == [[0, 10], [30, 40]]
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("max_gap", -1), ("max_request", 0), ("max_gap", 1.5)]
+    ("field", "value"),
+    [("max_gap", -1), ("max_request", 0), ("max_gap", 1.5), ("in_flight", 0), ("crowded_gap", -1)],
 )
 def test_merge_policy_rejects_bad_values(field, value):
     with pytest.raises(ValueError, match=field):

@@ -78,22 +78,30 @@ def assert_same(out: xr.Dataset, ds: xr.Dataset) -> None:
 
 
 def test_object_store_policy_follows_from_the_cost_model():
-    model = CostModel(latency=0.02, bandwidth=100e6, concurrency=10)
+    model = CostModel(latency=0.02, bandwidth=100e6, concurrency=32, overhead=0.0005)
     assert model == OBJECT_STORE
-    # gap: 20 ms of latency shared by 10 requests, worth 2 ms of a 100 MB/s link
-    assert OBJECT_STORE.merge_policy() == MergePolicy(max_gap=200_000, max_request=20_000_000)
-    # merging at the break-even gap leaves the modelled time unchanged
+    # gap: 0.5 ms of request overhead, worth 50 kB of a 100 MB/s link; in a read of more
+    # than 32 requests also 20 ms / 32 of a round: 1.125 ms, 112.5 kB
+    assert OBJECT_STORE.merge_policy() == MergePolicy(
+        max_gap=50_000, max_request=64_000_000, in_flight=32, crowded_gap=112_500
+    )
+    # merging at the break-even gap leaves the modelled time unchanged, in one round ...
     split = model.seconds(requests=2, nbytes=2 * 10**6)
     merged = model.seconds(requests=1, nbytes=2 * 10**6 + model.max_gap)
     assert merged == pytest.approx(split)
+    # ... and in a read of many rounds (64 requests against 32 slots), on average
+    many = model.seconds(requests=64, nbytes=10**7)
+    fewer = model.seconds(requests=32, nbytes=10**7 + 32 * model.crowded_gap)
+    assert fewer == pytest.approx(many)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "word"),
     [
-        ({"latency": 0.0, "bandwidth": 1e6, "concurrency": 1}, "latency"),
-        ({"latency": 0.01, "bandwidth": -1.0, "concurrency": 1}, "bandwidth"),
-        ({"latency": 0.01, "bandwidth": 1e6, "concurrency": 0}, "concurrency"),
+        ({"latency": 0.0, "bandwidth": 1e6, "concurrency": 1, "overhead": 0}, "latency"),
+        ({"latency": 0.01, "bandwidth": -1.0, "concurrency": 1, "overhead": 0}, "bandwidth"),
+        ({"latency": 0.01, "bandwidth": 1e6, "concurrency": 0, "overhead": 0}, "concurrency"),
+        ({"latency": 0.01, "bandwidth": 1e6, "concurrency": 1, "overhead": -1}, "overhead"),
     ],
 )
 def test_cost_model_refuses_nonsense(kwargs, word):

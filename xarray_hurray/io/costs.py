@@ -1,23 +1,29 @@
 """The cost model behind the merge policy of remote reads.
 
-A read of a region needs a set of byte ranges; the reader issues them as requests, up
-to ``concurrency`` at a time, over one network link.  Each request waits ``latency``
-seconds before its first byte, and all requests share the link's ``bandwidth``:
+A read of a region needs a set of byte ranges; the reader issues all its requests at
+once, up to ``concurrency`` in flight, over one network link.  Requests in flight
+wait out their ``latency`` together, so a request adds only its ``overhead`` (the
+client's and the server's work per request) to a read that fits in one round; all
+requests share the link's ``bandwidth``:
 
-    time ~ (requests / concurrency) * latency + bytes / bandwidth
+    time ~ rounds * latency + requests * overhead + bytes / bandwidth,
+    rounds = ceil(requests / concurrency)
 
-Merging two ranges across a gap of ``g`` bytes removes one request, saving
-``latency / concurrency`` seconds, and moves ``g`` more bytes, costing
-``g / bandwidth``.  Merging pays while ``g <= latency * bandwidth / concurrency``: that
-is the largest gap worth reading through.  A merged request is capped at the bytes
-the link moves during ``concurrency`` latency periods, so that one request never
-holds the link for much longer than a full round of requests would.
+Merging two ranges across a gap of ``g`` bytes removes one request and moves ``g``
+more bytes.  While the read fits in one round, the request saved is worth its
+overhead: merging pays while ``g <= overhead * bandwidth`` (``max_gap``).  A read
+that needs more than one round also saves a ``1 / concurrency`` share of a round
+with every request: then gaps up to ``(overhead + latency / concurrency) *
+bandwidth`` are read through (``crowded_gap``).  A merged request is capped at the
+bytes the link moves during ``concurrency`` latency periods, so that one request
+never holds the link for much longer than a full round of requests would.
 
 ``docs/remote.md`` gives the numbers for object storage and what they yield.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..errors import HurrayValueError
@@ -26,7 +32,8 @@ from .plan import MergePolicy
 
 @dataclass(frozen=True)
 class CostModel:
-    """Latency, bandwidth and concurrency of a byte store, and the policy they imply.
+    """Latency, bandwidth, concurrency and per-request overhead of a byte store, and
+    the policy they imply.
 
     Parameters
     ----------
@@ -36,17 +43,22 @@ class CostModel:
         Bytes per second of the link all requests share.
     concurrency
         Requests in flight at once.
+    overhead
+        Seconds one more request adds to a read whose requests are all in flight
+        together (client and server work per request, not a round trip).
     """
 
     latency: float
     bandwidth: float
     concurrency: int
+    overhead: float
 
     def __post_init__(self) -> None:
-        if not (self.latency > 0 and self.bandwidth > 0):
+        if not (self.latency > 0 and self.bandwidth > 0 and self.overhead >= 0):
             raise HurrayValueError(
-                f"CostModel needs a positive latency and bandwidth, got latency={self.latency!r} "
-                f"and bandwidth={self.bandwidth!r}"
+                "CostModel needs a positive latency and bandwidth and an overhead >= 0, got "
+                f"latency={self.latency!r}, bandwidth={self.bandwidth!r}, "
+                f"overhead={self.overhead!r}"
             )
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise HurrayValueError(
@@ -55,8 +67,15 @@ class CostModel:
 
     @property
     def max_gap(self) -> int:
-        """Largest gap in bytes whose transfer costs no more than the request it saves."""
-        return int(self.latency * self.bandwidth / self.concurrency)
+        """Largest gap in bytes whose transfer costs no more than the overhead of the
+        request it saves, in a read of one round."""
+        return int(self.overhead * self.bandwidth)
+
+    @property
+    def crowded_gap(self) -> int:
+        """Largest gap worth reading through in a read of more than one round, where a
+        request also costs its share of a round's latency."""
+        return int((self.overhead + self.latency / self.concurrency) * self.bandwidth)
 
     @property
     def max_request(self) -> int:
@@ -65,15 +84,21 @@ class CostModel:
 
     def seconds(self, requests: int, nbytes: int) -> float:
         """Modelled time of a read of ``requests`` requests moving ``nbytes`` bytes."""
-        rounds = requests / self.concurrency
-        return rounds * self.latency + nbytes / self.bandwidth
+        rounds = math.ceil(requests / self.concurrency)
+        return rounds * self.latency + requests * self.overhead + nbytes / self.bandwidth
 
     def merge_policy(self) -> MergePolicy:
         """The merge policy this model implies."""
-        return MergePolicy(max_gap=self.max_gap, max_request=self.max_request)
+        return MergePolicy(
+            max_gap=self.max_gap,
+            max_request=self.max_request,
+            in_flight=self.concurrency,
+            crowded_gap=self.crowded_gap,
+        )
 
 
-OBJECT_STORE = CostModel(latency=0.020, bandwidth=100e6, concurrency=10)
+OBJECT_STORE = CostModel(latency=0.020, bandwidth=100e6, concurrency=32, overhead=0.0005)
 """Object storage (S3, GCS, Azure, HTTP servers) read from a nearby machine: 20 ms to the
-first byte, 100 MB/s of link, 10 requests in flight (the connection pool of s3fs and of
-obstore's ranged reads).  Merges gaps up to 200 kB into requests of up to 20 MB."""
+first byte, 100 MB/s of link, 32 requests in flight, 0.5 ms of work per request.
+Merges gaps up to 50 kB (112 kB in reads of more than 32 requests) into requests of up
+to 64 MB."""

@@ -22,20 +22,34 @@ class MergePolicy:
     max_request
         Largest request built by merging; a single range larger than this is still
         fetched whole, by a request of its own.
+    in_flight
+        Requests the source has in flight at once (None: no limit).  A read that
+        needs more requests than this takes several rounds of latency.
+    crowded_gap
+        Largest gap read through in such a read, where each request saved also saves
+        a share of a round; None (or a value not above ``max_gap``) keeps ``max_gap``.
     """
 
     max_gap: int = 64 * 1024
     max_request: int = 64 * 2**20
+    in_flight: int | None = None
+    crowded_gap: int | None = None
 
     def __post_init__(self) -> None:
-        for field in ("max_gap", "max_request"):
+        for field in FIELDS:
             value = getattr(self, field)
+            if value is None and field in ("in_flight", "crowded_gap"):
+                continue
             if not isinstance(value, int | np.integer) or value < 0:
                 raise HurrayValueError(
                     f"MergePolicy.{field} must be a non-negative integer, got {value!r}"
                 )
-        if self.max_request == 0:
-            raise HurrayValueError("MergePolicy.max_request must be positive")
+        if self.max_request == 0 or self.in_flight == 0:
+            raise HurrayValueError("MergePolicy.max_request and in_flight must be positive")
+
+
+FIELDS = ("max_gap", "max_request", "in_flight", "crowded_gap")
+"""The fields of :class:`MergePolicy`, also the keys of its mapping form."""
 
 
 def as_merge_policy(spec: MergePolicy | Mapping[str, int] | None) -> MergePolicy | None:
@@ -44,17 +58,18 @@ def as_merge_policy(spec: MergePolicy | Mapping[str, int] | None) -> MergePolicy
     Raises
     ------
     ValueError
-        For a mapping with keys other than ``max_gap`` and ``max_request``, or bad values.
+        For a mapping with keys other than the fields of :class:`MergePolicy`, or bad
+        values.
     TypeError
         For anything else.
     """
     if spec is None or isinstance(spec, MergePolicy):
         return spec
     if isinstance(spec, Mapping):
-        unknown = sorted(set(spec) - {"max_gap", "max_request"})
+        unknown = sorted(set(spec) - set(FIELDS))
         if unknown:
             raise HurrayValueError(
-                f"unknown merge policy keys {unknown}; valid keys are max_gap and max_request"
+                f"unknown merge policy keys {unknown}; valid keys are {', '.join(FIELDS)}"
             )
         return MergePolicy(**spec)
     raise HurrayTypeError(f"merge_policy must be a MergePolicy or a mapping, got {spec!r}")
@@ -81,11 +96,21 @@ def plan_reads(starts: np.ndarray, stops: np.ndarray, policy: MergePolicy) -> Re
 
     Ranges are taken in order of their start; a range joins the current request when
     the gap before it is at most ``policy.max_gap`` bytes and the request stays within
-    ``policy.max_request`` bytes.  Overlapping ranges always share a request.
+    ``policy.max_request`` bytes.  Overlapping ranges always share a request.  When that
+    leaves more than ``policy.in_flight`` requests, the ranges are grouped again with
+    ``policy.crowded_gap`` in place of ``max_gap``.
     """
     starts = np.asarray(starts, dtype=np.int64).reshape(-1)
     stops = np.asarray(stops, dtype=np.int64).reshape(-1)
     if starts.shape != stops.shape or np.any(stops < starts):
         raise HurrayValueError("byte ranges need matching starts and stops with start <= stop")
     requests, request_of = group_runs(starts, stops, policy.max_gap, policy.max_request)
+    crowded = policy.crowded_gap
+    if (
+        policy.in_flight is not None
+        and len(requests) > policy.in_flight
+        and crowded is not None
+        and crowded > policy.max_gap
+    ):
+        requests, request_of = group_runs(starts, stops, crowded, policy.max_request)
     return ReadPlan(requests=requests, request_of=request_of)

@@ -237,8 +237,9 @@ class FsspecSource(ByteSource):
     (:mod:`.remote`).  ``http(s)://`` and ``s3://`` reads are conditional requests
     (``If-Match``, the S3 version id) whose answers are checked as well, each attempt
     with a timeout and transient failures retried as ``retry`` says; the ranges of one
-    read are fetched concurrently.  Other file systems are read with ``cat_ranges``
-    and the version their ``info`` reports is checked after every read.
+    read are fetched concurrently, up to ``OBJECT_STORE.concurrency`` at a time.  Other
+    file systems are read with ``cat_ranges`` and the version their ``info`` reports is
+    checked after every read.
 
     Parameters
     ----------
@@ -335,16 +336,19 @@ class FsspecSource(ByteSource):
     async def _gather(
         self, fs: Any, path: str, fetch: Callable[..., Any], ranges: np.ndarray
     ) -> list[bytes]:
-        """Fetch every range concurrently with ``fetch``, on ``fs``'s event loop."""
+        """Fetch every range with ``fetch`` on ``fs``'s event loop, at most
+        ``OBJECT_STORE.concurrency`` at a time (the number the merge policy plans for)."""
+        slots = asyncio.Semaphore(OBJECT_STORE.concurrency)
 
         async def one(start: int, stop: int) -> bytes:
             if stop <= start:
                 return b""
-            data, version = await with_retries(
-                lambda: fetch(fs, path, start, stop, self._version),
-                self.retry,
-                f"reading bytes [{start}, {stop}) of {self.url}",
-            )
+            async with slots:
+                data, version = await with_retries(
+                    lambda: fetch(fs, path, start, stop, self._version),
+                    self.retry,
+                    f"reading bytes [{start}, {stop}) of {self.url}",
+                )
             self._check(version)
             return data
 
