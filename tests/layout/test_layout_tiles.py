@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -12,6 +16,13 @@ from xarray_hurray.layout import HilbertLayout, MortonLayout, tiles
 from xarray_hurray.layout.descriptors import gather
 
 pytest.importorskip("numba")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def kernels_loaded():
+    """Small chunks use the kernels once a process has loaded them."""
+    assert tiles.available()
+
 
 DTYPES = ["uint8", "bool", "<i2", ">i2", "float32", ">f4", "float64", "complex64", "U1"]
 
@@ -73,3 +84,24 @@ def test_the_kernels_reject_types_they_cannot_move():
     strings = np.array([str(i) for i in range(64)], dtype=object)
     assert tiles.gather(strings, packed) is None
     assert layout.encode(strings.reshape(shape)).tolist() == strings[layout.sources(shape)].tolist()
+
+
+def test_only_a_large_chunk_loads_numba():
+    # a fresh process: small chunks keep the numpy gather and never import numba; the
+    # first chunk of MIN_ELEMENTS loads the kernels, which then serve small chunks too
+    script = textwrap.dedent(
+        """
+        import sys
+        import numpy as np
+        from xarray_hurray.layout import HilbertLayout, tiles
+
+        small, large = HilbertLayout(2, 7), HilbertLayout(2, 9)
+        array = np.arange(128 * 128, dtype="f4").reshape(128, 128)
+        assert small.decode(small.encode(array), array.shape).tobytes() == array.tobytes()
+        assert "numba" not in sys.modules and small._tiles(array.shape).size == 0
+        assert 512 * 512 >= tiles.MIN_ELEMENTS
+        large.encode(np.zeros((512, 512), dtype="f4"))
+        assert "numba" in sys.modules and small._tiles(array.shape).size
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)

@@ -131,7 +131,11 @@ class Layout(ABC):
 
     def _tiles(self, shape: tuple[int, ...]) -> np.ndarray:
         """The permutation as tiles for the compiled kernels (:mod:`.tiles`); empty
-        when they do not apply: no numba, padding, or too many tile patterns."""
+        when they do not apply: no numba, kernels not loaded for a small chunk
+        (:func:`.tiles.wanted`; not cached, a later load serves it), padding, or too
+        many tile patterns."""
+        if not tiles.wanted(math.prod(shape)):
+            return np.empty(0, dtype=np.intp)
 
         def build() -> np.ndarray:
             if self._size(shape) != math.prod(shape):
@@ -146,7 +150,7 @@ class Layout(ABC):
         array = np.asarray(array)
         shape = self.validate(array.shape)
         flat = array.reshape(-1)
-        if tiles.available() and (packed := self._tiles(shape)).size:
+        if (packed := self._tiles(shape)).size:
             out = tiles.gather(flat, packed)
             if out is not None:
                 return out
@@ -162,7 +166,7 @@ class Layout(ABC):
         """The array of ``shape`` held by ``buffer``; padding is never read."""
         shape = self.validate(shape)
         buffer = self._check_buffer(buffer, shape)
-        if tiles.available() and (packed := self._tiles(shape)).size:
+        if (packed := self._tiles(shape)).size:
             out = tiles.scatter(buffer, packed)
             if out is not None:
                 return out.reshape(shape)

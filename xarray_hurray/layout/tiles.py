@@ -14,6 +14,12 @@ Without numba, or for layouts and shapes whose runs do not fall into few pattern
 (padded Morton chunks, chunks smaller than a tile), :func:`tiles_for` returns None and
 the layouts keep the numpy gather: both paths give the same bytes (tested against each
 other).
+
+Importing numba and loading the compiled kernels from its cache takes 0.5 to 1.5 s
+of a process's first use, while the compiled loop saves well under a millisecond
+per small chunk: a remote read of a few 64 KiB chunks would wait twenty round trips
+for it.  So a process loads the kernels only for a permutation of at least
+:data:`MIN_ELEMENTS` elements (:func:`wanted`); once loaded, they serve every size.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ MAX_PATTERNS = 256
 
 Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 """A compiled loop of :mod:`.tile_kernels`: values, bases, pattern ids, patterns, out."""
+
+MIN_ELEMENTS = 1 << 17
+"""Elements of the smallest permutation that loads the kernels (1 MiB of 8-byte
+elements, 128 KiB of bytes)."""
 
 _kernels: tuple[Kernel, Kernel] | None = None
 _looked = False
@@ -50,8 +60,16 @@ def _load() -> tuple[Kernel, Kernel] | None:
 
 
 def available() -> bool:
-    """Whether the compiled kernels can run (numba is installed)."""
+    """Whether the compiled kernels can run (numba is installed); loads them."""
     return _load() is not None
+
+
+def wanted(elements: int) -> bool:
+    """Whether a permutation of ``elements`` elements goes through the kernels: they
+    are loaded already, or ``elements`` is worth loading them for and they load."""
+    if _looked:
+        return _kernels is not None
+    return elements >= MIN_ELEMENTS and available()
 
 
 def tiles_for(sources: np.ndarray) -> np.ndarray | None:
