@@ -33,12 +33,14 @@ from xarray_hurray.io import (
     OBJECT_STORE,
     CostModel,
     FsspecSource,
+    HttpSource,
     LocalFileSource,
     MergePolicy,
     RangeIgnoredWarning,
     RetryPolicy,
     SourceChangedError,
     SourceReadError,
+    open_source,
 )
 from xarray_hurray.io.multipart import pending_uploads
 from xarray_hurray.testing import CountingSource
@@ -377,10 +379,24 @@ def http_root(tmp_path) -> Iterator[tuple[str, Path]]:
         yield base, tmp_path
 
 
-def test_http_url_reads_a_region_with_concurrent_requests(ds, http_root):
+HTTP_SOURCES = [FsspecSource, HttpSource]
+"""The two readers of http(s) URLs: through fsspec (with storage options), and the
+standard library's client (the default for plain URLs)."""
+
+
+def test_plain_http_urls_get_the_standard_library_reader(tmp_path):
+    assert isinstance(open_source("http://127.0.0.1:1/x.hurray"), HttpSource)
+    assert isinstance(open_source("https://example.org/a/x.hurray?sig=1"), HttpSource)
+    for other in ("http://user:pw@127.0.0.1/x.hurray", "s3://bucket/x.hurray"):
+        assert isinstance(open_source(other), FsspecSource)
+    assert isinstance(open_source("http://127.0.0.1:1/x", {"headers": {}}), FsspecSource)
+
+
+@pytest.mark.parametrize("kind", HTTP_SOURCES)
+def test_http_url_reads_a_region_with_concurrent_requests(ds, http_root, kind):
     base, root = http_root
     write(ds, root / "x.hurray", chunk_order="row-major")
-    source = CountingSource(FsspecSource(f"{base}/x.hurray"))
+    source = CountingSource(kind(f"{base}/x.hurray"))
     reader = ContainerReader(source, MergePolicy(max_gap=0))
     key = (slice(0, 8 * CHUNK), slice(0, CHUNK))  # a column of chunks: 8 separate ranges
     start = time.perf_counter()
@@ -574,35 +590,45 @@ def test_obstore_async_reads_match_and_refuse_a_replaced_object(ds, s3, obstore_
 FAST_RETRY = RetryPolicy(timeout=1.0, retries=3, backoff=0.01)
 
 
+@pytest.mark.parametrize("kind", HTTP_SOURCES)
 @pytest.mark.parametrize(
     "faults",
     [["503"], ["drop"], ["truncate"], ["short"], ["stall"], ["503", "truncate", "short"]],
 )
-def test_http_transient_failures_are_retried(ds, tmp_path, faults):
+def test_http_transient_failures_are_retried(ds, tmp_path, faults, kind):
     write(ds, tmp_path / "x.hurray")
     pending = list(faults)
     with serve(tmp_path, faults=pending) as base:
-        reader = ContainerReader(FsspecSource(f"{base}/x.hurray", retry=FAST_RETRY))
+        reader = ContainerReader(kind(f"{base}/x.hurray", retry=FAST_RETRY))
         np.testing.assert_array_equal(reader.read("v"), ds["v"].values)
     assert pending == []  # every fault was met, and retried
 
 
 @pytest.mark.parametrize(
-    ("fault", "message"),
-    [("503", "HTTP 503"), ("truncate", "ClientPayloadError"), ("short", "answered with")],
+    ("kind", "fault", "message"),
+    [
+        (FsspecSource, "503", "HTTP 503"),
+        (FsspecSource, "truncate", "ClientPayloadError"),
+        (FsspecSource, "short", "answered with"),
+        (HttpSource, "503", "HTTP 503"),
+        (HttpSource, "truncate", "answered with 50 of 100 bytes"),
+        (HttpSource, "short", "answered with"),
+        (HttpSource, "drop", "RemoteDisconnected"),
+    ],
 )
-def test_http_read_failing_every_attempt_names_the_last_failure(ds, tmp_path, fault, message):
+def test_http_read_failing_every_attempt_names_the_last_failure(ds, tmp_path, kind, fault, message):
     write(ds, tmp_path / "x.hurray")
     with serve(tmp_path, faults=[fault] * 4) as base:
-        source = FsspecSource(f"{base}/x.hurray", retry=FAST_RETRY)
+        source = kind(f"{base}/x.hurray", retry=FAST_RETRY)
         with pytest.raises(SourceReadError, match=rf"4 attempts failed; the last: .*{message}"):
             source.read(0, 100)
 
 
-def test_http_stalled_server_times_out(ds, tmp_path):
+@pytest.mark.parametrize("kind", HTTP_SOURCES)
+def test_http_stalled_server_times_out(ds, tmp_path, kind):
     write(ds, tmp_path / "x.hurray")
     with serve(tmp_path, faults=["stall"] * 2) as base:
-        source = FsspecSource(f"{base}/x.hurray", retry=RetryPolicy(timeout=0.3, retries=1))
+        source = kind(f"{base}/x.hurray", retry=RetryPolicy(timeout=0.3, retries=1))
         start = time.perf_counter()
         with pytest.raises(SourceReadError, match=r"no answer within 0.3 s"):
             source.read(0, 100)

@@ -2,7 +2,8 @@
 
 - :class:`MergePolicy` and :func:`plan_reads`: which requests serve a set of byte ranges.
 - :func:`open_source`: a picklable, thread-safe reader of byte ranges from a local
-  path, a file-like object or an fsspec URL; ``ObstoreSource`` (module
+  path, a file-like object, a plain ``http(s)`` URL (:class:`HttpSource`, the
+  standard library's client) or an fsspec URL; ``ObstoreSource`` (module
   ``obstore_source``, optional extra) reads an object of an obstore store.
 - :class:`SourceChangedError`: a remote object or local file replaced under a reader
   (remote sources pin the version their first read saw); :class:`SourceReadError`:
@@ -19,6 +20,7 @@
 
 from ..errors import RangeIgnoredWarning, SourceChangedError, SourceReadError
 from .costs import OBJECT_STORE, CostModel
+from .http_source import HttpSource
 from .multipart import (
     S3_RULES,
     MultipartUpload,
@@ -48,6 +50,7 @@ __all__ = [
     "CostModel",
     "FileObjectSource",
     "FsspecSource",
+    "HttpSource",
     "LocalFileSource",
     "MergePolicy",
     "MultipartUpload",

@@ -25,7 +25,7 @@ import threading
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import HurrayValueError, RangeIgnoredWarning, SourceChangedError, SourceReadError
 
@@ -121,6 +121,17 @@ Fetched = tuple[bytes, ObjectVersion | None]
 answer carried no bytes to check, as for a range past the end)."""
 
 
+def backoff(policy: RetryPolicy, number: int) -> float:
+    """Seconds to wait before attempt ``number`` (1 for the first retry): doubling from
+    ``policy.backoff``, with random jitter down to half of it."""
+    return policy.backoff * 2.0 ** (number - 1) * random.uniform(0.5, 1.0)
+
+
+def exhausted(policy: RetryPolicy, what: str, last: str) -> SourceReadError:
+    """The error for ``what`` once every attempt of ``policy`` failed, the last as ``last``."""
+    return SourceReadError(f"{what}: {policy.retries + 1} attempts failed; the last: {last}")
+
+
 async def with_retries(
     attempt: Callable[[], Awaitable[Fetched]], policy: RetryPolicy, what: str
 ) -> Fetched:
@@ -134,14 +145,14 @@ async def with_retries(
     last = ""
     for number in range(policy.retries + 1):
         if number:
-            await asyncio.sleep(policy.backoff * 2 ** (number - 1) * random.uniform(0.5, 1.0))
+            await asyncio.sleep(backoff(policy, number))
         try:
             return await asyncio.wait_for(attempt(), policy.timeout)
         except TimeoutError:
             last = f"no answer within {policy.timeout} s"
         except Transient as err:
             last = str(err)
-    raise SourceReadError(f"{what}: {policy.retries + 1} attempts failed; the last: {last}")
+    raise exhausted(policy, what, last)
 
 
 def _transient_status(status: int) -> bool:
@@ -165,10 +176,17 @@ def checked_length(data: bytes, start: int, stop: int, size: int | None) -> byte
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
 
-async def http_range(
-    fs: Any, url: str, start: int, stop: int, pin: ObjectVersion | None
-) -> Fetched:
-    """One attempt at bytes ``[start, stop)`` of ``url`` through an fsspec HTTP file system.
+def http_request_headers(start: int, stop: int, pin: ObjectVersion | None) -> dict[str, str]:
+    """The headers asking for bytes ``[start, stop)`` of the pinned version."""
+    headers = {"Range": f"bytes={start}-{stop - 1}"}
+    headers.update(pin.http_conditions() if pin else {})
+    return headers
+
+
+def http_refusal(url: str, status: int, reason: str, pin: ObjectVersion | None) -> Fetched | None:
+    """What an HTTP answer of ``status`` to a range request means before its body:
+    None for a body to read (200, 206), an empty answer for a range past the end
+    (416); anything else raises.
 
     Raises
     ------
@@ -181,45 +199,77 @@ async def http_range(
     OSError
         For other refusals (401, 403, ...).
     """
+    if status == 416:
+        return b"", None
+    if status == 412 or (status == 404 and pin is not None):
+        raise changed(url, f"the server answered {status} {reason}")
+    if status == 404:
+        raise FileNotFoundError(url)
+    if _transient_status(status):
+        raise Transient(f"HTTP {status} {reason}")
+    if status not in (200, 206):
+        raise OSError(f"{url}: HTTP {status} {reason}")
+    return None
+
+
+class Headers(Protocol):
+    """Response headers looked up by name, case-insensitively (aiohttp's, http.client's)."""
+
+    def get(self, name: str, default: str = ..., /) -> str | None: ...
+
+
+def http_answer(
+    url: str, start: int, stop: int, status: int, headers: Headers, body: bytes
+) -> Fetched:
+    """Bytes ``[start, stop)`` and the version of the object from the body of a 200 or
+    206 answer to a range request, checked against its headers.
+
+    Raises
+    ------
+    Transient
+        For a body shorter (or longer) than the range, or a ``Content-Range`` that is
+        not the one asked for.
+    """
+    version = ObjectVersion(etag=headers.get("ETag"), last_modified=headers.get("Last-Modified"))
+    if status == 200:  # the server ignored the range and sent everything
+        whole = len(body)
+        if (start, stop) != (0, whole):
+            _warn_range_ignored(url, whole)
+        size: int | None = whole
+        body = body[start:stop]
+    else:
+        match = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "") or "")
+        if match is None or int(match[1]) != start:
+            raise Transient(f"HTTP 206 with Content-Range {match and match[0]!r}")
+        size = None if match[3] == "*" else int(match[3])
+    return checked_length(body, start, stop, size), _with_size(version, size)
+
+
+async def http_range(
+    fs: Any, url: str, start: int, stop: int, pin: ObjectVersion | None
+) -> Fetched:
+    """One attempt at bytes ``[start, stop)`` of ``url`` through an fsspec HTTP file system.
+
+    Raises
+    ------
+    SourceChangedError, FileNotFoundError, Transient, OSError
+        As :func:`http_refusal` and :func:`http_answer` say.
+    """
     import aiohttp
 
     session = await fs.set_session()
     options = dict(fs.kwargs)
     headers = dict(options.pop("headers", None) or {})
-    headers["Range"] = f"bytes={start}-{stop - 1}"
-    headers.update(pin.http_conditions() if pin else {})
+    headers.update(http_request_headers(start, stop, pin))
     try:
         async with session.get(fs.encode_url(url), headers=headers, **options) as response:
-            status = response.status
-            if status == 416:
-                return b"", None
-            if status == 412 or (status == 404 and pin is not None):
-                raise changed(url, f"the server answered {status} {response.reason}")
-            if status == 404:
-                raise FileNotFoundError(url)
-            if _transient_status(status):
-                raise Transient(f"HTTP {status} {response.reason}")
-            if status not in (200, 206):
-                raise OSError(f"{url}: HTTP {status} {response.reason}")
+            refused = http_refusal(url, response.status, str(response.reason), pin)
+            if refused is not None:
+                return refused
             body = await response.read()
-            version = ObjectVersion(
-                etag=response.headers.get("ETag"),
-                last_modified=response.headers.get("Last-Modified"),
-            )
-            if status == 200:  # the server ignored the range and sent everything
-                whole = len(body)
-                if (start, stop) != (0, whole):
-                    _warn_range_ignored(url, whole)
-                size: int | None = whole
-                body = body[start:stop]
-            else:
-                match = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", ""))
-                if match is None or int(match[1]) != start:
-                    raise Transient(f"HTTP 206 with Content-Range {match and match[0]!r}")
-                size = None if match[3] == "*" else int(match[3])
+            return http_answer(url, start, stop, response.status, response.headers, body)
     except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as err:
         raise Transient(f"{type(err).__name__}: {err}") from None
-    return checked_length(body, start, stop, size), _with_size(version, size)
 
 
 _RANGE_IGNORED: set[str] = set()

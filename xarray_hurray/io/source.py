@@ -414,12 +414,19 @@ def open_source(
 ) -> ByteSource:
     """The byte source for a path, a URL (``"scheme://..."``) or a file-like object.
 
-    ``storage_options`` go to fsspec and imply a URL or path read through fsspec.
+    A plain ``http(s)://`` URL is read with the standard library
+    (:class:`~xarray_hurray.io.http_source.HttpSource`); ``storage_options`` go to
+    fsspec and imply a URL or path read through fsspec.
     """
     if isinstance(target, ByteSource):
         return target
     if isinstance(target, str | os.PathLike):
         path = os.fspath(target)
+        if storage_options is None and is_url(path):
+            from .http_source import HttpSource, plain_http
+
+            if plain_http(path):
+                return HttpSource(path)
         if storage_options is not None or is_url(path):
             return FsspecSource(path, storage_options)
         return LocalFileSource(path)
