@@ -5,16 +5,26 @@ a Hurray file (Hilbert chunk order) and as Zarr v3 arrays, unsharded and sharded
 The files are served by :class:`latency_server.LatencyServer`, which waits
 ``--latency`` seconds before answering each request and sends all response bodies
 over one link of ``--bandwidth`` bytes per second.  Each reader runs in its own
-process (its library and fsspec's HTTP file system imported before any timing):
+process (its library, and for Zarr fsspec's HTTP file system, imported before any
+timing; Hurray reads plain ``http`` URLs with the standard library's client):
 
-- *first open*: the first open of the file in that process, the fsspec file system
-  and its connection made then; *next open*: opening it again;
+- *first open*: the first open of the file in that process, the HTTP client and its
+  connection made then; *next open*: opening it again;
 - *region reads*: a fixed set of unaligned boxes read from the open array.
 
-Each step is reported in round trips (wall time / latency), next to its limit: one
-round trip plus the bytes the reader fetched over the bandwidth.  Requests and bytes
-are counted by the server.  ``--python`` runs the Zarr readers again with another
-interpreter (for instance one with the newest zarr-python; it needs zarr, fsspec,
+A second, larger Hurray file (``LARGE_SIDE`` squared, small chunks) has its index
+pages outside the first 64 KiB, so a region read fetches the pages it needs and
+then the chunks: two round trips after the open (format 1.1).
+
+Each step is reported in round trips (wall time / latency), next to its limit:
+the rounds of requests that depend on each other (one; two for a read that needs
+index pages first) plus the bytes the region needs over the bandwidth (the stored
+chunks it touches, and for Hurray's large file its index pages; a reader that reads
+through gaps fetches more than that).  Requests and bytes are counted by the
+server; *waves* are the groups of requests that arrive together (a request that
+arrives more than half a latency after the first of its wave starts a new one).
+``--python`` runs the Zarr readers again with another interpreter (for instance one
+with the newest zarr-python; it needs zarr, fsspec,
 aiohttp and numpy).
 
 Usage::
@@ -39,6 +49,9 @@ import numpy as np
 
 SIDE, CHUNK, SHARD = 2048, 128, 1024
 QUICK_SIDE, QUICK_CHUNK, QUICK_SHARD = 256, 32, 128
+LARGE_SIDE, LARGE_CHUNK = 4096, 32
+"""The large file: 16,384 chunks, whose 16 index pages (320 kB) lie outside the head."""
+QUICK_LARGE_SIDE, QUICK_LARGE_CHUNK = 512, 8
 
 
 def boxes(side: int) -> dict[str, tuple[int, int, int, int]]:
@@ -60,19 +73,23 @@ def field(side: int) -> np.ndarray:
     return values.astype("f4")
 
 
-def write_files(root: Path, values: np.ndarray, chunk: int, shard: int) -> None:
-    """The Hurray file and the two Zarr arrays, with the same chunks and codec."""
+def write_hurray(path: Path, values: np.ndarray, chunk: int) -> None:
+    """``values`` as variable ``v`` of a Hurray file, zstd level 0."""
     import xarray as xr
-    import zarr
-    from zarr.codecs import ZstdCodec
 
     import xarray_hurray as xh
 
     ds = xr.Dataset({"v": (("y", "x"), values)})
     codec = {"id": "zstd", "level": 0}
-    xh.to_hurray(
-        ds, root / "field.hurray", encoding={"v": {"chunks": (chunk, chunk)}}, codecs=codec
-    )
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (chunk, chunk)}}, codecs=codec)
+
+
+def write_files(root: Path, values: np.ndarray, chunk: int, shard: int) -> None:
+    """The Hurray file and the two Zarr arrays, with the same chunks and codec."""
+    import zarr
+    from zarr.codecs import ZstdCodec
+
+    write_hurray(root / "field.hurray", values, chunk)
     for name, shards in (("unsharded", None), ("sharded", (shard, shard))):
         array = zarr.create_array(
             store=str(root / f"{name}.zarr"),
@@ -90,10 +107,9 @@ def write_files(root: Path, values: np.ndarray, chunk: int, shard: int) -> None:
 
 
 def child(kind: str, url: str, box_list: list[list[int]]) -> None:
-    """Time the steps of one reader; print the zarr version and ``[name, start, stop]``
-    per step as JSON."""
-    import fsspec.implementations.http  # noqa: F401  (imports are not round trips)
-
+    """Time the steps of one reader; print as JSON the zarr version, ``[name, start,
+    stop]`` per step and, for Hurray, the bytes of chunks and index pages each box
+    needs."""
     steps: list[tuple[str, float, float]] = []
 
     def step(name: str, fn: Any) -> Any:
@@ -112,6 +128,7 @@ def child(kind: str, url: str, box_list: list[list[int]]) -> None:
             return opened.read("v", (slice(box[0], box[1]), slice(box[2], box[3])))
 
     else:
+        import fsspec.implementations.http  # noqa: F401  (imports are not round trips)
         import zarr
 
         def open_() -> Any:
@@ -125,10 +142,36 @@ def child(kind: str, url: str, box_list: list[list[int]]) -> None:
         step(f"box {k}", lambda box=box: read(opened, box))
     step("next open", open_)
     version = "" if kind == "hurray" else zarr.__version__
-    print(json.dumps({"version": version, "steps": steps}))
+    needed = [needed_bytes(opened, box) for box in box_list] if kind == "hurray" else []
+    print(json.dumps({"version": version, "steps": steps, "needed": needed}))
+
+
+def needed_bytes(reader: Any, box: list[int]) -> int:
+    """Bytes of the stored chunks a box of variable ``v`` touches, plus those of the
+    index pages holding their entries where the pages lie outside the first 64 KiB."""
+    from xarray_hurray.cli.plan import touched_chunks
+    from xarray_hurray.container.format import HEAD_SIZE, PAGE_ENTRIES
+    from xarray_hurray.container.index import page_lengths
+
+    chunk_ids = touched_chunks(reader, "v", (slice(box[0], box[1]), slice(box[2], box[3])))
+    chunks = int(reader.entries("v", chunk_ids)["size"].sum())
+    pages = np.unique(reader.variable("v").position[chunk_ids] // PAGE_ENTRIES)
+    starts = reader.page_table("v")["offset"][pages].astype(np.int64)
+    lengths = page_lengths(reader.variable("v").chunk_count)[pages]
+    return chunks + int(lengths[starts + lengths > HEAD_SIZE].sum())
 
 
 # ---- the benchmark -------------------------------------------------------------------
+
+
+def waves(arrivals: list[float], latency: float) -> int:
+    """Groups of requests that arrive together: a request arriving more than half a
+    latency after the first of the current group starts a new one."""
+    count, first = 0, -float("inf")
+    for t in sorted(arrivals):
+        if t - first > latency / 2:
+            count, first = count + 1, t
+    return count
 
 
 def run_reader(python: str, kind: str, url: str, box_list: list, server: Any) -> list[dict]:
@@ -142,21 +185,47 @@ def run_reader(python: str, kind: str, url: str, box_list: list, server: Any) ->
     ).stdout
     report = json.loads(out.strip().splitlines()[-1])
     steps, version = report["steps"], report["version"]
+    needed = dict(zip([f"box {k}" for k in range(len(box_list))], report["needed"], strict=False))
     log = server.log
     rows = []
     for name, start, stop in steps:
         mine = [(t, n) for t, _, n in log if start <= t <= stop]
+        fetched = sum(n for _, n in mine)
         rows.append(
             {
                 "step": name,
                 "seconds": stop - start,
                 "requests": len(mine),
-                "bytes": sum(n for _, n in mine),
+                "waves": waves([t for t, _ in mine], server.latency),
+                "bytes": fetched,
+                "needed": needed.get(name, fetched),
                 "before_first": (min(t for t, _ in mine) - start) if mine else None,
                 "version": version,
             }
         )
     return rows
+
+
+def print_table(
+    names: dict[str, str], results: list[tuple[str, list[dict]]], lat: float, bw: float
+) -> None:
+    """One row per step and reader; ``rounds`` is the limit's number of round trips."""
+    print(
+        "| step | reader | requests | waves | kB fetched | kB needed | ms before first request "
+        "| round trips | limit | round trips / limit |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    for step, label_of_step in names.items():
+        for label, rows in results:
+            row = next(r for r in rows if r["step"] == step)
+            trips = row["seconds"] / lat
+            limit = row["rounds"] + row["needed"] / bw / lat
+            before = "" if row["before_first"] is None else f"{row['before_first'] * 1e3:.1f}"
+            print(
+                f"| {label_of_step} | {label} | {row['requests']} | {row['waves']} | "
+                f"{row['bytes'] / 1e3:.1f} | {row['needed'] / 1e3:.1f} | {before} | "
+                f"{trips:.2f} | {limit:.2f} | {trips / limit:.2f} |"
+            )
 
 
 def main() -> int:
@@ -178,13 +247,16 @@ def main() -> int:
     side, chunk, shard = (
         (QUICK_SIDE, QUICK_CHUNK, QUICK_SHARD) if args.quick else (SIDE, CHUNK, SHARD)
     )
-    named = boxes(side)
+    large_side, large_chunk = (
+        (QUICK_LARGE_SIDE, QUICK_LARGE_CHUNK) if args.quick else (LARGE_SIDE, LARGE_CHUNK)
+    )
+    named, large_named = boxes(side), boxes(large_side)
     box_list = [list(b) for b in named.values()]
-    names = {"first open": "first open", "next open": "next open"}
-    names.update({f"box {k}": f"read {n}" for k, n in enumerate(named)})
+    large_boxes = [list(b) for b in large_named.values()]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_files(root, field(side), chunk, shard)
+        write_hurray(root / "large.hurray", field(large_side), large_chunk)
         readers = [(sys.executable, "hurray", "field.hurray")]
         for python in [sys.executable, *args.python]:
             readers += [(python, "zarr", "unsharded.zarr"), (python, "zarr", "sharded.zarr")]
@@ -193,27 +265,30 @@ def main() -> int:
             for python, kind, path in readers:
                 rows = run_reader(python, kind, server.url(path), box_list, server)
                 label = "hurray" if kind == "hurray" else f"zarr {rows[0]['version']} {path[:-5]}"
-                results.append((label, rows))
+                results.append((label, [{**r, "rounds": 1} for r in rows]))
+            large = run_reader(
+                sys.executable, "hurray", server.url("large.hurray"), large_boxes, server
+            )
+            # a read of the large file needs its index pages, then its chunks
+            large = [{**r, "rounds": 2 if r["step"].startswith("box") else 1} for r in large]
     lat, bw = args.latency, args.bandwidth
     print(
         f"{side}x{side} float32, chunks {chunk}x{chunk}, zstd level 0, zarr shards "
         f"{shard}x{shard}; {lat * 1e3:g} ms per request, {bw / 1e6:g} MB/s shared link.\n"
-        "Round trips = wall time / latency; limit = 1 + bytes / bandwidth / latency.\n"
+        "Round trips = wall time / latency; limit = 1 + bytes needed / bandwidth / latency.\n"
     )
+    names = {"first open": "first open", "next open": "next open"}
+    names.update({f"box {k}": f"read {n}" for k, n in enumerate(named)})
+    print_table(names, results, lat, bw)
     print(
-        "| step | reader | requests | kB | ms before first request | round trips | limit "
-        "| round trips / limit |\n|---|---|---:|---:|---:|---:|---:|---:|"
+        f"\nA larger Hurray file: {large_side}x{large_side} float32, chunks "
+        f"{large_chunk}x{large_chunk} ({(large_side // large_chunk) ** 2} chunks), index pages "
+        "outside the first 64 KiB.\nLimit of a region read = 2 (its index pages, then its "
+        "chunks) + bytes needed (chunks and pages) / bandwidth / latency.\n"
     )
-    for step in names:
-        for label, rows in results:
-            row = next(r for r in rows if r["step"] == step)
-            trips = row["seconds"] / lat
-            limit = 1 + row["bytes"] / bw / lat
-            before = "" if row["before_first"] is None else f"{row['before_first'] * 1e3:.1f}"
-            print(
-                f"| {names[step]} | {label} | {row['requests']} | {row['bytes'] / 1e3:.1f} | "
-                f"{before} | {trips:.2f} | {limit:.2f} | {trips / limit:.2f} |"
-            )
+    names = {"first open": "first open", "next open": "next open"}
+    names.update({f"box {k}": f"read {n}" for k, n in enumerate(large_named)})
+    print_table(names, [("hurray", large)], lat, bw)
     return 0
 
 
