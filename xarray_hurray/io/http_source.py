@@ -18,6 +18,7 @@ read through fsspec as before.
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import os
 import threading
@@ -270,6 +271,15 @@ class HttpSource(ByteSource):
         if len(ranges) <= 1:
             return [self._fetch(int(a), int(b)) for a, b in ranges]
         return list(_executor().map(lambda row: self._fetch(int(row[0]), int(row[1])), ranges))
+
+    async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
+        """:meth:`read_ranges` as a coroutine: every range waits in this source's pool
+        of threads, not in the event loop's default one (a few threads on a small
+        machine), so concurrent reads keep all their requests in flight."""
+        loop = asyncio.get_running_loop()
+        pool = _executor()
+        fetches = [loop.run_in_executor(pool, self._fetch, int(a), int(b)) for a, b in ranges]
+        return list(await asyncio.gather(*fetches))
 
     def size(self) -> int | None:
         """The size of the pinned version, once a read has pinned one."""
