@@ -7,7 +7,10 @@ Hilbert).  So the permutation is stored as *tiles*: for each run of :data:`TILE`
 buffer positions, the smallest source index (its base) and the number of its pattern,
 plus a table of the patterns' offsets from the base.  A compiled loop then reads
 1/64 of the index a plain gather reads, and the in-tile offsets stay in the first
-level cache.  Decoding scatters through the same tiles.  The loops themselves are in
+level cache.  Decoding scatters through the same tiles.  Where every aligned pair
+(or group of 4, 8) of buffer positions holds consecutive elements in both orders, as
+Morton's lowest bit gives, the tiles permute such groups, each moved as one wider
+unsigned integer (:func:`run_unit`).  The loops themselves are in
 :mod:`.tile_kernels`, imported on first use.
 
 Without numba, or for layouts and shapes whose runs do not fall into few patterns
@@ -72,18 +75,40 @@ def wanted(elements: int) -> bool:
     return elements >= MIN_ELEMENTS and available()
 
 
-def tiles_for(sources: np.ndarray) -> np.ndarray | None:
+def run_unit(sources: np.ndarray) -> int:
+    """The most elements (8, 4, 2 or 1) that every aligned group of buffer positions
+    takes from consecutive sources in ascending order, starting at a multiple of it:
+    such groups move as one wider unsigned integer (Morton curves whose last bit
+    is the last axis give 2)."""
+    for unit in (8, 4, 2):
+        if sources.size % unit:
+            continue
+        groups = sources.reshape(-1, unit)
+        if np.all(groups[:, 0] % unit == 0) and np.all(
+            groups - groups[:, :1] == np.arange(unit, dtype=groups.dtype)
+        ):
+            return unit
+    return 1
+
+
+def tiles_for(sources: np.ndarray, unit: int = 1) -> np.ndarray | None:
     """The tiles of a permutation without padding, packed in one array; or None.
 
     ``sources`` is the row-major element index held at each buffer position, a
-    permutation of ``range(len(sources))``.  The packed array holds the pattern
-    count ``P``, the ``P x TILE`` pattern offsets, the base of each tile and the
-    pattern number of each tile (:func:`unpack_tiles` splits it).  None when the
-    kernels are not available or the permutation does not tile into few patterns.
+    permutation of ``range(len(sources))``.  With ``unit`` > 1 (at most
+    :func:`run_unit`), groups of ``unit`` elements move together and the tiles
+    permute groups (narrower ones when the groups do not fill whole tiles).  The
+    packed array holds ``unit``, the pattern count ``P``, the ``P x TILE`` pattern
+    offsets, the base of each tile and the pattern number of
+    each tile (:func:`unpack_tiles` splits it).  None when the kernels are not
+    available or the permutation does not tile into few patterns.
     """
-    if not available() or sources.size == 0 or sources.size % TILE:
+    while unit > 1 and (sources.size // unit) % TILE:
+        unit //= 2  # a narrower group still holds consecutive elements
+    groups = sources[::unit] // unit if unit > 1 else sources
+    if not available() or groups.size == 0 or groups.size % TILE:
         return None
-    runs = sources.reshape(-1, TILE).astype(np.intp)
+    runs = groups.reshape(-1, TILE).astype(np.intp)
     bases = runs.min(axis=1)
     offsets = np.ascontiguousarray(runs - bases[:, None])
     # one pattern per distinct row of offsets: rows compared as opaque bytes
@@ -92,30 +117,31 @@ def tiles_for(sources: np.ndarray) -> np.ndarray | None:
     if len(first) > MAX_PATTERNS:
         return None
     patterns = offsets[first]
-    return np.concatenate(([len(first)], patterns.reshape(-1), bases, ids.reshape(-1)))
+    return np.concatenate(([unit, len(first)], patterns.reshape(-1), bases, ids.reshape(-1)))
 
 
 def unpack_tiles(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(bases, pattern ids, patterns)`` of an array made by :func:`tiles_for`."""
-    count = int(packed[0])
-    patterns = packed[1 : 1 + count * TILE].reshape(count, TILE)
-    rest = packed[1 + count * TILE :]
+    count = int(packed[1])
+    patterns = packed[2 : 2 + count * TILE].reshape(count, TILE)
+    rest = packed[2 + count * TILE :]
     tiles = rest.size // 2
     return rest[:tiles], rest[tiles:], patterns
 
 
-def _as_units(array: np.ndarray) -> np.ndarray | None:
-    """``array`` viewed as unsigned integers of its item size, or None when the
-    kernels cannot move its elements (objects, or an item size they do not handle)."""
-    if array.dtype.hasobject or array.dtype.itemsize not in (1, 2, 4, 8):
+def _as_units(array: np.ndarray, unit: int) -> np.ndarray | None:
+    """``array`` viewed as unsigned integers of ``unit`` elements each, or None when
+    the kernels cannot move them (objects, or a width other than 1, 2, 4, 8 bytes)."""
+    width = array.dtype.itemsize * unit
+    if array.dtype.hasobject or width not in (1, 2, 4, 8):
         return None
-    return array.view(f"u{array.dtype.itemsize}")
+    return array.view(f"u{width}")
 
 
 def gather(values: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
     """``values[sources]`` for the permutation tiled in ``packed``; None when the
     element type is not one the kernels move (the caller gathers with numpy)."""
-    kernels, units = _load(), _as_units(values)
+    kernels, units = _load(), _as_units(values, int(packed[0]))
     if kernels is None or units is None:
         return None
     out = np.empty(values.shape, dtype=values.dtype)
@@ -126,7 +152,7 @@ def gather(values: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
 def scatter(buffer: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
     """The elements of ``buffer`` put back at their sources (the inverse of
     :func:`gather`); None when the element type is not one the kernels move."""
-    kernels, units = _load(), _as_units(buffer)
+    kernels, units = _load(), _as_units(buffer, int(packed[0]))
     if kernels is None or units is None:
         return None
     out = np.empty(buffer.shape, dtype=buffer.dtype)
