@@ -18,6 +18,7 @@ import argparse
 import shutil
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -84,6 +85,22 @@ def hurray_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> 
         # the requests of one call go out together: one round trip per call
         "round_trips": len(source.batches),
     }
+
+
+def peak_mib(path: Path, key: tuple[slice, slice], whole_order: bool) -> float:
+    """Peak memory (MiB, numpy's allocations included) of opening ``path`` and reading
+    ``key`` with the container reader; with ``whole_order``, as the reader did before
+    it placed a region's chunks directly: the placement order and its inverse
+    computed for the whole grid."""
+    tracemalloc.start()
+    try:
+        reader = xh.open_reader(path)
+        if whole_order:
+            _ = reader.variable("v").position
+        reader.read("v", key)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def over_http(path: Path, key: tuple[slice, slice], latency: float) -> tuple[float, int]:
@@ -171,11 +188,12 @@ def main() -> None:
     )
     print(
         "| chunks | stored | file KiB | write s | open+read requests | open+read KiB "
-        f"| (open / read requests) | round trips{http} | zarr requests | zarr KiB "
+        f"| (open / read requests) | round trips | read peak MiB (whole order){http} "
+        "| zarr requests | zarr KiB "
         "| zarr write s |"
     )
     print(
-        "|---:|---:|---:|---:|---:|---:|---|---:|"
+        "|---:|---:|---:|---:|---:|---:|---|---:|---:|"
         + ("---:|---:|" if http else "")
         + "---:|---:|---:|"
     )
@@ -200,6 +218,8 @@ def main() -> None:
                 f"{ours['open_requests']} / {ours['read_requests']}",
                 str(ours["round_trips"]),
             ]
+            peak_mib(path, key, False)  # caches filled once, outside the measure
+            row.append(f"{peak_mib(path, key, False):.1f} ({peak_mib(path, key, True):.1f})")
             if args.latency:
                 seconds_http, waves = over_http(path, key, args.latency)
                 row += [f"{seconds_http:.3f}", str(waves)]
