@@ -198,7 +198,18 @@ ERRORS = [
     ),
     (
         {
-            "tree": {"/": xr.Dataset({"land": (("y", "x"), np.ones((8, 12), bool))})},
+            "tree": {"/ocean/daily": xr.Dataset({"salt": (("time", "y"), salt(0, 2))})},
+            "region": {"time": slice(0, 2), "tme": slice(0, 2)},
+        },
+        ValueError,
+        r"region dimensions \['tme'\] are dimensions of no group",
+    ),
+    (
+        {
+            "tree": {
+                "/": xr.Dataset({"land": (("y", "x"), np.ones((8, 12), bool))}),
+                "/ocean/daily": xr.Dataset({"salt": (("time", "y"), salt(0, 2))}),
+            },
             "region": {"time": slice(0, 2)},
         },
         ValueError,

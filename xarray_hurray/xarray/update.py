@@ -495,6 +495,15 @@ def plan_tree_update(
         For every way a node does not fit its group, naming the group.
     """
     by_path = group_encoding(tree, encoding)
+    if isinstance(region, Mapping):
+        dims = {dim for node in tree.subtree for dim in node.dims}
+        unknown = [dim for dim in region if dim not in dims]
+        if unknown:
+            raise HurrayValueError(
+                f"region dimensions {unknown} are dimensions of no group of the tree "
+                f"{sorted(map(str, dims))}",
+                value=unknown,
+            )
     planned: dict[str, DatasetMeta] = {}
     new_groups: dict[str, list[str]] = {}
     parts: list[WritePart] = []
