@@ -138,8 +138,16 @@ def test_runs_fit_the_rules(sizes, part_bytes, reserved):
     part = max(part_bytes, SMALL.min_part, -(-int(sizes.sum()) // (SMALL.max_parts - reserved)))
     for start, stop in itertools.pairwise(cuts):
         run = sizes[start:stop]
-        assert run.sum() < part + run[-1] or run.sum() == 0  # memory per part bounded
+        held = np.flatnonzero(run)
+        last = run[held[-1]] if len(held) else 0  # empty pieces at the end add nothing
+        assert run.sum() < part + last or run.sum() == 0  # memory per part bounded
         assert run.sum() <= SMALL.max_part
+
+
+def test_empty_pieces_at_the_end_join_the_last_run():
+    # seven full parts and a missing chunk (no bytes) fill the seven parts left
+    cuts = plan_runs(np.array([100] * 7 + [0]), part_bytes=1, rules=SMALL, reserved=1)
+    assert cuts.tolist() == [0, 1, 2, 3, 4, 5, 6, 8]
 
 
 def test_part_size_grows_to_fit_the_part_count():

@@ -346,5 +346,8 @@ def plan_runs(
     ends = np.cumsum(sizes)
     # a run ends with the piece that reaches the next multiple of the part size
     starts = np.searchsorted(ends, np.arange(1, math.ceil(total / part) + 1) * part, side="left")
-    cuts = np.unique(np.concatenate([[0], starts + 1, [len(sizes)]]))
-    return cuts[cuts <= len(sizes)]
+    # the run reaching the total takes the empty pieces after it: they would make
+    # one more run, of no bytes, past the part count
+    last = np.minimum(starts, len(sizes) - 1)
+    after = np.where(ends[last] >= total, len(sizes), starts + 1)
+    return np.unique(np.concatenate([[0], after, [len(sizes)]]))
