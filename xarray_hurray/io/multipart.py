@@ -131,10 +131,15 @@ class S3MultipartUpload(MultipartUpload):
     def name(self) -> str:
         return self.url
 
-    def upload_part(self, number: int, data: bytes | memoryview) -> Part:
+    def _part_target(self, number: int) -> tuple[Any, str, str]:
+        """The file system, bucket and key a part ``number`` goes to, the number checked
+        before any request so that a bad one is refused with its value named."""
         if not 1 <= number <= self.rules.max_parts:
             raise HurrayValueError(f"part number {number} outside 1..{self.rules.max_parts}")
-        fs, bucket, key = _s3(self.url, self.storage_options)
+        return _s3(self.url, self.storage_options)
+
+    def upload_part(self, number: int, data: bytes | memoryview) -> Part:
+        fs, bucket, key = self._part_target(number)
         answer = fs.call_s3(
             "upload_part",
             Bucket=bucket,
@@ -146,9 +151,7 @@ class S3MultipartUpload(MultipartUpload):
         return Part(number, answer["ETag"])
 
     def copy_part(self, number: int, source: str, start: int, stop: int, etag: str) -> Part:
-        if not 1 <= number <= self.rules.max_parts:
-            raise HurrayValueError(f"part number {number} outside 1..{self.rules.max_parts}")
-        fs, bucket, key = _s3(self.url, self.storage_options)
+        fs, bucket, key = self._part_target(number)
         _, source_bucket, source_key = _s3(source, self.storage_options)
         answer = fs.call_s3(
             "upload_part_copy",

@@ -141,20 +141,22 @@ def _as_units(array: np.ndarray, unit: int) -> np.ndarray | None:
 def gather(values: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
     """``values[sources]`` for the permutation tiled in ``packed``; None when the
     element type is not one the kernels move (the caller gathers with numpy)."""
-    kernels, units = _load(), _as_units(values, int(packed[0]))
-    if kernels is None or units is None:
-        return None
-    out = np.empty(values.shape, dtype=values.dtype)
-    kernels[0](units, *unpack_tiles(packed), out.view(units.dtype))
-    return out
+    return _permute(0, values, packed)
 
 
 def scatter(buffer: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
     """The elements of ``buffer`` put back at their sources (the inverse of
     :func:`gather`); None when the element type is not one the kernels move."""
-    kernels, units = _load(), _as_units(buffer, int(packed[0]))
+    return _permute(1, buffer, packed)
+
+
+def _permute(kernel: int, array: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
+    """Run the gather (0) or scatter (1) kernel on ``array``; None where it cannot."""
+    kernels, units = _load(), _as_units(array, int(packed[0]))
     if kernels is None or units is None:
         return None
-    out = np.empty(buffer.shape, dtype=buffer.dtype)
-    kernels[1](units, *unpack_tiles(packed), out.view(units.dtype))
+    out = np.empty(array.shape, dtype=array.dtype)
+    # The kernels move unsigned integers (an element, or a group of consecutive ones):
+    # the elements' own bytes, so floats (NaN payloads, -0.0) pass bit for bit.
+    kernels[kernel](units, *unpack_tiles(packed), out.view(units.dtype))
     return out
