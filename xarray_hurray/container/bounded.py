@@ -97,6 +97,8 @@ _DECLARED_SIZE["blosc"] = _blosc_content_size
 def _zlib_decode(data: bytes, limit: int) -> bytes:
     stream = zlib.decompressobj()
     try:
+        # zlib records no size: decompress one byte past the limit, enough to tell an
+        # over-long stream without producing all of it
         out = stream.decompress(data, limit + 1)
     except zlib.error as err:
         raise ValueError(f"invalid zlib stream: {err}") from err
@@ -119,6 +121,9 @@ def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
     RuntimeError
         When a codec library rejects the data.
     """
+    # Caps from the inside out: the last decode (the first codec) may give ``limit``
+    # bytes; each codec before it in decoding order may give at most what encoding its
+    # output could have made of that, so caps[0] is for the outermost codec.
     caps: list[int] = []
     for _ in codecs:
         caps.insert(0, expansion_bound(caps[0]) if caps else limit)

@@ -44,6 +44,7 @@ class ChunkCodec:
                 f"layout {variable.layout.to_config()}) decodes to {full} bytes, more than "
                 f"max_chunk_bytes={max_chunk_bytes}; raise it to read this variable"
             )
+        # text has no fixed size per element: its chunks are bounded by the caps alone
         self.max_decoded = min(full, max_chunk_bytes)
         """Most bytes decoding one chunk may produce."""
         self.fill_bytes = variable.fill_bytes
@@ -86,6 +87,8 @@ class ChunkCodec:
         # elements past the end of the array are padding, which does not count
         padded = np.ones(tuple(g * c for g, c in zip(grid, var.chunks, strict=True)), bool)
         padded[tuple(slice(0, n) for n in var.shape)] = equal
+        # each axis split into (chunk number, position in the chunk): reducing over the
+        # odd axes leaves one flag per chunk, in row-major chunk order
         blocks = padded.reshape([n for g, c in zip(grid, var.chunks, strict=True) for n in (g, c)])
         return blocks.all(axis=tuple(range(1, 2 * len(grid), 2))).reshape(-1)
 

@@ -110,6 +110,8 @@ class Header:
         fields = HEADER.unpack_from(data)
         flags = fields[3]
         (stored,) = struct.unpack_from("<I", data, HEADER.size)
+        # the checksum first: a damaged header is reported as damage, not as whatever
+        # field the damage happened to change
         verify(data[: HEADER.size], stored, "header")
         if flags != 0:
             raise HurrayFormatError(f"header flags must be 0 in version {major}, got {flags:#x}")
@@ -211,6 +213,8 @@ class Slot:
             self.root_crc32c,
             0,
         )
+        # the prefix is sealed into each slot: a slot copied under another version's
+        # prefix fails its check
         return body + struct.pack("<I", crc32c(prefix + body))
 
     @classmethod
@@ -238,6 +242,7 @@ class Slot:
                 (slot.root_offset, slot.root_length),
             )
         )
+        # generation 0 is what an unused (all-zero) slot would hold: never valid
         return slot if fields[8] == 0 and slot.generation >= 1 and inside else None
 
 
@@ -296,6 +301,9 @@ def unpack_header_1_1(data: bytes, size: int | None) -> Slot:
             f"the file has {size} bytes but its header records {active.file_length}: "
             "the file is truncated"
         )
+    # A commit writes the new version's bytes after the active version's end, then its
+    # slot: a torn slot write leaves a damaged slot beside a longer file.  With the file
+    # exactly as long as the active version, no commit explains the damage.
     if damaged and (size is None or size == active.file_length):
         raise HurrayFormatError(
             f"header slot {damaged[0]} is damaged (checksum mismatch or invalid fields)"

@@ -166,6 +166,8 @@ class ContainerReader:
         # sized by the chunk count: that bounds the chunks a file may declare by its size
         lengths = np.array(
             [
+                # -(-a // b) is the ceiling of a / b: a last page may be partial; the
+                # min keeps a hostile chunk count inside int64 for the check to refuse
                 min(-(-v.chunk_count // PAGE_ENTRIES) * REFERENCE.itemsize, 2**63 - 1)
                 for _, v in variables
             ],
@@ -316,6 +318,9 @@ class ContainerReader:
             found = {p: self._pages[(number, p)] for p in pages if (number, p) in self._pages}
             for p in found:
                 self._pages.move_to_end((number, p))
+        # Pages are read without the lock, so reads of other variables do not wait on
+        # this one's requests; two threads may then read the same page, and both
+        # store equal, checked entries.
         lengths = page_lengths(var.chunk_count)
         todo = [p for p in pages if p not in found]
         stored = [p for p in todo if table["offset"][p] != 0]
@@ -348,6 +353,7 @@ class ContainerReader:
         with self._lock:
             for p in todo:
                 self._pages[(number, p)] = found[p]
+            # least recently used first: hits were moved to the end above
             while len(self._pages) * PAGE_ENTRIES * INDEX_ENTRY.itemsize > PAGE_CACHE_BYTES:
                 self._pages.popitem(last=False)
         return found
@@ -388,6 +394,9 @@ class ContainerReader:
         entries = fetch.entries[stored]
         chunk_ids = np.asarray(fetch.chunk_ids).reshape(-1)[stored]
         var = codec.variable
+        # one element broadcast to the chunk's shape: no memory per missing chunk, and
+        # read-only, so a caller cannot change the fill of every other missing chunk;
+        # native byte order, as decoded chunks are
         fill = np.broadcast_to(
             np.array(var.fill, dtype=parse_element_type(var.dtype).newbyteorder("=")), var.chunks
         )
@@ -403,6 +412,7 @@ class ContainerReader:
                     f"truncated file {self.source.name}: bytes [{req_start}, {req_stop}) "
                     f"returned {len(blob)} bytes"
                 )
+            # a chunk that is a whole request is used as it came, without a slice's copy
             data = (
                 blob
                 if (start, stop) == (req_start, req_stop)
@@ -410,6 +420,7 @@ class ContainerReader:
             )
             what = f"chunk {int(chunk_ids[i])} of variable {name!r}"
             pieces.append((data, int(entries["crc32c"][i]), what))
+        # back to one piece per requested chunk, in the caller's order: None for missing
         if not stored.all():
             stored_pieces = iter(pieces)
             pieces = [next(stored_pieces) if s else None for s in stored.tolist()]

@@ -67,7 +67,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
+    except OSError:  # EPERM: it runs, as another user
         return True
     return True
 
@@ -97,6 +97,7 @@ def leftovers(target: Path, legacy_age: float = LEGACY_AGE) -> list[Path]:
         if not entry.name.startswith(prefix) or match is None or match[1] != _HOST:
             continue
         pid = int(match[2])
+        # this process's own temporary files belong to writes still open in it
         if pid != os.getpid() and not _alive(pid):
             found.append(Path(entry.path))
     return found

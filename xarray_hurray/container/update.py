@@ -72,6 +72,7 @@ def lock_file(path: str | os.PathLike[str]) -> Iterator[None]:
         fd = os.open(path, os.O_RDONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            # the lock is on an inode: held only if path still names that inode
             held, current = os.fstat(fd), _stat_or_none(path)
             if current is not None and (held.st_dev, held.st_ino) == (
                 current.st_dev,
@@ -445,7 +446,7 @@ class InPlaceCommit(AllOrNothing):
         if old is not None:
             old_ids, new_ids = kept_chunks(old, var)
             source[new_ids] = old_ids
-        source[new[:, 0]] = -1
+        source[new[:, 0]] = -1  # a written chunk is never taken from the base
         # a page is kept when it holds the same chunks, at the same positions, as the
         # base's page of that number, none of them written
         kept_page = np.zeros(len(lengths), dtype=bool)
@@ -474,6 +475,8 @@ class InPlaceCommit(AllOrNothing):
         from_base = source[chunks] >= 0
         if from_base.any():
             entries[from_base] = self.base.entries(path, source[chunks][from_base])
+        # row of each written chunk among the entries: the inverse of ``chunks``
+        # (written chunks are all on pages that are written, so none is -1)
         rank = np.full(count, -1, dtype=np.int64)
         rank[chunks] = np.arange(len(chunks))
         rows = rank[new[:, 0]]

@@ -59,12 +59,15 @@ class ContainerWriter(AllOrNothing):
         self.path = writable_target(self.path)
         remove_leftovers(self.path)
         self._tmp = temporary_path(self.path)
+        # O_EXCL: never write into a file someone else made at the temporary name
         fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(fd, "wb")
         ON_SIGTERM.add(self._tmp)
         self._position = self._layout.length
         try:
             keep_mode(self.path, fd)
+            # zeros where the header, metadata, root, tables and front pages go: they
+            # are known only at close, which seeks back and writes them over
             self._file.write(bytes(self._position))
         except BaseException:
             self.abort()
@@ -114,6 +117,8 @@ class ContainerWriter(AllOrNothing):
         self._file.write(index.pages)
         self._file.seek(0)
         self._file.write(index.head)
+        # durable before the rename: else a crash could leave the new name on a file
+        # whose bytes never reached the disk
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()

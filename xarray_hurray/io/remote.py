@@ -147,6 +147,7 @@ async def with_retries(
         if number:
             await asyncio.sleep(backoff(policy, number))
         try:
+            # the timeout cancels the attempt: a stalled answer's bytes are never used
             return await asyncio.wait_for(attempt(), policy.timeout)
         except TimeoutError:
             last = f"no answer within {policy.timeout} s"
@@ -167,6 +168,8 @@ def checked_length(data: bytes, start: int, stop: int, size: int | None) -> byte
     Transient
         For a short (or long) body.
     """
+    # a range may run past the end of the object: then only the bytes up to its size
+    # come back, and a start past the end gets none
     expected = max(min(stop, size) - start, 0) if size is not None else stop - start
     if len(data) != expected:
         raise Transient(f"bytes [{start}, {stop}) answered with {len(data)} of {expected} bytes")
@@ -199,8 +202,9 @@ def http_refusal(url: str, status: int, reason: str, pin: ObjectVersion | None) 
     OSError
         For other refusals (401, 403, ...).
     """
-    if status == 416:
+    if status == 416:  # the range starts past the end: no bytes, nothing to pin
         return b"", None
+    # once a version is pinned, a 404 means the object was replaced or removed
     if status == 412 or (status == 404 and pin is not None):
         raise changed(url, f"the server answered {status} {reason}")
     if status == 404:
@@ -238,6 +242,8 @@ def http_answer(
         size: int | None = whole
         body = body[start:stop]
     else:
+        # a 206 for other bytes than asked (a proxy's cached range) must not be taken
+        # as ours: retried, never returned
         match = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "") or "")
         if match is None or int(match[1]) != start:
             raise Transient(f"HTTP 206 with Content-Range {match and match[0]!r}")
@@ -269,6 +275,7 @@ async def http_range(
             body = await response.read()
             return http_answer(url, start, stop, response.status, response.headers, body)
     except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as err:
+        # from None: the retry loop reports the message; the chain would only repeat it
         raise Transient(f"{type(err).__name__}: {err}") from None
 
 

@@ -134,6 +134,8 @@ class LocalFileSource(ByteSource):
 
     def _open(self) -> _Descriptor:
         with self._lock:
+            # a forked child must not share the parent's descriptor (nor its offset
+            # or close): it opens its own, checked against the same identity
             if self._descriptor is None or self._pid != os.getpid():
                 # non-blocking: opening a FIFO for reading would wait for a writer
                 flags = os.O_RDONLY | _O_BINARY | getattr(os, "O_NONBLOCK", 0)
@@ -170,6 +172,8 @@ class LocalFileSource(ByteSource):
         self._appends = True
 
     def read(self, start: int, stop: int) -> bytes:
+        # the local name keeps the descriptor alive for the whole read, even when
+        # close() drops the source's reference meanwhile (see _Descriptor)
         descriptor = self._open()
         return _read_fully(lambda size, offset: os.pread(descriptor.fd, size, offset), start, stop)
 
@@ -208,6 +212,7 @@ class FileObjectSource(ByteSource):
         return getattr(self.fileobj, "name", type(self.fileobj).__name__)
 
     def read(self, start: int, stop: int) -> bytes:
+        # seek and read are two calls on one shared position: one reader at a time
         with self._lock:
             return _read_fully(self._read_at, start, stop)
 
@@ -291,6 +296,7 @@ class FsspecSource(ByteSource):
         """Pin ``version`` if nothing is pinned yet, else require that it is the pinned one."""
         if version is None:
             return
+        # concurrent first reads race to pin: the first wins, the others are compared
         with self._lock:
             if self._version is None:
                 self._version = version
@@ -357,6 +363,8 @@ class FsspecSource(ByteSource):
     def _read_checked_by_info(self, fs: Any, path: str, ranges: np.ndarray) -> list[bytes]:
         """Read through ``cat_ranges``; the version ``info`` reports is pinned before the
         first read and checked after each."""
+        # pinned before and checked after: bytes read while the object was replaced
+        # fail the second check instead of being returned
         if self._version is None:
             self._check(info_version(fs.info(path)))
         starts = [int(s) for s in ranges[:, 0]]

@@ -91,6 +91,7 @@ def pack(columns: np.ndarray, bitmap: BitMap) -> np.ndarray:
     for column, positions, per_piece in zip(columns, bitmap, tables, strict=True):
         for (first, count), table in zip(_pieces(len(positions)), per_piece, strict=True):
             if first == 0 and count == len(positions):
+                # one piece covers the coordinate: index with it directly, no copy
                 key |= table[column]
                 continue
             np.right_shift(column, first, out=scratch)
@@ -110,10 +111,11 @@ def unpack(keys: np.ndarray, bitmap: BitMap, coord_dtype: np.dtype) -> np.ndarra
     piece = np.empty(keys.shape[0], dtype=np.uint64)
     for (first, count), table in zip(_pieces(key_bits), tables, strict=True):
         np.right_shift(keys, np.uint64(first), out=piece)
+        # the top piece needs no mask: keys are below 2**key_bits by contract
         if first + count < key_bits:
             np.bitwise_and(piece, np.uint64((1 << count) - 1), out=piece)
         for d in range(len(bitmap)):
-            # piece holds values below 2**count (at most 2**8): reinterpreting its
+            # piece holds values below 2**count (at most 2**16): reinterpreting its
             # uint64 as intp (same width) indexes the table without a converted copy
             columns[d] |= table[d][piece.view(np.intp)]
     return columns
@@ -142,6 +144,7 @@ def check_range(array: np.ndarray, limit_bits: int, name: str) -> None:
         return
     if np.issubdtype(array.dtype, np.signedinteger) and array.min() < 0:
         raise LayoutError(f"{name} must be non-negative, got {array.min()}")
+    # a 64-bit limit holds every value of the widest (uint64) index array
     if limit_bits < 64 and int(array.max()) >= (1 << limit_bits):
         raise LayoutError(f"{name} must be below 2**{limit_bits}, got {int(array.max())}")
 

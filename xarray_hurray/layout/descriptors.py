@@ -60,6 +60,8 @@ def gather(values: np.ndarray, index: np.ndarray) -> np.ndarray:
     out = np.empty(index.shape, dtype=values.dtype)
     for start in range(0, index.size, GATHER_BLOCK):
         stop = start + GATHER_BLOCK
+        # "clip" skips numpy's bounds check (and its buffered copy for out=); the
+        # index is a layout's own permutation, never out of range
         np.take(values, index[start:stop], out=out[start:stop], mode="clip")
     return out
 
@@ -123,6 +125,8 @@ class Layout(ABC):
     def _sources(self, shape: tuple[int, ...]) -> np.ndarray:
         def build() -> np.ndarray:
             size = self._size(shape)
+            # padding positions hold prod(shape), one past the last element: encode
+            # appends the fill value there, so one gather fills data and padding
             source = np.full(size, math.prod(shape), dtype=_index_dtype(size + 1))
             source[self._positions(shape)] = np.arange(math.prod(shape), dtype=source.dtype)
             return source
@@ -259,6 +263,7 @@ class MortonLayout(Layout):
     @classmethod
     def for_shape(cls, shape: Sequence[int]) -> MortonLayout:
         """The layout with the fewest bits that holds ``shape`` (what writers should use)."""
+        # (n - 1).bit_length() is the least b with 2**b >= n; sides 0 and 1 take 0 bits
         return cls(tuple(max(int(n) - 1, 0).bit_length() for n in parse_shape(shape)))
 
     def validate(self, shape: Sequence[int]) -> tuple[int, ...]:
@@ -366,6 +371,9 @@ class HilbertLayout(Layout):
         return curve_box_runs(lo, hi, (self.order,) * self.rank, self._corner_key)
 
     def _corner_key(self, corners: np.ndarray, level: int) -> np.ndarray:
+        # The corner's key with its low rank * level bits cleared is the first key of
+        # the aligned sub-cube of side 2**level that holds it.  A shift by 64 would
+        # overflow uint64: then the sub-cube is the whole curve, starting at key 0.
         low = np.uint64((1 << (self.rank * level)) - 1) if self.rank * level < 64 else None
         keys = hilbert_encode(corners, self.order)
         return keys & ~low if low is not None else np.zeros_like(keys)

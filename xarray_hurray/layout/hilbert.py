@@ -60,11 +60,14 @@ def _invert_or_exchange(x: np.ndarray, i: int, q: int, scratch: _Scratch) -> Non
     Where the bit is set the low ``q`` bits of ``x[0]`` are inverted; where it is
     clear the low ``q`` bits of ``x[0]`` and ``x[i]`` are exchanged.
     """
-    x0 = x[0]
+    x0 = x[0]  # a view: the in-place updates below write into x
     flip = _low_mask_where_bit(x[i], q, scratch.flip)
     if i == 0:
         x0 ^= flip
         return
+    # Both cases at once, without a branch per point: t is the exchange's difference
+    # where the bit is clear and 0 where it is set, so x0 ^= flip ^ t inverts or
+    # exchanges, and x[i] ^= t changes only the points that exchange.
     t = np.bitwise_xor(x0, x[i], out=scratch.t)
     t &= np.bitwise_xor(flip, x.dtype.type((1 << q) - 1), out=scratch.keep)
     x[i] ^= t
@@ -131,6 +134,7 @@ def hilbert_encode(coords: object, order: int) -> np.ndarray:
     points = array.reshape(-1, rank)
     out = np.empty(points.shape[0], dtype=np.uint64)
     for start in range(0, points.shape[0], BLOCK):
+        # a contiguous copy per dimension: the transform works in place, column-wise
         x = np.ascontiguousarray(points[start : start + BLOCK].T, dtype=dtype)
         _axes_to_transpose(x, order)
         out[start : start + BLOCK] = pack(x, bitmap)

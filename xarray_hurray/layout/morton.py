@@ -69,6 +69,7 @@ def morton_encode(coords: object, bits: Sequence[int]) -> np.ndarray:
         check_range(array[..., d], n, f"coords[..., {d}]")
     dtype = coordinate_dtype(max(bits, default=0))
     bitmap = interleaved_bitmap(bits)
+    # the count spelled out: with no dimensions (bits == ()) reshape cannot infer a -1
     points = array.reshape(math.prod(array.shape[:-1]), len(bits))
     out = np.empty(points.shape[0], dtype=np.uint64)
     for start in range(0, points.shape[0], BLOCK):

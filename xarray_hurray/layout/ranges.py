@@ -32,6 +32,7 @@ def parse_box(
         raise LayoutError(
             f"box lo={list(lo_a)} hi={list(hi_a)} does not have the rank of shape {list(shape_a)}"
         )
+    # lo == hi is an empty box (allowed); lo > hi is a mistake
     if np.any(lo_a < 0) or np.any(hi_a > shape_a) or np.any(lo_a > hi_a):
         raise LayoutError(
             f"box lo={list(lo_a)} hi={list(hi_a)} is not a box inside shape {list(shape_a)}"
@@ -71,6 +72,7 @@ def group_runs(
     count = len(starts)
     if count == 0:
         return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.int64)
+    # stable: runs with equal starts keep the caller's order, so group_of is reproducible
     order = np.argsort(starts, kind="stable")
     lo = starts[order]
     # reach[i]: the furthest stop among the first i + 1 runs.  Groups are disjoint and
@@ -128,10 +130,15 @@ def curve_box_runs(
     bits_a = np.asarray(bits, dtype=np.int64)
     if np.any(hi <= lo):
         return np.empty((0, 2), dtype=np.int64)
+    # Descend from the whole key space: a cube inside the box is one run of keys (both
+    # curves visit an aligned cube of side 2**level in one stretch), a cube that
+    # straddles the box's border splits into its 2**rank children.  Only straddling
+    # cubes are kept, so the work grows with the box's surface, not its volume.
     level = int(bits_a.max(initial=0))
     corners = np.zeros((1, rank), dtype=np.int64)
     starts, stops = [], []
     while len(corners):
+        # a Morton dimension with fewer bits than the level is already whole
         side = np.int64(1) << np.minimum(level, bits_a)
         ends = corners + side
         inside = np.all((corners >= lo) & (ends <= hi), axis=1)

@@ -116,6 +116,8 @@ def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec, write_empty: boo
     # the stored chunks of a large dask chunk are encoded on the shared thread pool,
     # so one dask chunk keeps every core busy, as many small ones would
     encoded = list(ordered_map(lambda box: stored_bytes(codec, block[box], write_empty), boxes))
+    # map_blocks wants an array per block: one object cell holding the list (numpy
+    # would make a list of bytes into an array of its own)
     cell = np.empty((1,) * block.ndim, dtype=object)
     cell.reshape(-1)[0] = encoded
     return cell
@@ -179,6 +181,8 @@ class BlockMap:
             return block, local
         coords = np.unravel_index(chunk_ids, self.grid_shape)
         for coord, starts, counts in zip(coords, self._starts, self._counts, strict=True):
+            # the last dask chunk starting at or before the coordinate holds it; the
+            # indices accumulate row-major, axis by axis
             b = np.searchsorted(starts, coord, side="right") - 1
             block = block * len(starts) + b
             local = local * counts[b] + (coord - starts[b])
@@ -242,6 +246,7 @@ class DaskChunks:
             left += np.bincount(block, minlength=count)
             used, at = np.unique(block, return_index=True)
             first[used] = np.minimum(first[used], at + start)
+        # dask chunks by first use; those no chunk uses (first == len) sort last, cut off
         order = np.argsort(first, kind="stable")[: int(np.count_nonzero(left))].tolist()
         batches: list[list[int]] = [[]]
         held = 0  # stored chunks of the last batch
@@ -259,6 +264,8 @@ class DaskChunks:
                 while b not in pending:  # the next batch holds it: first-use order
                     pending.update(next(results))
                 parts = pending[b]
+                # handed over once: the reference is dropped so that the bytes go as
+                # soon as the writer has them, and a dask chunk's list when all went
                 data, parts[k] = parts[k], None
                 remaining[b] -= 1
                 if not remaining[b]:

@@ -283,6 +283,8 @@ def _typed_fill_values(var: xr.Variable) -> xr.Variable:
                     typed = var.dtype.type(value)
                 except (OverflowError, ValueError):
                     continue
+            # only an exact value takes the type: one the cast would change (300 as
+            # int8, 0.1 as float32) stays as given; NaN is exact though NaN != NaN
             if typed == value or (np.isnan(typed) and np.isnan(value)):
                 attrs[key] = typed
     return xr.Variable(var.dims, var.data, attrs, var.encoding, fastpath=True)

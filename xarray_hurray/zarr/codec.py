@@ -179,6 +179,7 @@ class HurrayCodec(ArrayBytesCodec, ArrayBytesCodecPartialDecodeMixin):
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         """Bytes of an encoded chunk: the layout's buffer, padding included."""
+        # max(..., 1): a chunk with a zero-length side has no elements to divide by
         itemsize = input_byte_length // max(math.prod(chunk_spec.shape), 1)
         return self.layout_for(chunk_spec.shape).buffer_size(chunk_spec.shape) * itemsize
 
@@ -256,7 +257,10 @@ class BoxRead:
                     f"returned {array.size} bytes"
                 )
         dtype = self.spec.dtype.to_native_dtype()
+        # the empty start keeps the result uint8 for any answers; [: len(self.runs)]
+        # drops the extra answer that only located the chunk's end
         data = np.concatenate([np.empty(0, np.uint8), *arrays[: len(self.runs)]])
+        # a view: the bytes become elements of the stored byte order without a copy
         data = data.view(stored_dtype(dtype, self.codec.endian))
         box = tuple(slice(a, b) for a, b in zip(self.lo, self.hi, strict=True))
         positions = self.layout.positions(self.shape).reshape(self.shape)[box]
@@ -280,7 +284,8 @@ def runs_offsets(runs: np.ndarray, positions: np.ndarray) -> np.ndarray:
         Offsets into the runs laid end to end, shaped like ``positions``.
     """
     lengths = runs[:, 1] - runs[:, 0]
-    run_first = np.cumsum(lengths) - lengths
+    run_first = np.cumsum(lengths) - lengths  # exclusive prefix sum: where each run lands
+    # the last run starting at or before each position is the one holding it
     which = np.searchsorted(runs[:, 0], positions, side="right") - 1
     offsets: np.ndarray = run_first[which] + positions - runs[which, 0]
     return offsets

@@ -83,6 +83,7 @@ class PrefetchedShard:
         self, prototype: BufferPrototype, byte_range: ByteRequest | None = None
     ) -> Buffer | None:
         """The bytes of ``byte_range``, which must lie in the index or one prefetched run."""
+        # zarr asks for the index with the very request _prefetch made for it
         if byte_range == self.index_request:
             return self.index_bytes
         if isinstance(byte_range, RangeByteRequest):
@@ -144,6 +145,7 @@ class HilbertShardingCodec(ShardingCodec):
                 value = map.get(coords)
                 if value is None or len(value) == 0:
                     continue
+                # offsets are from the shard's start, past the index when it leads
                 index.set_chunk_slice(coords, slice(offset, offset + len(value)))
                 offset += len(value)
                 buffers.append(value)
@@ -166,6 +168,7 @@ class HilbertShardingCodec(ShardingCodec):
                 chunk_grid=RegularChunkGrid(chunk_shape=self.chunk_shape),
             )
             wanted = {coords for coords, *_ in indexer}
+            # a read of every inner chunk fetches the shard whole: nothing to merge
             if self._is_total_shard(wanted, chunks_per_shard):
                 return await super()._decode_partial_single(byte_getter, selection, shard_spec)
             prefetched = await self._prefetch(byte_getter, wanted, chunks_per_shard)
@@ -196,6 +199,8 @@ class HilbertShardingCodec(ShardingCodec):
                     for a, b in runs
                 )
             )
+            # a run gone since the index was read: the shard changed under the read,
+            # and zarr's own answer for a missing shard (None) is the honest one
             present = [part for part in parts if part is not None]
             if len(present) != len(parts):
                 return None
