@@ -3,6 +3,9 @@
 import pytest
 from scripts import run_script
 
+# the example scripts, each a run of its own: slow
+pytestmark = pytest.mark.slow
+
 
 def run_example(name: str, *args: str) -> str:
     return run_script(f"examples/{name}", *args)

@@ -7,6 +7,9 @@ import sys
 import pytest
 from scripts import run_script
 
+# a run of a benchmark script: slow, left out of CI's lowest-versions run
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts bytes in /proc")
 def test_quick_run_prints_the_table() -> None:

@@ -16,6 +16,10 @@ HEADERS = (
 )
 
 
+# a run of a benchmark script: slow, left out of CI's lowest-versions run
+pytestmark = pytest.mark.slow
+
+
 def run(*args: str) -> str:
     return run_script("benchmarks/layouts.py", "--quick", *args)
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from scripts import run_script
+
+# a run of a benchmark script: slow, left out of CI's lowest-versions run
+pytestmark = pytest.mark.slow
 
 
 def test_region_reads_benchmark_quick(tmp_path):

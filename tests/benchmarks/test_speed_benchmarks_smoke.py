@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from scripts import run_script
+
+# a run of a benchmark script: slow, left out of CI's lowest-versions run
+pytestmark = pytest.mark.slow
 
 
 def test_round_trips_benchmark_quick():

@@ -283,6 +283,7 @@ def test_demo_counts_and_files(tmp_path):
         assert len(sizes) == 1  # without merging every order reads just the chunks needed
 
 
+@pytest.mark.slow
 def test_module_runs_as_a_subprocess(sample):
     result = subprocess.run(
         [sys.executable, "-m", "xarray_hurray", "verify", str(sample[0])],
@@ -367,6 +368,7 @@ def test_a_missing_file_system_package_is_one_line(capsys):
     assert "gcsfs" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_output_closed_early_stops_quietly(tmp_path):
     path = tmp_path / "many.hurray"
     ds = xr.Dataset({"v": (("y", "x"), np.zeros((256, 256), "f4"))})

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import xarray as xr
 
 from xarray_hurray.cli import main
@@ -20,6 +21,7 @@ def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)
 
 
+@pytest.mark.slow
 def test_python_blocks_run_in_order(tmp_path):
     # The S3 block needs a bucket and credentials; examples/s3_region_read.py runs the
     # same calls against a local server in test_examples.py.

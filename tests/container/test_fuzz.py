@@ -60,6 +60,7 @@ def _same(a: dict[str, object], b: dict[str, object]) -> bool:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_damaged_files_raise_only_format_errors(good, truth, seed):
     kind, blob = mutate(good, random.Random(seed))
     try:
@@ -90,6 +91,7 @@ def test_damaged_trees_with_missing_chunks_raise_only_format_errors(tree, seed):
 
 
 @pytest.mark.parametrize("make", [tiny_file, tiny_tree_file], ids=["flat", "tree"])
+@pytest.mark.slow
 def test_every_single_bit_flip_is_detected(tmp_path, make):
     good = make(tmp_path)
     flips = 0

@@ -27,6 +27,9 @@ from fuzz_structure import (
 
 VERSIONS = [(1, 0), (1, 1)]
 
+# fuzzing: slow
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", params=VERSIONS, ids=["1.0", "1.1"])
 def seed(request, tmp_path_factory) -> tuple[bytes, dict, object]:

@@ -52,6 +52,7 @@ def _version_of(path) -> int:
     return int(values.flat[0])
 
 
+@pytest.mark.slow
 def test_killed_writers_never_damage_the_target(tmp_path):
     target = tmp_path / "data.hurray"
     _write(0, str(target))
@@ -127,6 +128,7 @@ def _check_regions(reader, truth: np.ndarray, seed: int) -> int:
     return seed
 
 
+@pytest.mark.slow
 def test_threads_and_processes_read_the_numpy_truth(random_file):
     path, truth = random_file
     reader = open_reader(path)

@@ -34,6 +34,7 @@ def run_python(code: str, *args: object, **kwargs: object) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_a_write_failing_for_space_leaves_no_temporary_file(tmp_path):
     # a file size limit (EFBIG) stands for a full disk (ENOSPC): both fail the write
     # and then the flush that closing the file repeats
@@ -59,6 +60,7 @@ def test_a_write_failing_for_space_leaves_no_temporary_file(tmp_path):
     assert sorted(tmp_path.iterdir()) == [target] and target.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_write_on_a_full_disk_fails_and_leaves_the_old_file_alone(tmp_path):
     # a real full disk: a 256 KiB tmpfs, mounted in a private mount namespace (of a new
     # user namespace, so that no privilege is needed where those are allowed)
@@ -93,6 +95,7 @@ def test_a_write_on_a_full_disk_fails_and_leaves_the_old_file_alone(tmp_path):
     assert result.stdout.split() == ["True", "['x.hurray']", "True"], result.stderr
 
 
+@pytest.mark.slow
 def test_sigterm_removes_the_temporary_file_and_still_ends_the_process(tmp_path):
     target = tmp_path / "x.hurray"
     code = """
@@ -204,6 +207,7 @@ def test_a_write_goes_through_a_symlink_and_keeps_permissions(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.hurray", "real.hurray"]
 
 
+@pytest.mark.slow
 def test_special_files_are_neither_replaced_nor_waited_for(tmp_path):
     fifo = tmp_path / "pipe.hurray"
     os.mkfifo(fifo)

@@ -33,6 +33,7 @@ def _upload_in_other_process(upload: MultipartUpload, number: int, data: bytes):
     return upload.upload_part(number, data)
 
 
+@pytest.mark.slow
 def test_parts_in_any_order_from_another_process(s3):
     url = f"s3://{s3.bucket}/field.hurray"
     rng = np.random.default_rng(0)

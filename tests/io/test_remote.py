@@ -159,6 +159,7 @@ def test_s3_open_is_one_request_and_the_index_is_fetched_once(ds, s3):
     assert len(source.requests) > 1 and all(a >= data_start for a, _ in source.requests[1:])
 
 
+@pytest.mark.slow
 def test_s3_index_pages_beyond_the_head_cost_one_request_then_are_cached(s3):
     # 20,000 chunks: 20 index pages of 20 kB, past the first 64 KiB read
     big = xr.Dataset({"w": (("t",), np.arange(20_000, dtype="i4"))})

@@ -235,6 +235,7 @@ def test_failing_task_aborts(s3, client):
     _assert_untouched(s3, url, old)
 
 
+@pytest.mark.slow
 def test_killed_worker_aborts(s3, client):
     url, old = _old_object(s3)
     ds = _dataset()
@@ -246,6 +247,7 @@ def test_killed_worker_aborts(s3, client):
     client.wait_for_workers(2, timeout=60)
 
 
+@pytest.mark.slow
 def test_worker_lost_once_is_replaced(s3, client, tmp_path):
     """The task of a lost worker runs again elsewhere and uploads its part again."""
     url = f"s3://{s3.bucket}/field.hurray"
@@ -281,6 +283,7 @@ INTERRUPTED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_interrupted_client_aborts(s3):
     url, old = _old_object(s3)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

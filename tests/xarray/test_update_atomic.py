@@ -118,6 +118,7 @@ def server() -> Iterator[ForkServer]:
 
 
 @pytest.mark.parametrize("calls", range(1, 14))
+@pytest.mark.slow
 def test_a_kill_at_any_write_leaves_the_old_or_the_new_version(server, base, calls):
     code = server.run("_kill_at", str(base), "_append", [7, 5], calls)
     found = read_steps(base)
@@ -132,6 +133,7 @@ def test_a_kill_at_any_write_leaves_the_old_or_the_new_version(server, base, cal
     assert len(read_steps(base)) == len(found) + 2
 
 
+@pytest.mark.slow
 def test_kills_at_random_times_during_appends_and_region_writes(server, base):
     rng = random.Random(12)
     outcomes = set()
