@@ -310,3 +310,16 @@ def test_a_group_added_to_a_format_1_0_file_rewrites_it_as_1_1(tmp_path):
     xr.testing.assert_identical(back.to_dataset(), original)
     xr.testing.assert_identical(back["extra"].to_dataset(inherit=False), extra)
     assert verify_file(path) == []
+
+
+def test_a_tree_written_into_an_s3_object(s3):
+    url = f"s3://{s3.bucket}/tree.hurray"
+    so = s3.storage_options
+    xh.to_hurray(tree(), url, storage_options=so, encoding=ENCODING)
+    later = tree(6, 2)
+    later["ice"] = xr.DataTree(xr.Dataset({"extent": ("season", [1.0, 2.0])}))
+    xh.to_hurray(later, url, storage_options=so, mode="a", append_dim="time")
+    expected = tree(0, 8)
+    expected["ice"] = later["ice"]
+    with xr.open_datatree(url, engine="hurray", storage_options=so) as back:
+        xr.testing.assert_identical(back.load(), expected)
