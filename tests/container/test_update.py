@@ -3,6 +3,8 @@ reported, and compaction back to full curve order."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -113,3 +115,37 @@ def test_appends_along_a_curve_axis_reorder_the_index_not_the_data(tmp_path, ord
     compact(path)
     assert storage_order(open_reader(path))["out_of_order"]["v"] == 0
     np.testing.assert_array_equal(open_reader(path).read("v"), values)
+
+
+def test_a_failing_sync_of_the_new_slot_keeps_the_bytes_it_may_point_to(path, monkeypatch):
+    # the slot's fsync fails (EIO) after the slot was written: the new version may
+    # be on disk, so its bytes stay and the file reads as it
+    real_fsync = os.fsync
+    calls = []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:  # the parts' sync passes, the slot's fails
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError, match="Input/output"):
+        xh.to_hurray(year(2, start=60), path, append_dim="time")
+    monkeypatch.undo()
+    assert verify_file(path) == []
+    with xr.open_dataset(path, engine="hurray") as ds:
+        xr.testing.assert_identical(ds.load(), year(62))
+
+
+def test_a_failing_sync_of_the_new_parts_leaves_the_file_byte_identical(path, monkeypatch):
+    before = path.read_bytes()
+
+    def fsync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError, match="Input/output"):
+        xh.to_hurray(year(40, start=60), path, append_dim="time")  # 5 MB: it reaches the file
+    monkeypatch.undo()
+    assert path.read_bytes() == before

@@ -387,6 +387,7 @@ class InPlaceCommit(AllOrNothing):
         self.metadata = metadata
         self._slot = base.header
         self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0)) if path else -1
+        self._slot_started = False  # from then on the new version may be the file's
         self._position = self._slot.file_length
         self._buffer = bytearray()
         self._buffer_start = self._position
@@ -524,14 +525,18 @@ class InPlaceCommit(AllOrNothing):
             for k in (0, 1)
             if Slot.unpack(prefix, header[PREFIX.size + k * SLOT_SIZE :][:SLOT_SIZE]) == self._slot
         )
+        self._slot_started = True
         self._finish(slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
 
     def abort(self) -> None:
-        """Leave the base as the file's version, and the file as long as it was: what
-        was appended is cut off again (nothing references it; a process killed before
-        this leaves it as an uncommitted tail, which readers ignore)."""
+        """Give up the new version: what was appended is cut off again, so the file is
+        as long as the base left it (nothing references those bytes; a process killed
+        before this leaves them as an uncommitted tail, which readers ignore).  Once
+        the new slot is being written (its ``fsync`` failing) nothing is cut: the slot
+        may have reached the disk, and its version needs those bytes."""
         try:
-            if self._buffer_start > self._slot.file_length:  # something reached the file
+            # something reached the file, and no slot may point to it yet
+            if self._buffer_start > self._slot.file_length and not self._slot_started:
                 os.ftruncate(self._fd, self._slot.file_length)
         finally:
             os.close(self._fd)
