@@ -36,6 +36,12 @@ COMPLEX = {"dtype": "complex64", "shape": [], "data": [[1, 1]]}
         ("i2", {"scale_factor": [1.0, 2.0]}, "'scale_factor' must be one real number"),
         ("i2", {"scale_factor": COMPLEX}, "'scale_factor' must be one real number"),
         ("i2", {"add_offset": [1, "a"]}, "'add_offset' must be one real number"),
+        ("i2", {"scale_factor": 10**30}, "'scale_factor' must be one real number"),
+        (
+            "i2",
+            {"dtype": {"dtype": "float64", "shape": [2], "data": [1, 2]}},
+            "'dtype' must be a string",
+        ),
         ("U2", {"scale_factor": 2}, "'scale_factor' must be absent, as the variable holds text"),
         ("O", {"add_offset": 1.5}, "'add_offset' must be absent, as the variable holds text"),
         ("i2", {"_FillValue": "x"}, "'_FillValue' must be a number"),

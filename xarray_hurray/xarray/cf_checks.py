@@ -42,7 +42,9 @@ FILL_ATTRS = ("_FillValue", "missing_value")
 def _is_real(value: Any) -> bool:
     if isinstance(value, bool | np.bool_):
         return False
-    if isinstance(value, int | float):
+    if isinstance(value, int):  # numpy takes integers of 64 bits (signed or not), no more
+        return -(2**63) <= value < 2**64
+    if isinstance(value, float):
         return True
     return isinstance(value, np.generic | np.ndarray) and value.dtype.kind in "iuf"
 
@@ -87,6 +89,9 @@ def check_cf_attrs(what: str, kind: str | None, attrs: Mapping[str, Any]) -> Non
             raise refuse("_Encoding", "the name of a text encoding such as 'utf-8'")
     if kind is None:
         return
+    if "dtype" in attrs and not isinstance(attrs["dtype"], str):
+        # xarray's boolean decoder compares it with "bool" (an array cannot be compared)
+        raise refuse("dtype", "a string")
     for attr in NUMBER_ATTRS:
         if attr in attrs and kind in "SUO":  # the decoder would turn the text into numbers
             raise refuse(attr, "absent, as the variable holds text")
