@@ -28,7 +28,7 @@ from fuzz_cases import (
     with_last_chunk,
     with_metadata,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
@@ -69,7 +69,8 @@ def test_damaged_files_raise_only_format_errors(good, truth, seed):
         return
     if "seal" not in kind and kind != "json":
         # nothing outside a checksum: an unsealed change that reads must change nothing
-        assert blob == good and _same(result, truth)
+        # but bytes after the end of the version (an uncommitted write, which 1.1 allows)
+        assert blob[: len(good)] == good and _same(result, truth)
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +80,7 @@ def tree(tmp_path_factory) -> bytes:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
+@example(seed=1681)  # a splice that adds bytes after the end of the version
 def test_damaged_trees_with_missing_chunks_raise_only_format_errors(tree, seed):
     truth = read_everything(tree)
     kind, blob = mutate(tree, random.Random(seed))
@@ -87,7 +89,7 @@ def test_damaged_trees_with_missing_chunks_raise_only_format_errors(tree, seed):
     except xh.HurrayFormatError:
         return
     if "seal" not in kind and kind != "json":
-        assert blob == tree and _same(result, truth)
+        assert blob[: len(tree)] == tree and _same(result, truth)
 
 
 @pytest.mark.parametrize("make", [tiny_file, tiny_tree_file], ids=["flat", "tree"])
