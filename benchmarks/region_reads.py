@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -315,7 +315,13 @@ def main() -> None:
                         help="add the zarr rows saved by another run")  # fmt: skip
     parser.add_argument("--plot", type=Path, help="draw requests per read to this PNG")
     parser.add_argument("--gap", type=int, help="also read shards with this zarr gap")
+    parser.add_argument(
+        "--overhead", type=float, help="seconds of work per request in hurray's cost model"
+    )
     args = parser.parse_args()
+    if args.overhead is not None:
+        global OBJECT_STORE
+        OBJECT_STORE = replace(OBJECT_STORE, overhead=args.overhead)
     side, chunk, shard, count = (512, 32, 4, 3) if args.quick else (4096, 128, 16, 10)
     print(
         f"Python {platform.python_version()}, zarr {zarr.__version__}, xarray {xr.__version__}, "

@@ -31,6 +31,7 @@ from xarray_hurray.container import ContainerReader
 from xarray_hurray.container.format import HEAD_SIZE
 from xarray_hurray.io import (
     OBJECT_STORE,
+    PLAIN_HTTP,
     CostModel,
     FsspecSource,
     HttpSource,
@@ -79,14 +80,20 @@ def assert_same(out: xr.Dataset, ds: xr.Dataset) -> None:
 # ---------------------------------------------------------------- the cost model
 
 
-def test_object_store_policy_follows_from_the_cost_model():
-    model = CostModel(latency=0.02, bandwidth=100e6, concurrency=32, overhead=0.0005)
-    assert model == OBJECT_STORE
-    # gap: 0.5 ms of request overhead, worth 50 kB of a 100 MB/s link; in a read of more
-    # than 32 requests also 20 ms / 32 of a round: 1.125 ms, 112.5 kB
-    assert OBJECT_STORE.merge_policy() == MergePolicy(
-        max_gap=50_000, max_request=64_000_000, in_flight=32, crowded_gap=112_500
-    )
+@pytest.mark.parametrize(
+    ("model", "overhead", "policy"),
+    [
+        # 2 ms of request overhead, worth 200 kB of a 100 MB/s link; in a read of more
+        # than 32 requests also 20 ms / 32 of a round: 2.625 ms, 262.5 kB
+        (OBJECT_STORE, 0.002, MergePolicy(200_000, 64_000_000, 32, 262_500)),
+        # 0.5 ms: 50 kB, and 1.125 ms, 112.5 kB
+        (PLAIN_HTTP, 0.0005, MergePolicy(50_000, 64_000_000, 32, 112_500)),
+    ],
+    ids=["object-store", "plain-http"],
+)
+def test_remote_policies_follow_from_the_cost_model(model, overhead, policy):
+    assert model == CostModel(latency=0.02, bandwidth=100e6, concurrency=32, overhead=overhead)
+    assert model.merge_policy() == policy
     # merging at the break-even gap leaves the modelled time unchanged, in one round ...
     split = model.seconds(requests=2, nbytes=2 * 10**6)
     merged = model.seconds(requests=1, nbytes=2 * 10**6 + model.max_gap)
@@ -116,6 +123,7 @@ def test_remote_sources_default_to_the_object_store_policy(tmp_path):
     assert remote.default_policy() == OBJECT_STORE.merge_policy()
     assert CountingSource(remote).default_policy() == OBJECT_STORE.merge_policy()
     assert LocalFileSource(tmp_path / "x").default_policy() == MergePolicy()
+    assert HttpSource("http://127.0.0.1:1/x.hurray").default_policy() == PLAIN_HTTP.merge_policy()
 
 
 # ---------------------------------------------------------------- S3 through s3fs

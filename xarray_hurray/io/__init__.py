@@ -10,7 +10,7 @@
   a remote read that failed on every attempt of its :class:`RetryPolicy`;
   :class:`RangeIgnoredWarning`: an HTTP server that sends whole files for ranges.
 - :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
-  imply (``OBJECT_STORE`` for remote sources).
+  imply (``OBJECT_STORE`` for object stores, ``PLAIN_HTTP`` for plain http(s)).
 - :func:`upload_target`, :func:`staged_upload`: writes to URLs and stores as a local
   file uploaded whole.
 - :func:`start_multipart`, :class:`MultipartUpload`, :func:`plan_runs`,
@@ -19,7 +19,7 @@
 """
 
 from ..errors import RangeIgnoredWarning, SourceChangedError, SourceReadError
-from .costs import OBJECT_STORE, CostModel
+from .costs import OBJECT_STORE, PLAIN_HTTP, CostModel
 from .http_source import HttpSource
 from .multipart import (
     S3_RULES,
@@ -45,6 +45,7 @@ from .upload import UploadTarget, staged_upload, upload_target
 __all__ = [
     "DEFAULT_RETRY",
     "OBJECT_STORE",
+    "PLAIN_HTTP",
     "S3_RULES",
     "ByteSource",
     "CostModel",

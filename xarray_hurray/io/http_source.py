@@ -29,7 +29,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import numpy as np
 
-from .costs import OBJECT_STORE
+from .costs import OBJECT_STORE, PLAIN_HTTP
 from .plan import MergePolicy
 from .remote import (
     DEFAULT_RETRY,
@@ -286,7 +286,7 @@ class HttpSource(ByteSource):
         return None if self._version is None else self._version.size
 
     def default_policy(self) -> MergePolicy:
-        return OBJECT_STORE.merge_policy()
+        return PLAIN_HTTP.merge_policy()
 
     def __getstate__(self) -> dict[str, Any]:
         return {"url": self.url, "retry": self.retry, "version": self._version}
