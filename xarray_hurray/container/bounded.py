@@ -121,9 +121,10 @@ def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
     RuntimeError
         When a codec library rejects the data.
     """
-    # Caps from the inside out: the last decode (the first codec) may give ``limit``
-    # bytes; each codec before it in decoding order may give at most what encoding its
-    # output could have made of that, so caps[0] is for the outermost codec.
+    # Caps from the last decode back: the last one (undoing the first codec) may give
+    # ``limit`` bytes; each decode before it gives the next one's input, which encoding
+    # at most the next cap's bytes could have made: the expansion bound of that cap.
+    # caps[0] is the first decode's, the outermost codec's.
     caps: list[int] = []
     for _ in codecs:
         caps.insert(0, expansion_bound(caps[0]) if caps else limit)

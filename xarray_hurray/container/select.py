@@ -58,6 +58,7 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
         positions = np.arange(start, stop, step, dtype=np.int64)
     else:
         array = np.asarray(key)
+        # an int past int64 becomes an object array: out of bounds for any real axis
         if array.dtype == object and isinstance(key, int):
             raise IndexError(f"index {key} out of bounds for an axis of length {length}")
         if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
@@ -70,6 +71,8 @@ def select_axis(key: Key, length: int, chunk: int) -> AxisSelection:
         positions = array.astype(np.int64).reshape(-1)
         positions = np.where(positions < 0, positions + length, positions)
     ids, inverse = np.unique(positions // chunk, return_inverse=True)
+    # result positions grouped by chunk; stable, so each group keeps the key's order
+    # (a repeated or descending key is served as given)
     by_chunk = np.argsort(inverse, kind="stable")
     counts = np.bincount(inverse, minlength=len(ids))
     groups = tuple(np.split(by_chunk, np.cumsum(counts)[:-1])) if len(ids) else ()
@@ -141,6 +144,7 @@ class OuterSelection:
 
 def _compact(positions: np.ndarray) -> Index:
     """``positions`` as a slice when they are a non-empty run, else unchanged."""
+    # the span test is cheap and rules out most non-runs before the full check
     if positions.size and positions[-1] - positions[0] == positions.size - 1:
         if positions.size == 1 or np.all(np.diff(positions) == 1):
             return slice(int(positions[0]), int(positions[-1]) + 1)
@@ -148,6 +152,8 @@ def _compact(positions: np.ndarray) -> Index:
 
 
 def _outer_index(positions: list[Index]) -> tuple[Index, ...]:
+    # slices keep the assignment a view; one array on any axis needs np.ix_'s outer
+    # product on all of them (numpy would otherwise pair arrays up pointwise)
     if all(isinstance(p, slice) for p in positions):
         return tuple(positions)
     return np.ix_(*(np.arange(p.start, p.stop) if isinstance(p, slice) else p for p in positions))

@@ -242,8 +242,8 @@ def http_answer(
         size: int | None = whole
         body = body[start:stop]
     else:
-        # a 206 for other bytes than asked (a proxy's cached range) must not be taken
-        # as ours: retried, never returned
+        # a 206 for other bytes than asked must not be taken as ours: retried, never
+        # returned
         match = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "") or "")
         if match is None or int(match[1]) != start:
             raise Transient(f"HTTP 206 with Content-Range {match and match[0]!r}")

@@ -134,8 +134,8 @@ class LocalFileSource(ByteSource):
 
     def _open(self) -> _Descriptor:
         with self._lock:
-            # a forked child must not share the parent's descriptor (nor its offset
-            # or close): it opens its own, checked against the same identity
+            # a forked child opens the file again, as any new process does, so that it
+            # too finds the file it reads checked against the identity first seen
             if self._descriptor is None or self._pid != os.getpid():
                 # non-blocking: opening a FIFO for reading would wait for a writer
                 flags = os.O_RDONLY | _O_BINARY | getattr(os, "O_NONBLOCK", 0)

@@ -72,7 +72,6 @@ def group_runs(
     count = len(starts)
     if count == 0:
         return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.int64)
-    # stable: runs with equal starts keep the caller's order, so group_of is reproducible
     order = np.argsort(starts, kind="stable")
     lo = starts[order]
     # reach[i]: the furthest stop among the first i + 1 runs.  Groups are disjoint and

@@ -199,8 +199,8 @@ class HilbertShardingCodec(ShardingCodec):
                     for a, b in runs
                 )
             )
-            # a run gone since the index was read: the shard changed under the read,
-            # and zarr's own answer for a missing shard (None) is the honest one
+            # a run that came back None: the shard was deleted after its index was
+            # read; answer as zarr does for a shard that is missing
             present = [part for part in parts if part is not None]
             if len(present) != len(parts):
                 return None
