@@ -173,6 +173,7 @@ def _many_chunks(noise: bool) -> xr.Dataset:
     return xr.merge([_dataset()[["noise"]], ds]) if noise else ds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", [True, False], ids=["runs", "one-part"])
 def test_pages_after_the_chunks(s3, noise):
     """An index too large for the head goes after the chunks, as a local write puts
