@@ -99,6 +99,20 @@ def tiny_tree_file(directory: Path) -> bytes:
     return path.read_bytes()
 
 
+def appended_file(directory: Path) -> tuple[bytes, bytes]:
+    """The bytes of a small file before and after one append (two versions, the
+    first one's index and metadata left unreferenced by the second)."""
+    path = Path(directory) / "appended.hurray"
+    holes = np.full((2, 4), np.nan, dtype="f4")
+    holes[0, :2] = 1.5
+    first = xr.Dataset({"v": (("t", "x"), holes)}, coords={"t": [0, 1]})
+    xh.to_hurray(first, path, encoding={"v": {"chunks": (1, 2)}}, codecs=None)
+    before = path.read_bytes()
+    more = xr.Dataset({"v": (("t", "x"), np.full((1, 4), 2.5, "f4"))}, coords={"t": [2]})
+    xh.to_hurray(more, path, mode="a", append_dim="t")
+    return before, path.read_bytes()
+
+
 def read_everything(blob: bytes, verify_checksums: bool = True) -> dict[str, object]:
     """Open ``blob`` and read every variable (of every group) and attribute."""
     reader = ContainerReader(FileObjectSource(io.BytesIO(blob)), verify_checksums=verify_checksums)

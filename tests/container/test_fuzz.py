@@ -18,6 +18,7 @@ import xarray as xr
 from fuzz_cases import (
     SLOT,
     SLOT_AT,
+    appended_file,
     metadata_text,
     mutate,
     read_everything,
@@ -35,6 +36,7 @@ import xarray_hurray as xh
 from xarray_hurray.cli import main as cli_main
 from xarray_hurray.container import verify_file
 from xarray_hurray.container.limits import MAX_METADATA_CONTAINERS, MAX_NESTING
+from xarray_hurray.container.update import storage_order
 from xarray_hurray.io import FileObjectSource
 from xarray_hurray.testing import CountingSource
 
@@ -105,6 +107,36 @@ def test_every_single_bit_flip_is_detected(tmp_path, make):
                 read_everything(bytes(blob))
             flips += 1
     assert flips == 8 * len(good)
+
+
+@pytest.mark.slow
+def test_every_single_bit_flip_of_an_appended_file(tmp_path):
+    """In a file of two versions a flip fails the read, or reads the newest version
+    exactly when it lands in bytes nothing references (the first version's index and
+    metadata), or, in the newest version's header slot, reads the first version
+    exactly: a damaged newest slot looks like a commit that never finished."""
+    before, good = appended_file(tmp_path)
+    newest, first = read_everything(good), read_everything(before)
+    reader = xh.open_reader(FileObjectSource(io.BytesIO(good)))
+    unreferenced = storage_order(reader)["unreferenced_bytes"]
+    newest_slot = SLOT_AT + (reader.header.generation % 2 == 0) * 64
+    read_newest = read_first = 0
+    for position in range(len(good)):
+        for bit in range(8):
+            blob = bytearray(good)
+            blob[position] ^= 1 << bit
+            try:
+                result = read_everything(bytes(blob))
+            except xh.HurrayFormatError:
+                continue
+            if newest_slot <= position < newest_slot + 64:
+                assert _same(result, first)
+                read_first += 1
+            else:
+                assert _same(result, newest)
+                read_newest += 1
+    assert read_first == 8 * 64
+    assert read_newest == 8 * unreferenced > 0
 
 
 def test_verify_finds_every_damaged_chunk(good):
