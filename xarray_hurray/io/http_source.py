@@ -38,7 +38,7 @@ from .remote import (
     RetryPolicy,
     Transient,
     backoff,
-    changed,
+    check_version,
     exhausted,
     http_answer,
     http_refusal,
@@ -248,21 +248,9 @@ class HttpSource(ByteSource):
             except Transient as err:
                 last = str(err)
                 continue
-            self._check(version)
+            check_version(self, self.url, version)
             return data
         raise exhausted(self.retry, f"reading bytes [{start}, {stop}) of {self.url}", last)
-
-    def _check(self, version: ObjectVersion | None) -> None:
-        """Pin ``version`` if nothing is pinned yet, else require that it is the pinned one."""
-        if version is None:
-            return
-        with self._lock:
-            if self._version is None:
-                self._version = version
-                return
-            conflict = self._version.conflict(version)
-        if conflict:
-            raise changed(self.url, conflict)
 
     def read(self, start: int, stop: int) -> bytes:
         return self._fetch(start, stop)

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import SourceReadError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
-from .remote import ObjectVersion, changed
+from .remote import ObjectVersion, changed, check_version
 from .source import ByteSource
 
 _POOL_SIZE = 16
@@ -132,12 +132,7 @@ class ObstoreSource(ByteSource):
             last_modified=None if modified is None else modified.isoformat(),
             size=meta.get("size"),
         )
-        with self._lock:
-            if self._version is None:
-                self._version = found
-            conflict = self._version.conflict(found)
-        if conflict:
-            raise changed(self.name, conflict)
+        check_version(self, self.name, found)
         expected = min(stop, found.size if found.size is not None else stop) - start
         if len(data) != expected:
             raise SourceReadError(

@@ -24,7 +24,7 @@ from .remote import (
     DEFAULT_RETRY,
     ObjectVersion,
     RetryPolicy,
-    changed,
+    check_version,
     http_range,
     info_version,
     s3_range,
@@ -292,19 +292,6 @@ class FsspecSource(ByteSource):
                 self._fs, self._path = fsspec.core.url_to_fs(self.url, **self.storage_options)
             return self._fs, self._path
 
-    def _check(self, version: ObjectVersion | None) -> None:
-        """Pin ``version`` if nothing is pinned yet, else require that it is the pinned one."""
-        if version is None:
-            return
-        # concurrent first reads race to pin: the first wins, the others are compared
-        with self._lock:
-            if self._version is None:
-                self._version = version
-                return
-            conflict = self._version.conflict(version)
-        if conflict:
-            raise changed(self.url, conflict)
-
     def read(self, start: int, stop: int) -> bytes:
         return self.read_ranges(np.array([[start, stop]], dtype=np.int64))[0]
 
@@ -355,7 +342,7 @@ class FsspecSource(ByteSource):
                     self.retry,
                     f"reading bytes [{start}, {stop}) of {self.url}",
                 )
-            self._check(version)
+            check_version(self, self.url, version)
             return data
 
         return list(await asyncio.gather(*(one(int(a), int(b)) for a, b in ranges)))
@@ -366,11 +353,11 @@ class FsspecSource(ByteSource):
         # pinned before and checked after: bytes read while the object was replaced
         # fail the second check instead of being returned
         if self._version is None:
-            self._check(info_version(fs.info(path)))
+            check_version(self, self.url, info_version(fs.info(path)))
         starts = [int(s) for s in ranges[:, 0]]
         stops = [int(s) for s in ranges[:, 1]]
         blobs = fs.cat_ranges([path] * len(starts), starts, stops, on_error="raise")
-        self._check(info_version(fs.info(path)))
+        check_version(self, self.url, info_version(fs.info(path)))
         return [bytes(b) for b in blobs]
 
     def size(self) -> int | None:
