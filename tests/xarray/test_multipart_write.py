@@ -51,6 +51,13 @@ def _fs(s3):
     return s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
 
 
+def _part_count(info: dict[str, object]) -> int:
+    """The parts of an object, from S3's ETag of a multipart object ("<md5>-<parts>");
+    an object uploaded as one part has no count."""
+    etag = str(info["ETag"]).strip('"')
+    return int(etag.split("-")[1]) if "-" in etag else 1
+
+
 def _dataset(seed: int = 0) -> xr.Dataset:
     """8 MiB of incompressible floats, 4 MiB of NaN (missing chunks) and a small
     coordinate held in memory: runs of 5 MiB of input make two parts of noise."""
@@ -110,8 +117,7 @@ def test_workers_upload_parts(s3, client, local_tmp):
     # the head part (padded to 5 MiB), 8 MiB of noise in runs of 5 MiB of input,
     # then NaN chunks (missing: no bytes) and the coordinate in the last run
     info = _fs(s3).info(url)
-    parts = int(info["ETag"].strip('"').split("-")[1])  # S3's ETag of a multipart object
-    assert parts == 4
+    assert _part_count(info) == 4
     assert 13 * MIB < info["size"] < 16 * MIB
 
 
@@ -188,10 +194,8 @@ def test_pages_after_the_chunks(s3, noise):
     assert verify_file(source) == []
     assert pending_uploads(url, s3.storage_options) == []
     info = _fs(s3).info(url)
-    etag = info["ETag"].strip('"')
-    # the head, two runs (8.4 MiB of input in runs of 5 MiB) and the pages; or one
-    # part, whose ETag has no part count
-    assert (int(etag.split("-")[1]) if "-" in etag else 1) == (4 if noise else 1)
+    # the head, two runs (8.4 MiB of input in runs of 5 MiB) and the pages; or one part
+    assert _part_count(info) == (4 if noise else 1)
     # the last 200 kB are the pages: every chunk of "small" is found there
     pages = 10_000 * INDEX_ENTRY.itemsize
     tail = np.frombuffer(_fs(s3).cat_file(url, start=info["size"] - pages), INDEX_ENTRY)

@@ -348,9 +348,14 @@ class Reuse:
         return uses[later] if later < len(uses) else self.never
 
 
-def _worker_count(schedule: Schedule) -> int:
+def distributed_client(schedule: Schedule) -> Any:
+    """The ``dask.distributed`` client whose ``get`` ``schedule`` is, else None."""
     client = getattr(schedule, "__self__", None)
-    nthreads = getattr(client, "nthreads", None)
+    return client if hasattr(client, "gather") else None
+
+
+def _worker_count(schedule: Schedule) -> int:
+    nthreads = getattr(distributed_client(schedule), "nthreads", None)
     if callable(nthreads):
         return max(int(sum(nthreads().values())), 1)
     return int(dask.config.get("num_workers", None) or os.cpu_count() or 1)

@@ -41,7 +41,7 @@ from ..io.multipart import (
     plan_runs,
     start_multipart,
 )
-from .dask_write import DaskChunks, _waiting_for_tasks, check_alignment
+from .dask_write import DaskChunks, _waiting_for_tasks, check_alignment, distributed_client
 from .progress import ProgressBar
 
 log = logging.getLogger(__name__)
@@ -290,8 +290,8 @@ class MultipartWrite:
             return list(schedule(graph, keys))
         bar = ProgressBar(f"uploading {self.url}", len(keys), unit="parts")
         try:
-            client: Any = getattr(schedule, "__self__", None)
-            if client is not None and hasattr(client, "gather"):
+            client = distributed_client(schedule)
+            if client is not None:
                 # a dask.distributed client: its futures tell when each run is done
                 from distributed import as_completed
 
