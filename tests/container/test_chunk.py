@@ -1,11 +1,14 @@
-"""One chunk to bytes: what the element encoding refuses, named."""
+"""Chunks to bytes: what the element encoding refuses, named; a block of chunks at once."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from layout_strategies import layouts_with_shapes
 
-from xarray_hurray.container import ChunkCodec, VariableMeta
+from xarray_hurray.container import ChunkCodec, VariableMeta, chunk
 from xarray_hurray.layout import RowMajorLayout
 
 
@@ -15,3 +18,63 @@ def test_a_string_chunk_holding_no_str_is_refused_naming_the_variable():
     )
     with pytest.raises(TypeError, match=r"variable 's': .* not str: None of type NoneType"):
         ChunkCodec(meta).encode(np.array(["a", None], dtype=object))
+
+
+@st.composite
+def blocks(draw):
+    """A variable (layout, chunks, element type, fill, codecs) and a block of it: a
+    box of whole chunks, its last ones along each axis perhaps cut by the variable's
+    end; some chunks hold the fill value alone, one of them -0.0 for a 0.0 fill."""
+    layout, chunks = draw(layouts_with_shapes(max_elements=256))
+    dtype = draw(st.sampled_from(["float32", "int16", "bool", "complex64", "U2", "string"]))
+    grid = draw(st.lists(st.integers(1, 3), min_size=len(chunks), max_size=len(chunks)))
+    cut = [draw(st.integers(0, c - 1)) for c in chunks]
+    shape = tuple(g * c - k for g, c, k in zip(grid, chunks, cut, strict=True))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    values = rng.integers(-3, 4, size=shape)
+    fill_value = None
+    if dtype == "float32" and draw(st.booleans()):
+        fill_value = np.float32(np.nan).tobytes()
+        values = np.where(values == 0, np.nan, values)
+    values = values.astype(dtype if dtype != "string" else "U2")
+    if dtype == "string":
+        values = values.astype(object)
+    meta = VariableMeta(
+        name="v",
+        dims=tuple(f"d{i}" for i in range(len(shape))),
+        shape=shape,
+        dtype=dtype,
+        chunks=chunks,
+        layout=layout,
+        codecs=draw(st.sampled_from([[], [{"id": "zstd", "level": 1}], [{"id": "zlib"}]])),
+        fill_value=fill_value,
+    )
+    fill = meta.fill  # every first, second or third chunk holds nothing else
+    for box in list(np.ndindex(*grid))[:: draw(st.integers(1, 3))]:
+        part = tuple(slice(i * c, (i + 1) * c) for i, c in zip(box, chunks, strict=True))
+        values[part] = fill
+    if dtype == "float32" and fill_value is None and values.size:
+        values.reshape(-1)[0] = -0.0  # not the fill: stored
+    as_source = draw(st.sampled_from([None, "float64"])) if dtype == "float32" else None
+    return meta, values if as_source is None else values.astype(as_source)
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks(), st.booleans(), st.sampled_from([0, 4096]), st.sampled_from([1, 64, 2**18]))
+def test_encoding_a_block_of_chunks_gives_the_bytes_of_each_chunk_alone(
+    case, write_empty, small, task_bytes
+):
+    """Whole-block encoding (small chunks of numbers at once, other chunks one by one;
+    in tasks of one chunk, a few, or all) gives what encoding each chunk gives."""
+    meta, block = case
+    codec = ChunkCodec(meta)
+    grid = [-(-n // c) for n, c in zip(block.shape, meta.chunks, strict=True)]
+    expected = []
+    for at in np.ndindex(*grid):
+        box = tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, meta.chunks, strict=True))
+        one = block[box]
+        expected.append(b"" if not write_empty and codec.is_fill(one) else codec.encode(one))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chunk, "SMALL_CHUNK_ELEMENTS", small)
+        patch.setattr(chunk, "TASK_BYTES", task_bytes)
+        assert codec.encode_chunks(block, write_empty) == expected

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from functools import cached_property
+
 import numpy as np
 
 from ..errors import HurrayValueError, in_context
@@ -9,6 +13,28 @@ from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
 from .metadata import VariableMeta
+from .threads import ordered_map
+
+SMALL_CHUNK_ELEMENTS = 1 << 12
+"""Chunks of at most this many numbers are split and permuted for a whole block at
+once (:meth:`ChunkCodec.encode_chunks`); larger ones one at a time, where the
+layout's own (compiled) permutation pays off and no copy of the block is made."""
+
+TASK_BYTES = 1 << 18
+"""Raw bytes of the chunks that one task of :meth:`ChunkCodec.encode_chunks` encodes
+(at least one chunk): few enough tasks that handing them out costs nothing next to
+the work, enough to keep every thread busy on a large block."""
+
+
+def _grid(shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[int, ...]:
+    """Chunks along each axis of an array of ``shape`` starting where a chunk starts."""
+    return tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
+
+
+def _boxes(grid: tuple[int, ...], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
+    """The slices of each chunk of a ``grid`` of ``chunks``, in row-major order."""
+    for at in np.ndindex(*grid):
+        yield tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, chunks, strict=True))
 
 
 class ChunkCodec:
@@ -67,18 +93,23 @@ class ChunkCodec:
         return bool((rows == np.frombuffer(self.fill_bytes, dtype=np.uint8)).all())
 
     def fill_chunks(self, array: np.ndarray) -> np.ndarray | None:
-        """For a whole array of the variable, which chunks (by row-major chunk index)
-        hold the fill value alone, by the rule of :meth:`is_fill`, found in one pass
-        over the array; None where that pass does not apply (text, 16-byte elements),
-        and :meth:`is_fill` is asked chunk by chunk instead."""
+        """Which chunks of ``array`` (by row-major index among them) hold the fill
+        value alone, by the rule of :meth:`is_fill`, found in one pass over the array;
+        None where that pass does not apply (text, 16-byte elements), and :meth:`is_fill`
+        is asked chunk by chunk instead.
+
+        ``array`` is the whole variable, or a box of it that starts where a chunk
+        starts and ends where one ends or at the variable's end (a dask chunk lined up
+        with the chunks): its last chunks along an axis may be cut short.
+        """
         var = self.variable
         size = len(self.fill_bytes)
-        if var.dtype == STRING or size not in (1, 2, 4, 8) or array.shape != var.shape:
+        if var.dtype == STRING or size not in (1, 2, 4, 8) or array.ndim != len(var.chunks):
             return None
         words = np.dtype(f"<u{size}")
         values = np.ascontiguousarray(array, dtype=parse_element_type(var.dtype)).view(words)
         equal = values == np.frombuffer(self.fill_bytes, dtype=words)[0]
-        grid = var.grid_shape
+        grid = _grid(array.shape, var.chunks)
         if not grid:
             one: np.ndarray = equal.reshape(1)
             return one
@@ -86,7 +117,7 @@ class ChunkCodec:
             return np.zeros(0, dtype=bool)
         # elements past the end of the array are padding, which does not count
         padded = np.ones(tuple(g * c for g, c in zip(grid, var.chunks, strict=True)), bool)
-        padded[tuple(slice(0, n) for n in var.shape)] = equal
+        padded[tuple(slice(0, n) for n in array.shape)] = equal
         # each axis split into (chunk number, position in the chunk): reducing over the
         # odd axes leaves one flag per chunk, in row-major chunk order
         blocks = padded.reshape([n for g, c in zip(grid, var.chunks, strict=True) for n in (g, c)])
@@ -117,6 +148,97 @@ class ChunkCodec:
                 f"{MAX_CHUNK_BYTES} a chunk may hold; use smaller chunks"
             )
         return self.chain.encode(raw)
+
+    def encode_chunks(self, block: np.ndarray, write_empty: bool = False) -> list[bytes]:
+        """The stored bytes of every chunk of ``block``, in row-major order among them.
+
+        ``block`` is a box of the variable that starts where a chunk starts and ends
+        where one ends or at the variable's end (a dask chunk lined up with the
+        chunks).  A chunk of the fill value alone gives ``b""`` (not stored: a missing
+        chunk) unless ``write_empty``.  Each chunk's bytes are those :meth:`encode`
+        gives it; the work is shared with the decode pool's threads.
+
+        Many small chunks cost little more than their codec calls: the fill test
+        and, for small chunks of numbers, the split into chunks and the layout
+        permutation run in numpy over all of ``block`` at once.
+        """
+        var = self.variable
+        block = np.asarray(block)
+        if block.ndim != len(var.chunks):
+            raise HurrayValueError(f"block of shape {block.shape} does not fit chunks {var.chunks}")
+        grid = _grid(block.shape, var.chunks)
+        count = math.prod(grid)
+        fill = None if write_empty else self.fill_chunks(block)
+        if fill is None and not write_empty:
+            fill = np.fromiter(
+                (self.is_fill(block[box]) for box in _boxes(grid, var.chunks)), bool, count
+            )
+        size = math.prod(var.chunks)
+        itemsize = parse_element_type(var.dtype).itemsize
+        per_task = max(TASK_BYTES // max(size * itemsize, 1), 1)
+        groups = [range(start, min(start + per_task, count)) for start in range(0, count, per_task)]
+        numbers = var.dtype != STRING and parse_element_type(var.dtype).kind in "biufc"
+        if size > SMALL_CHUNK_ELEMENTS or not numbers or block.dtype.kind not in "biufc":
+            boxes = list(_boxes(grid, var.chunks))
+
+            def encode_group(group: range) -> list[bytes]:
+                return [
+                    b"" if fill is not None and fill[k] else self.encode(block[boxes[k]])
+                    for k in group
+                ]
+        else:
+            rows = self._chunk_rows(block, grid)
+
+            def encode_group(group: range) -> list[bytes]:
+                buffers = self._permute_rows(rows[group.start : group.stop])
+                codec = self.chain.encode
+                if fill is None:
+                    return [codec(row) for row in buffers]
+                flags = fill[group.start : group.stop].tolist()
+                return [b"" if f else codec(row) for f, row in zip(flags, buffers, strict=True)]
+
+        out: list[bytes] = []
+        for part in ordered_map(encode_group, groups):
+            out += part
+        return out
+
+    def _chunk_rows(self, block: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
+        """The chunks of a ``block`` of numbers as rows, row-major among the chunks and
+        within each, in the variable's element type; chunks cut short by the
+        variable's end are padded with zeros, as :meth:`encode` pads them."""
+        var = self.variable
+        dtype = parse_element_type(var.dtype)
+        full = tuple(g * c for g, c in zip(grid, var.chunks, strict=True))
+        if block.shape != full:
+            padded = np.zeros(full, dtype=dtype)
+            np.copyto(padded[tuple(slice(0, n) for n in block.shape)], block, casting="unsafe")
+            block = padded
+        ndim = len(grid)
+        # each axis split into (chunk number, position in the chunk), the chunk numbers
+        # moved first: one copy gives every chunk as one contiguous row
+        split = block.reshape([n for g, c in zip(grid, var.chunks, strict=True) for n in (g, c)])
+        rows = np.empty((*grid, *var.chunks), dtype=dtype)
+        # cast as encode casts (to_bytes): unsafely, like numpy's astype
+        moved = split.transpose([*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
+        np.copyto(rows, moved, casting="unsafe")
+        return rows.reshape(math.prod(grid), -1)
+
+    def _permute_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The layout buffers of chunks given as rows (see :meth:`_chunk_rows`), the
+        padding positions of the layout holding zero, as :meth:`encode` fills them."""
+        sources = self.variable.layout.sources(self.variable.chunks)
+        if sources.size == rows.shape[1] and self._identity:
+            return rows
+        if sources.size != rows.shape[1]:
+            # the layout's padding positions take the element one past the end: zero
+            rows = np.concatenate([rows, np.zeros((len(rows), 1), rows.dtype)], axis=1)
+        return np.take(rows, sources, axis=1)
+
+    @cached_property
+    def _identity(self) -> bool:
+        """Whether the layout keeps a chunk's elements in row-major order."""
+        sources = self.variable.layout.sources(self.variable.chunks)
+        return bool(np.array_equal(sources, np.arange(sources.size)))
 
     def decode(self, data: bytes) -> np.ndarray:
         """The full chunk (padding included) stored as ``data``.

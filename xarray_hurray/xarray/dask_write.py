@@ -34,7 +34,6 @@ from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
 from ..container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
-from ..container.threads import ordered_map
 from ..errors import HurrayValueError
 from .compat import DataNode
 from .progress import ProgressBar
@@ -107,19 +106,10 @@ def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec, write_empty: boo
     chunks may be cut short at the array's edge.  One task per dask chunk, however many
     stored chunks it holds: the graph and the scheduling cost do not grow with them.
     """
-    chunks = codec.variable.chunks
-    counts = [-(-n // c) for n, c in zip(block.shape, chunks, strict=True)]
-    boxes = [
-        tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, chunks, strict=True))
-        for at in np.ndindex(*counts)
-    ]
-    # the stored chunks of a large dask chunk are encoded on the shared thread pool,
-    # so one dask chunk keeps every core busy, as many small ones would
-    encoded = list(ordered_map(lambda box: stored_bytes(codec, block[box], write_empty), boxes))
     # map_blocks wants an array per block: one object cell holding the list (numpy
     # would make a list of bytes into an array of its own)
     cell = np.empty((1,) * block.ndim, dtype=object)
-    cell.reshape(-1)[0] = encoded
+    cell.reshape(-1)[0] = codec.encode_chunks(block, write_empty)
     return cell
 
 
