@@ -275,6 +275,9 @@ def test_memory_url_round_trip(ds):
 DELAY = 0.25
 """Seconds the test HTTP server waits before answering each request."""
 
+LATE = 0.6
+"""Seconds a request given the ``"late"`` fault waits before its answer."""
+
 
 class RangeHandler(SimpleHTTPRequestHandler):
     """Serve files with single-range ``Range`` requests, after a fixed delay.
@@ -295,7 +298,7 @@ class RangeHandler(SimpleHTTPRequestHandler):
     """Misbehaviours for the next requests, one each, taken from the front:
     ``"503"``, ``"drop"`` (close without an answer), ``"truncate"`` (close halfway
     through the body), ``"short"`` (a shorter body than the range, consistently
-    declared) and ``"stall"`` (answer after 3 s)."""
+    declared), ``"stall"`` (answer after 3 s) and ``"late"`` (answer after ``LATE`` s)."""
 
     def do_GET(self) -> None:
         fault = self.faults.pop(0) if self.faults else None
@@ -307,6 +310,8 @@ class RangeHandler(SimpleHTTPRequestHandler):
             return
         if fault == "stall":
             time.sleep(3)
+        if fault == "late":
+            time.sleep(LATE)
         path = Path(self.translate_path(self.path))
         if not path.is_file():
             self.send_error(404)
@@ -414,6 +419,26 @@ def test_http_url_reads_a_region_with_concurrent_requests(ds, http_root, kind):
     np.testing.assert_array_equal(region, ds["v"].values[key])
     assert len(source.requests) == 1 + 8
     assert elapsed < 4 * DELAY  # 8 requests, not one after another
+
+
+def test_http_answers_are_handed_over_as_they_arrive(tmp_path):
+    data = np.random.default_rng(1).bytes(8 * 512)
+    (tmp_path / "blob").write_bytes(data)
+    ranges = np.array([[k * 512, (k + 1) * 512] for k in range(8)])
+    faults: list[str] = []
+    with serve(tmp_path, faults=faults) as base:
+        source = HttpSource(f"{base}/blob")
+        source.read(0, 1)  # pins the version and makes a connection
+        faults.append("late")  # the first of the next requests to arrive answers late
+        start = time.perf_counter()
+        answers = source.read_ranges_as_completed(ranges)
+        first = next(answers)
+        waited = time.perf_counter() - start
+        rest = list(answers)
+    assert waited < LATE / 2  # not held back by the late answer
+    assert sorted(row for row, _ in [first, *rest]) == list(range(8))
+    for row, blob in [first, *rest]:
+        assert blob == data[row * 512 : (row + 1) * 512]
 
 
 def test_a_server_ignoring_ranges_is_read_right_and_named_once(ds, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container.threads import ordered_map, pool_threads
+from xarray_hurray.container.threads import ordered_map, pool_threads, run_as_produced
 from xarray_hurray.io import LocalFileSource, MergePolicy
 from xarray_hurray.testing import CountingSource
 
@@ -71,3 +71,28 @@ def test_ordered_map_of_zero_or_one_item_runs_in_the_caller(items):
     result = list(ordered_map(lambda i: callers.append(threading.get_ident()) or i, items))
     assert result == items
     assert callers == [threading.get_ident()] * len(items)
+
+
+def test_run_as_produced_runs_tasks_while_the_producer_waits():
+    if pool_threads() < 2:
+        pytest.skip("one CPU: the tasks run in the caller")
+    started = threading.Event()
+
+    def tasks():
+        yield lambda: started.set() or "first"
+        # the producer waits (as for the next answer of a read) until the first task ran
+        assert started.wait(timeout=10)
+        yield lambda: "second"
+
+    assert run_as_produced(tasks()) == ["first", "second"]
+
+
+def test_run_as_produced_raises_a_failure_of_the_producer_or_a_task():
+    def failing_producer():
+        yield lambda: 1
+        raise OSError("no answer")
+
+    with pytest.raises(OSError, match="no answer"):
+        run_as_produced(failing_producer())
+    with pytest.raises(ZeroDivisionError):
+        run_as_produced([lambda: 1, lambda: 1 // 0, lambda: 2])

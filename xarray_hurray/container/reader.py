@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -32,10 +33,14 @@ from .index import check_references, page_lengths, unpack_index, unpack_page
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
-from .threads import ordered_map
+from .threads import ordered_map, run_as_produced
 
 PAGE_CACHE_BYTES = 64 * 2**20
 """Most bytes of index pages a reader keeps (1.1); the least recently used go first."""
+
+DECODE_BATCH_BYTES = 256 * 2**10
+"""Decoded bytes of the chunks one task of a read decodes: few hand-offs between
+threads for small chunks, yet several tasks per answer for both decode threads."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ class ChunkFetch:
         The requests, and which request holds each chunk.
     codec
         Decodes the variable's chunks.
+    stored, starts, stops
+        Where each stored chunk is in ``chunk_ids`` (1.1: missing chunks take no
+        request) and its bytes ``[start, stop)``, in the order ``plan`` was made from.
     """
 
     name: str
@@ -61,6 +69,17 @@ class ChunkFetch:
     entries: np.ndarray
     plan: ReadPlan
     codec: ChunkCodec
+    stored: np.ndarray
+    starts: np.ndarray
+    stops: np.ndarray
+
+    @cached_property
+    def by_request(self) -> list[list[int]]:
+        """The stored chunks (their positions in ``stored``) each request holds."""
+        request_of = self.plan.request_of
+        order = np.argsort(request_of, kind="stable")
+        counts = np.bincount(request_of, minlength=len(self.plan.requests))
+        return [part.tolist() for part in np.split(order, np.cumsum(counts)[:-1])]
 
 
 class ContainerReader:
@@ -371,14 +390,15 @@ class ContainerReader:
         """The merged requests that fetch chunks ``chunk_ids`` of ``name`` (in 1.1, its
         index pages under them are read first, once; missing chunks take no request)."""
         entries = self.entries(name, chunk_ids)
-        stored = self._stored(entries)
+        stored = np.flatnonzero(self._stored(entries))
         starts = entries["offset"][stored].astype(np.int64)
         stops = starts + entries["size"][stored].astype(np.int64)
         try:
             codec = ChunkCodec(self.variable(name), self.max_chunk_bytes)
         except ValueError as err:
             raise HurrayFormatError(str(err)) from None
-        return ChunkFetch(name, chunk_ids, entries, plan_reads(starts, stops, self.policy), codec)
+        plan = plan_reads(starts, stops, self.policy)
+        return ChunkFetch(name, chunk_ids, entries, plan, codec, stored, starts, stops)
 
     def _stored(self, entries: np.ndarray) -> np.ndarray:
         """Which of ``entries`` are stored chunks: all in 1.0; in 1.1 those of size > 0."""
@@ -388,55 +408,55 @@ class ContainerReader:
 
     def _decoded(self, fetch: ChunkFetch, blobs: Sequence[bytes]) -> Iterator[np.ndarray]:
         """The chunks of ``fetch``, checked and decoded from the answers ``blobs`` to its
-        requests; a missing chunk (1.1) is the fill value (a read-only broadcast view)."""
-        name, plan, codec = fetch.name, fetch.plan, fetch.codec
-        stored = self._stored(fetch.entries)
-        entries = fetch.entries[stored]
-        chunk_ids = np.asarray(fetch.chunk_ids).reshape(-1)[stored]
-        var = codec.variable
-        # one element broadcast to the chunk's shape: no memory per missing chunk, and
-        # read-only, so a caller cannot change the fill of every other missing chunk;
-        # native byte order, as decoded chunks are
-        fill = np.broadcast_to(
-            np.array(var.fill, dtype=parse_element_type(var.dtype).newbyteorder("=")), var.chunks
-        )
-        starts = entries["offset"].astype(np.int64)
-        stops = starts + entries["size"].astype(np.int64)
-        pieces: list[tuple[bytes, int, str] | None] = []
-        for i, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
-            request = int(plan.request_of[i])
-            req_start, req_stop = plan.requests[request].tolist()
-            blob = blobs[request]
-            if len(blob) != req_stop - req_start:
-                raise HurrayFormatError(
-                    f"truncated file {self.source.name}: bytes [{req_start}, {req_stop}) "
-                    f"returned {len(blob)} bytes"
-                )
-            # a chunk that is a whole request is used as it came, without a slice's copy
-            data = (
-                blob
-                if (start, stop) == (req_start, req_stop)
-                else blob[start - req_start : stop - req_start]
-            )
-            what = f"chunk {int(chunk_ids[i])} of variable {name!r}"
-            pieces.append((data, int(entries["crc32c"][i]), what))
-        # back to one piece per requested chunk, in the caller's order: None for missing
-        if not stored.all():
-            stored_pieces = iter(pieces)
-            pieces = [next(stored_pieces) if s else None for s in stored.tolist()]
+        requests, in order; a missing chunk (1.1) is :meth:`_fill_chunk`."""
+        pieces: list[tuple[int, bytes] | None] = [None] * len(fetch.entries)
+        for request, blob in enumerate(blobs):
+            chunks = fetch.by_request[request]
+            for k, data in zip(chunks, self._chunk_bytes(fetch, request, blob), strict=True):
+                pieces[int(fetch.stored[k])] = (k, data)
+        fill = self._fill_chunk(fetch.codec)
 
-        def decode(piece: tuple[bytes, int, str] | None) -> np.ndarray:
-            if piece is None:
-                return fill
-            data, crc, what = piece
-            if self.verify_checksums:
-                verify(data, crc, what)
-            try:
-                return codec.decode(data)
-            except (ValueError, RuntimeError) as err:
-                raise HurrayFormatError(f"cannot decode {what}: {err}") from err
+        def decode(piece: tuple[int, bytes] | None) -> np.ndarray:
+            return fill if piece is None else self._decode(fetch, *piece)
 
         yield from ordered_map(decode, pieces)
+
+    @staticmethod
+    def _fill_chunk(codec: ChunkCodec) -> np.ndarray:
+        """What a missing chunk (1.1) reads as: the fill value, one element broadcast to
+        the chunk's shape (no memory per missing chunk, and read-only, so that a caller
+        cannot change the fill of every other missing chunk), in native byte order as
+        decoded chunks are."""
+        var = codec.variable
+        fill = np.array(var.fill, dtype=parse_element_type(var.dtype).newbyteorder("="))
+        return np.broadcast_to(fill, var.chunks)
+
+    def _chunk_bytes(self, fetch: ChunkFetch, request: int, blob: bytes) -> list[bytes]:
+        """The bytes of the stored chunks of ``fetch`` that request ``request`` holds
+        (``fetch.by_request``), cut from ``blob``, its answer, which must be whole."""
+        req_start, req_stop = fetch.plan.requests[request].tolist()
+        if len(blob) != req_stop - req_start:
+            raise HurrayFormatError(
+                f"truncated file {self.source.name}: bytes [{req_start}, {req_stop}) "
+                f"returned {len(blob)} bytes"
+            )
+        out = []
+        for k in fetch.by_request[request]:
+            start, stop = int(fetch.starts[k]) - req_start, int(fetch.stops[k]) - req_start
+            # a chunk that is a whole request is used as it came, without a slice's copy
+            out.append(blob if (start, stop) == (0, len(blob)) else blob[start:stop])
+        return out
+
+    def _decode(self, fetch: ChunkFetch, k: int, data: bytes) -> np.ndarray:
+        """Stored chunk ``k`` of ``fetch``, checked and decoded from its bytes ``data``."""
+        row = int(fetch.stored[k])
+        what = f"chunk {int(fetch.chunk_ids.reshape(-1)[row])} of variable {fetch.name!r}"
+        if self.verify_checksums:
+            verify(data, int(fetch.entries["crc32c"][row]), what)
+        try:
+            return fetch.codec.decode(data)
+        except (ValueError, RuntimeError) as err:
+            raise HurrayFormatError(f"cannot decode {what}: {err}") from err
 
     def read(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
         """Outer selection ``key`` (one int, slice or integer array per axis) of ``name``.
@@ -446,7 +466,8 @@ class ContainerReader:
         selection, out = self._selection(name, key)
         if out.size:
             fetch = self._fetch(name, selection.chunk_ids())
-            self._fill(out, selection, fetch, self.source.read_ranges(fetch.plan.requests))
+            answers = self.source.read_ranges_as_completed(fetch.plan.requests)
+            self._fill(out, selection, fetch, answers)
         return out.reshape(selection.result_shape)
 
     async def read_async(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
@@ -460,7 +481,7 @@ class ContainerReader:
         if out.size:
             fetch = await asyncio.to_thread(self._fetch, name, selection.chunk_ids())
             blobs = await self.source.read_ranges_async(fetch.plan.requests)
-            await asyncio.to_thread(self._fill, out, selection, fetch, blobs)
+            await asyncio.to_thread(self._fill, out, selection, fetch, enumerate(blobs))
         return out.reshape(selection.result_shape)
 
     def _selection(self, name: str, key: Sequence[Key] | None) -> tuple[OuterSelection, np.ndarray]:
@@ -480,12 +501,46 @@ class ContainerReader:
         out: np.ndarray,
         selection: OuterSelection,
         fetch: ChunkFetch,
-        blobs: Sequence[bytes],
+        answers: Iterable[tuple[int, bytes]],
     ) -> None:
-        """Decode the fetched chunks and copy the selected elements into ``out``."""
-        chunks = self._decoded(fetch, blobs)
-        for chunk, (out_index, in_index) in zip(chunks, selection.pieces(), strict=True):
-            out[out_index] = chunk[in_index]
+        """Copy the selected elements of the chunks of ``fetch`` into ``out``, decoding
+        the chunks of each answer ``(request, bytes)`` as it arrives: on the decode
+        pool, in batches of about :data:`DECODE_BATCH_BYTES`, while later answers are
+        still on their way.  A damaged chunk raises once all are done, the first of
+        them in ``selection``'s order (as the order of arrival varies)."""
+        pieces = list(selection.pieces())
+        if len(fetch.stored) < len(pieces):
+            fill = self._fill_chunk(fetch.codec)
+            missing = np.ones(len(pieces), dtype=bool)
+            missing[fetch.stored] = False
+            for row in np.flatnonzero(missing).tolist():
+                out_index, in_index = pieces[row]
+                out[out_index] = fill[in_index]
+        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
+
+        def place(chunks: list[int], blobs: list[bytes]) -> tuple[int, Exception] | None:
+            for k, data in zip(chunks, blobs, strict=True):
+                try:
+                    chunk = self._decode(fetch, k, data)
+                except HurrayFormatError as err:
+                    return k, err
+                out_index, in_index = pieces[int(fetch.stored[k])]
+                out[out_index] = chunk[in_index]
+            return None
+
+        def tasks() -> Iterator[Callable[[], tuple[int, Exception] | None]]:
+            for request, blob in answers:
+                chunks = fetch.by_request[request]
+                blobs = self._chunk_bytes(fetch, request, blob)
+                for b in range(0, len(chunks), batch):
+                    yield partial(place, chunks[b : b + batch], blobs[b : b + batch])
+
+        # a read of one batch is decoded here, without handing it to a thread
+        one = len(fetch.stored) <= batch
+        results = [task() for task in tasks()] if one else run_as_produced(tasks())
+        failed = [result for result in results if result is not None]
+        if failed:
+            raise min(failed, key=lambda kf: int(fetch.stored[kf[0]]))[1]
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

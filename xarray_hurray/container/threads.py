@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from typing import TypeVar
@@ -63,4 +63,26 @@ def ordered_map(func: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
             yield result
     finally:
         for future in pending:
+            future.cancel()
+
+
+def run_as_produced(tasks: Iterable[Callable[[], R]]) -> list[R]:
+    """Run each task on the shared pool as soon as ``tasks`` yields it; the results,
+    in that order, once all have run.
+
+    ``tasks`` is consumed in the calling thread, so the tasks run while it waits for
+    what the next ones need (the answers of a read still on their way).  An exception
+    of ``tasks`` or of a task is raised; tasks not yet started are then cancelled.
+    Without a second CPU the tasks run in the calling thread, in turn.
+    """
+    if pool_threads() < 2:
+        return [task() for task in tasks]
+    pool = _shared_pool()
+    futures: list[Future[R]] = []
+    try:
+        for task in tasks:
+            futures.append(pool.submit(task))
+        return [future.result() for future in futures]
+    finally:
+        for future in futures:
             future.cancel()

@@ -23,6 +23,7 @@ import http.client
 import os
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
@@ -44,7 +45,7 @@ from .remote import (
     http_refusal,
     http_request_headers,
 )
-from .source import ByteSource
+from .source import ByteSource, answers_as_completed
 
 MAX_REDIRECTS = 5
 """Redirects followed by one request before it fails."""
@@ -259,6 +260,11 @@ class HttpSource(ByteSource):
         if len(ranges) <= 1:
             return [self._fetch(int(a), int(b)) for a, b in ranges]
         return list(_executor().map(lambda row: self._fetch(int(row[0]), int(row[1])), ranges))
+
+    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
+        if len(ranges) <= 1:
+            return enumerate(self.read_ranges(ranges))
+        return answers_as_completed(_executor(), self._fetch, ranges)
 
     async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
         """:meth:`read_ranges` as a coroutine: every range waits in this source's pool

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
@@ -14,7 +15,7 @@ from ..errors import SourceReadError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
 from .remote import ObjectVersion, changed, check_version
-from .source import ByteSource
+from .source import ByteSource, answers_as_completed
 
 _POOL_SIZE = 16
 """Ranges of one read fetched at the same time."""
@@ -183,6 +184,11 @@ class ObstoreSource(ByteSource):
             return [self._get(int(a), int(b)) for a, b in ranges]
         pool = _executor()
         return list(pool.map(lambda row: self._get(int(row[0]), int(row[1])), ranges))
+
+    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
+        if len(ranges) <= 1:
+            return enumerate(self.read_ranges(ranges))
+        return answers_as_completed(_executor(), self._get, ranges)
 
     async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
         """:meth:`read_ranges` through obstore's asynchronous API, at most as many

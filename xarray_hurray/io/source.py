@@ -12,7 +12,8 @@ import os
 import stat
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Executor, Future, as_completed
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -51,6 +52,12 @@ class ByteSource(ABC):
         """The bytes of each ``[start, stop)`` row of ``ranges``."""
         return [self.read(int(start), int(stop)) for start, stop in ranges]
 
+    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
+        """``(row, bytes)`` for each ``[start, stop)`` row of ``ranges``, in the order the
+        answers arrive, so that a caller can use each answer while the others are still
+        on their way.  By default every range is read first, then given in row order."""
+        yield from enumerate(self.read_ranges(ranges))
+
     async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
         """:meth:`read_ranges` as a coroutine; by default it runs in a thread, so the
         event loop goes on while the blocking read waits."""
@@ -63,6 +70,26 @@ class ByteSource(ABC):
     def default_policy(self) -> MergePolicy:
         """The merge policy for reads from this source when the caller gives none."""
         return MergePolicy()
+
+
+def answers_as_completed(
+    pool: Executor, read: Callable[[int, int], bytes], ranges: np.ndarray
+) -> Iterator[tuple[int, bytes]]:
+    """``(row, read(start, stop))`` for each row of ``ranges``, all sent to ``pool`` at
+    once and given as they complete (:meth:`ByteSource.read_ranges_as_completed` of a
+    source that reads in threads).  The first failed read raises; reads not yet
+    started are then cancelled, as they are when the caller stops early."""
+    futures = {pool.submit(read, int(a), int(b)): row for row, (a, b) in enumerate(ranges)}
+    return _completed(futures)
+
+
+def _completed(futures: dict[Future[bytes], int]) -> Iterator[tuple[int, bytes]]:
+    try:
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        for future in futures:
+            future.cancel()
 
 
 def _identity(fd: int) -> tuple[int, int, int, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -39,10 +40,17 @@ class CountingSource(ByteSource):
         return self.source.read(start, stop)
 
     def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
+        self._record(ranges)
+        return self.source.read_ranges(ranges)
+
+    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
+        self._record(ranges)
+        return self.source.read_ranges_as_completed(ranges)
+
+    def _record(self, ranges: np.ndarray) -> None:
         self.requests.extend((int(a), int(b)) for a, b in ranges)
         if len(ranges):
             self.batches.append(len(ranges))
-        return self.source.read_ranges(ranges)
 
     def size(self) -> int | None:
         return self.source.size()
