@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import ContainerReader, VariableMeta, parse_metadata
+from xarray_hurray.container import VERSION, ContainerReader, VariableMeta, parse_metadata
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import (
     HEADER_SIZE_1_1,
@@ -28,6 +28,8 @@ from xarray_hurray.container.format import (
     REFERENCE,
     SLOT,
 )
+from xarray_hurray.container.index import page_reference
+from xarray_hurray.container.update import StagedRewrite
 from xarray_hurray.io import FileObjectSource
 
 SLOT_AT = PREFIX.size
@@ -62,29 +64,31 @@ ENCODING = {
 }
 
 
-def small_file(directory: Path) -> bytes:
-    """The bytes of a valid file of :func:`small_dataset` (about 1.7 KB)."""
+def small_file(directory: Path, version: tuple[int, int] = VERSION) -> bytes:
+    """The bytes of a valid file of :func:`small_dataset` (about 1.7 KB) in format
+    ``version``."""
     path = Path(directory) / "small.hurray"
     xh.to_hurray(small_dataset(), path, encoding=ENCODING)
-    return path.read_bytes()
+    return as_version(path, version)
 
 
-def tiny_file(directory: Path) -> bytes:
+def tiny_file(directory: Path, version: tuple[int, int] = VERSION) -> bytes:
     """The bytes of a valid file of two variables, compressed and not, with an edge
-    chunk (a few hundred bytes: small enough to flip every bit)."""
+    chunk (a few hundred bytes: small enough to flip every bit), in format
+    ``version``."""
     path = Path(directory) / "tiny.hurray"
     ds = xr.Dataset(
         {"v": (("y", "x"), np.arange(16.0, dtype="f4").reshape(4, 4)), "r": (("k",), [1, 2, 3])}
     )
     encoding = {"v": {"chunks": (2, 2), "codecs": "zstd"}, "r": {"chunks": (2,)}}
     xh.to_hurray(ds, path, encoding=encoding, codecs=None)
-    return path.read_bytes()
+    return as_version(path, version)
 
 
-def tiny_tree_file(directory: Path) -> bytes:
+def tiny_tree_file(directory: Path, version: tuple[int, int] = VERSION) -> bytes:
     """The bytes of a valid file of a tree of groups (a group in a group), with
     missing chunks, a page of missing chunks only and a scalar string: small enough
-    to flip every bit."""
+    to flip every bit; in format ``version``."""
     path = Path(directory) / "tree.hurray"
     holes = np.full((4, 4), np.nan, dtype="f4")
     holes[:2, :2] = 1.5
@@ -96,7 +100,7 @@ def tiny_tree_file(directory: Path) -> bytes:
     )
     encoding = {"/": {"v": {"chunks": (2, 2)}}, "/g/h": {"n": {"chunks": (2,)}}}
     xh.to_hurray(tree, path, encoding=encoding, codecs=None)
-    return path.read_bytes()
+    return as_version(path, version)
 
 
 def appended_file(directory: Path) -> tuple[bytes, bytes]:
@@ -111,6 +115,34 @@ def appended_file(directory: Path) -> tuple[bytes, bytes]:
     more = xr.Dataset({"v": (("t", "x"), np.full((1, 4), 2.5, "f4"))}, coords={"t": [2]})
     xh.to_hurray(more, path, mode="a", append_dim="t")
     return before, path.read_bytes()
+
+
+def as_version(path: Path, version: tuple[int, int]) -> bytes:
+    """Rewrite the file at ``path`` in format ``version`` (1.1 or later), every chunk
+    copied as stored, as an update of a file of that version rewrites it; its bytes."""
+    reader = xh.open_reader(path)
+    if reader.version != version:
+        with StagedRewrite(path, reader, reader.metadata, {}, version):
+            pass
+    return Path(path).read_bytes()
+
+
+def unreferenced(blob: bytes) -> np.ndarray:
+    """Which bytes of the valid 1.1 or 1.2 file ``blob`` nothing references (in 1.2,
+    the room the head keeps for pages that took less)."""
+    reader = ContainerReader(FileObjectSource(io.BytesIO(blob)))
+    header = reader.header
+    parts = [(0, HEADER_SIZE_1_1), (header.metadata_offset, header.metadata_length)]
+    parts.append((header.root_offset, header.root_length))  # type: ignore[union-attr]
+    for path, _ in reader.metadata.all_variables():
+        parts += reader.index_parts(path)
+        entries = reader.index(path)
+        stored = entries[entries["size"] != 0]
+        parts += zip(stored["offset"].tolist(), stored["size"].tolist(), strict=True)
+    used = np.zeros(len(blob), dtype=bool)
+    for offset, length in parts:
+        used[offset : offset + length] = True
+    return ~used
 
 
 def read_everything(blob: bytes, verify_checksums: bool = True) -> dict[str, object]:
@@ -145,11 +177,13 @@ def _variables(blob: bytes | bytearray, slot: list[int]) -> list[VariableMeta] |
 
 def _indexes(
     blob: bytes | bytearray, slot: list[int], variables: list[VariableMeta]
-) -> list[tuple[int, list[tuple[int, int, int]]]]:
+) -> list[tuple[int, list[tuple[int, int, int, int, int]]]]:
     """Per variable: where its root entry is, and for each of its stored pages where
-    its page table reference is, where the page is and how many entries it holds;
-    only what lies inside ``blob``."""
+    its page table reference is, where the page is, its length, where its entries
+    start and how many it holds (in 1.2 as many as its length holds after the
+    bitmap); only what lies inside ``blob``."""
     found = []
+    reference = page_reference(PREFIX.unpack_from(blob)[1:3])
     for number, var in enumerate(variables):
         root_at = slot[3] + REFERENCE.itemsize * number
         pages = -(-var.chunk_count // PAGE_ENTRIES)
@@ -157,14 +191,25 @@ def _indexes(
             break
         (table,) = struct.unpack_from("<Q", blob, root_at)
         refs = []
-        for page in range(pages if table + REFERENCE.itemsize * pages <= len(blob) else 0):
-            ref_at = table + REFERENCE.itemsize * page
-            (offset,) = struct.unpack_from("<Q", blob, ref_at)
+        for page in range(pages if table + reference.itemsize * pages <= len(blob) else 0):
+            ref_at = table + reference.itemsize * page
+            ref = np.frombuffer(blob, reference, 1, ref_at)[0]
+            offset = int(ref["offset"])
             count = min(PAGE_ENTRIES, var.chunk_count - PAGE_ENTRIES * page)
-            if offset and offset + INDEX_ENTRY.itemsize * count <= len(blob):
-                refs.append((ref_at, offset, count))
+            if reference == REFERENCE:
+                length, entries_at = INDEX_ENTRY.itemsize * count, offset
+            else:
+                length, entries_at = int(ref["length"]), offset + -(-count // 8)
+                count = max(0, offset + length - entries_at) // INDEX_ENTRY.itemsize
+            if offset and offset + length <= len(blob):
+                refs.append((ref_at, offset, length, entries_at, count))
         found.append((root_at, refs))
     return found
+
+
+def _reference_crc_at(blob: bytes | bytearray) -> int:
+    """Where the crc32c lies in a page table entry of the file's version."""
+    return 8 if page_reference(PREFIX.unpack_from(blob)[1:3]) == REFERENCE else 12
 
 
 def _write_slot(blob: bytearray, slot: list[int]) -> None:
@@ -175,8 +220,8 @@ def _write_slot(blob: bytearray, slot: list[int]) -> None:
 
 
 def reseal(data: bytes) -> bytes:
-    """``data`` (a 1.1 file using slot 0) with every checksum that can be located
-    recomputed: chunks, pages, page tables, root, metadata and slot 0."""
+    """``data`` (a 1.1 or 1.2 file using slot 0) with every checksum that can be
+    located recomputed: chunks, pages, page tables, root, metadata and slot 0."""
     blob = bytearray(data)
     if len(blob) < HEADER_SIZE_1_1:
         return bytes(blob)
@@ -185,18 +230,20 @@ def reseal(data: bytes) -> bytes:
     if slot[1] + slot[2] <= len(blob):
         slot[6] = crc32c(bytes(blob[slot[1] : slot[1] + slot[2]]))
     if variables is not None:
+        crc_at = _reference_crc_at(blob)
         for _, refs in _indexes(blob, slot, variables):
-            for ref_at, offset, count in refs:
-                entries = np.frombuffer(blob, INDEX_ENTRY, count, offset).copy()
+            for ref_at, offset, length, entries_at, count in refs:
+                entries = np.frombuffer(blob, INDEX_ENTRY, count, entries_at).copy()
                 for entry in entries:
                     end = int(entry["offset"]) + int(entry["size"])
                     if entry["size"] and end <= len(blob):
                         entry["crc32c"] = crc32c(bytes(blob[int(entry["offset"]) : end]))
-                blob[offset : offset + entries.nbytes] = entries.tobytes()
-                _put_crc(blob, ref_at + 8, offset, offset + entries.nbytes)
+                blob[entries_at : entries_at + entries.nbytes] = entries.tobytes()
+                _put_crc(blob, ref_at + crc_at, offset, offset + length)
+        reference = page_reference(PREFIX.unpack_from(blob)[1:3])
         for number, (root_at, _) in enumerate(_indexes(blob, slot, variables)):
             (table,) = struct.unpack_from("<Q", blob, root_at)
-            length = REFERENCE.itemsize * -(-variables[number].chunk_count // PAGE_ENTRIES)
+            length = reference.itemsize * -(-variables[number].chunk_count // PAGE_ENTRIES)
             if table and table + length <= len(blob):
                 _put_crc(blob, root_at + 8, table, table + length)
     if slot[3] + slot[4] <= len(blob):
@@ -222,12 +269,12 @@ def with_metadata(data: bytes, text: bytes) -> bytes:
         (table,) = struct.unpack_from("<Q", data, root_at)
         if table:
             blob[moved(root_at) : moved(root_at) + 8] = struct.pack("<Q", moved(table))
-        for ref_at, offset, count in refs:
+        for ref_at, offset, _, entries_at, count in refs:
             blob[moved(ref_at) : moved(ref_at) + 8] = struct.pack("<Q", moved(offset))
-            entries = np.frombuffer(data, INDEX_ENTRY, count, offset).copy()
+            entries = np.frombuffer(data, INDEX_ENTRY, count, entries_at).copy()
             stored = entries["size"] != 0
             entries["offset"][stored] = [moved(int(o)) for o in entries["offset"][stored]]
-            blob[moved(offset) : moved(offset) + entries.nbytes] = entries.tobytes()
+            blob[moved(entries_at) : moved(entries_at) + entries.nbytes] = entries.tobytes()
     slot[2], slot[3], slot[5] = len(text), moved(slot[3]), slot[5] + shift
     _write_slot(blob, slot)
     return reseal(bytes(blob))
@@ -239,10 +286,12 @@ def with_last_chunk(data: bytes, chunk: bytes) -> bytes:
     slot = list(SLOT.unpack_from(data, SLOT_AT))
     last = (0, 0)
     for _, refs in _indexes(data, slot, _variables(data, slot) or []):
-        for _, offset, count in refs:
-            entries = np.frombuffer(data, INDEX_ENTRY, count, offset)
+        for _, _, _, entries_at, count in refs:
+            if not count:
+                continue
+            entries = np.frombuffer(data, INDEX_ENTRY, count, entries_at)
             k = int(np.argmax(entries["offset"]))
-            last = max(last, (int(entries["offset"][k]), offset + k * INDEX_ENTRY.itemsize))
+            last = max(last, (int(entries["offset"][k]), entries_at + k * INDEX_ENTRY.itemsize))
     chunk_at, entry_at = last
     blob = bytearray(data[:chunk_at] + chunk)
     blob[entry_at + 8 : entry_at + 16] = struct.pack("<Q", len(chunk))
@@ -267,7 +316,7 @@ def _set_path(obj: object, rng: random.Random, value: object) -> None:
 
 
 def metadata_text(data: bytes) -> bytes:
-    """The metadata bytes of a 1.1 file, located by slot 0."""
+    """The metadata bytes of a 1.1 or 1.2 file, located by slot 0."""
     slot = SLOT.unpack_from(data, SLOT_AT)
     return data[slot[1] : slot[1] + slot[2]]
 

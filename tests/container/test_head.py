@@ -48,15 +48,17 @@ def test_same_bytes_as_the_streaming_writer(tmp_path, dataset, front):
     path = tmp_path / "file.hurray"
     xh.to_hurray(dataset(), path)
     layout, entries, chunks = _chunks_and_entries(path)
-    assert layout.front_pages is front
     blob = path.read_bytes()
     body = b"".join(chunks)
     index = pack_index(layout, entries, layout.length + len(body))
+    assert index.front_pages is front
     assert index.head + body + index.pages == blob
     if not front:
         # chunks 0 to 1999 are missing: the first of the ten pages (chunks 0 to 1023)
-        # is left out, the next eight are whole and the last holds 784 entries
-        assert len(index.pages) == (8 * 1024 + 784) * INDEX_ENTRY.itemsize
+        # is left out, the second lists 48 stored chunks, the next seven are full
+        # and the last lists all its 784; each starts with a bitmap of its positions
+        entries = 48 + 7 * 1024 + 784
+        assert len(index.pages) == 8 * 128 + 98 + entries * INDEX_ENTRY.itemsize
 
 
 @pytest.mark.parametrize("gap", [1, 4096])

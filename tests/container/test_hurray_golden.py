@@ -1,10 +1,11 @@
 """The golden Hurray files: their bytes and their content are fixed for a format version.
 
-``hurray_file_golden.hurray`` was written by the format 1.0 writer: it is read, for
-ever, never written again.  ``hurray_file_golden_1_1.hurray`` is what the writer
-writes today.  When the format changes on purpose, bump
-``xarray_hurray.container.VERSION`` and add a new golden file for the new version
-(``python tests/container/test_hurray_golden.py`` writes it); never rewrite an old one.
+``hurray_file_golden.hurray`` was written by the format 1.0 writer and
+``hurray_file_golden_1_1.hurray`` by the 1.1 writer: they are read, for ever, never
+written again.  ``hurray_file_golden_1_2.hurray`` is what the writer writes today.
+When the format changes on purpose, bump ``xarray_hurray.container.VERSION`` and add
+a new golden file for the new version (``python tests/container/test_hurray_golden.py``
+writes it); never rewrite an old one.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import VERSION, ContainerReader
+from xarray_hurray.container import VERSION, ContainerReader, open_reader
+from xarray_hurray.container.update import StagedRewrite
 from xarray_hurray.io import open_source
 
 GOLDEN = Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray"
 GOLDEN_1_1 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_1.hurray"
+GOLDEN_1_2 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_2.hurray"
 
 
 def golden_dataset() -> xr.Dataset:
@@ -62,27 +65,73 @@ GOLDEN_ENCODING = {
 }
 
 
+def golden_tree_1_2() -> xr.DataTree:
+    """The content of the 1.2 golden file: the 1.1 content at the root and a group
+    holding a variable of 1100 one-element chunks (two index pages), 12 stored: 11
+    on the first page, one on the second."""
+    long = np.full(1100, np.nan, dtype="f4")
+    long[:1100:100] = np.arange(11)
+    long[1050] = 42
+    return xr.DataTree.from_dict(
+        {
+            "/": golden_dataset_1_1(),
+            "/g": xr.Dataset({"long": ("n", long)}, attrs={"group": "g"}),
+            "/g/h": xr.Dataset({"note": ((), "deep")}),
+        }
+    )
+
+
 def write_golden(path: Path) -> None:
-    """Write the golden dataset of the current version with fixed, codec-free settings."""
-    xh.to_hurray(golden_dataset_1_1(), path, codecs=None, encoding=GOLDEN_ENCODING)
+    """Write the golden content of the current version with fixed, codec-free settings."""
+    encoding = {"/": GOLDEN_ENCODING, "/g": {"long": {"chunks": (1,)}}}
+    xh.to_hurray(golden_tree_1_2(), path, codecs=None, encoding=encoding)
 
 
 def test_golden_files_are_of_their_versions():
     assert ContainerReader(open_source(GOLDEN)).header.version == (1, 0)
-    reader = ContainerReader(open_source(GOLDEN_1_1))
+    assert ContainerReader(open_source(GOLDEN_1_1)).version == (1, 1)
+    reader = ContainerReader(open_source(GOLDEN_1_2))
     assert reader.version == VERSION, "add a golden file for the new version"
 
 
 def test_writing_gives_the_golden_bytes(tmp_path):
     write_golden(tmp_path / "new.hurray")
-    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN_1_1.read_bytes(), (
+    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN_1_2.read_bytes(), (
         "the bytes of a write changed: bump the format VERSION and add a golden file"
     )
+
+
+@pytest.mark.parametrize(("path", "version"), [(GOLDEN_1_1, (1, 1)), (GOLDEN_1_2, (1, 2))])
+def test_a_rewrite_in_the_files_version_gives_its_golden_bytes(tmp_path, path, version):
+    """The writer still writes 1.1 exactly as the 1.1 writer did (an update that
+    rewrites a 1.1 file keeps it 1.1), and 1.2 as the golden file holds it."""
+    copy = tmp_path / "copy.hurray"
+    copy.write_bytes(path.read_bytes())
+    reader = open_reader(copy)
+    with StagedRewrite(copy, reader, reader.metadata, {}, version):
+        pass
+    assert copy.read_bytes() == path.read_bytes()
 
 
 def test_the_1_1_golden_file_leaves_out_the_fill_chunks():
     sizes = ContainerReader(open_source(GOLDEN_1_1)).index("sparse")["size"]
     assert (sizes == 0).tolist() == [False, True, True, False]
+
+
+def test_the_1_2_golden_file_lists_only_stored_chunks():
+    reader = ContainerReader(open_source(GOLDEN_1_2))
+    table = reader.page_table("g/long")
+    # page 0: a 128-byte bitmap and 11 entries; page 1: 10 bytes of bitmap, 1 entry
+    assert table["length"].tolist() == [128 + 11 * 20, 10 + 20]
+    # the pages are in the first 64 KiB, read with the head
+    assert (table["offset"] + table["length"] <= 65536).all()
+    stored = np.flatnonzero(reader.index("g/long")["size"])
+    assert stored.tolist() == [*range(0, 1100, 100), 1050]
+
+
+def test_the_1_2_golden_file_holds_the_golden_tree():
+    with xr.open_datatree(GOLDEN_1_2, engine="hurray") as tree:
+        xr.testing.assert_identical(tree.load(), golden_tree_1_2())
 
 
 @pytest.mark.parametrize(
@@ -100,4 +149,4 @@ def test_golden_file_holds_the_golden_dataset(path, make):
 
 
 if __name__ == "__main__":
-    write_golden(GOLDEN_1_1)
+    write_golden(GOLDEN_1_2)

@@ -17,7 +17,7 @@ import pytest
 import xarray as xr
 
 from xarray_hurray.cli import main
-from xarray_hurray.container import open_reader
+from xarray_hurray.container import VERSION, open_reader
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -143,7 +143,7 @@ def test_regions_of_a_format_1_0_file_read_as_numpy_does(name):
 def test_hurray_convert_upgrades_a_format_1_0_file(name, tmp_path, capsys):
     out = tmp_path / "upgraded.hurray"
     assert main(["convert", str(DATA / name), str(out)]) == 0
-    assert open_reader(out).version == (1, 1)
+    assert open_reader(out).version == VERSION
     with xr.open_dataset(out, engine="hurray") as ds:
         xr.testing.assert_identical(ds.load(), GOLDEN_1_0[name][0]())
 

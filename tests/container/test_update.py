@@ -12,7 +12,7 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.cli import main
-from xarray_hurray.container import HurrayFormatError, open_reader, verify_file
+from xarray_hurray.container import VERSION, HurrayFormatError, open_reader, verify_file
 from xarray_hurray.container.update import compact, storage_order
 
 
@@ -72,14 +72,14 @@ def test_a_region_write_writes_its_chunks_and_compact_restores_order(path, capsy
     xr.testing.assert_identical(xr.open_dataset(path, engine="hurray").load(), expected)
 
 
-def test_compact_turns_a_1_0_file_into_1_1_with_the_same_values(tmp_path):
+def test_compact_turns_a_1_0_file_into_the_current_version_with_the_same_values(tmp_path):
     golden = tmp_path / "old.hurray"
     golden.write_bytes(open("tests/data/hurray_file_golden.hurray", "rb").read())
     old = open_reader(golden)
     values = {p: old.read(p) for p, _ in old.metadata.all_variables()}
     compact(golden)
     new = open_reader(golden)
-    assert new.version == (1, 1)
+    assert new.version == VERSION
     for p, v in values.items():
         np.testing.assert_array_equal(new.read(p), v)
 
@@ -149,3 +149,32 @@ def test_a_failing_sync_of_the_new_parts_leaves_the_file_byte_identical(path, mo
         xh.to_hurray(year(40, start=60), path, append_dim="time")  # 5 MB: it reaches the file
     monkeypatch.undo()
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("version", [(1, 1), (1, 2)], ids=["1.1", "1.2"])
+def test_updates_keep_the_files_version_and_compact_and_convert_write_the_current(
+    path, tmp_path, version
+):
+    """Appends and region writes commit pages of the file's own version (its header
+    prefix cannot change in place); ``compact`` and ``convert`` write the current one,
+    with the same values."""
+    from fuzz_cases import as_version
+
+    as_version(path, version)
+    xh.to_hurray(year(1, start=60), path, append_dim="time")
+    fix = year(2, start=10) * 0 - 1
+    xh.to_hurray(fix.drop_vars("time"), path, region={"time": slice(10, 12)})
+    reader = open_reader(path)
+    assert reader.version == version and reader.header.generation == 3
+    assert reader.page_table("t2m").dtype.itemsize == (12 if version == (1, 1) else 16)
+    assert verify_file(path) == []
+    expected = year(61)
+    expected["t2m"][10:12] = -1
+    xr.testing.assert_identical(xr.open_dataset(path, engine="hurray").load(), expected)
+    converted = tmp_path / "converted.hurray"
+    assert main(["convert", str(path), str(converted)]) == 0
+    compact(path)
+    for done in (path, converted):
+        assert open_reader(done).version == VERSION
+        assert verify_file(done) == []
+        xr.testing.assert_identical(xr.open_dataset(done, engine="hurray").load(), expected)

@@ -11,7 +11,7 @@ import fsspec
 import numpy as np
 import pytest
 import xarray as xr
-from fuzz_cases import SLOT_AT, metadata_text, reseal, with_metadata
+from fuzz_cases import SLOT_AT, as_version, metadata_text, reseal, with_metadata
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerWriter, DatasetMeta, verify_file
@@ -80,7 +80,7 @@ META = HEADER_SIZE_1_1 + 6
         (lambda b: b[:40], "truncated header"),
         (lambda b: b[: HEADER_SIZE_1_1 + 10], "truncated"),
         (lambda b: b[:-1], "truncated"),
-        (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.1"),
+        (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.2"),
         (lambda b: _rewrite_header(b, minor=7), "unsupported format version 1.7"),
         (lambda b: _rewrite_header(b, flags=1), "flags"),
         (lambda b: _rewrite_header(b, root_len=5), "root length"),
@@ -120,18 +120,31 @@ def test_corrupt_index_and_chunk_are_caught(good):
     _corrupt(path, broken, r"checksum mismatch in chunk \d+ of variable 'v'")
 
 
-def test_index_pointing_outside_the_file_is_caught(good):
-    path, blob = good
-    page_at = xh.open_reader(path).index_parts("v")[1][0]
-    blob[page_at + 2 * 20 + 8 : page_at + 2 * 20 + 16] = struct.pack("<Q", 10**6)
+def _entries_at(path, version: tuple[int, int]) -> tuple[bytearray, int]:
+    """The bytes of the file at ``path`` rewritten in ``version``, and where the
+    entries of page 0 of ``v`` start (after the bitmap of its 4 chunks in 1.2)."""
+    blob = bytearray(as_version(path, version))
+    return blob, xh.open_reader(path).index_parts("v")[1][0] + (version >= (1, 2))
+
+
+@pytest.mark.parametrize("version", [(1, 1), (1, 2)])
+def test_index_pointing_outside_the_file_is_caught(good, version):
+    path, _ = good
+    blob, entries_at = _entries_at(path, version)
+    blob[entries_at + 2 * 20 + 8 : entries_at + 2 * 20 + 16] = struct.pack("<Q", 10**6)
     _corrupt(path, reseal(bytes(blob)), "entry 2 of index page 0 of 'v'.* inside the file")
 
 
-def test_a_missing_chunk_entry_must_be_all_zero(good):
-    path, blob = good
-    page_at = xh.open_reader(path).index_parts("v")[1][0]
-    blob[page_at + 8 : page_at + 16] = bytes(8)  # size 0, offset and crc32c kept
-    _corrupt(path, reseal(bytes(blob)), "entry 0 of index page 0 of 'v'.* neither a missing")
+@pytest.mark.parametrize(
+    ("version", "match"),
+    [((1, 1), "neither a missing"), ((1, 2), "not a stored chunk")],
+)
+def test_a_stored_chunk_entry_of_size_0_is_refused(good, version, match):
+    # 1.1: a missing chunk's entry is all zero; 1.2 lists stored chunks only
+    path, _ = good
+    blob, entries_at = _entries_at(path, version)
+    blob[entries_at + 8 : entries_at + 16] = bytes(8)  # size 0, offset and crc32c kept
+    _corrupt(path, reseal(bytes(blob)), f"entry 0 of index page 0 of 'v'.* {match}")
 
 
 @pytest.mark.parametrize(

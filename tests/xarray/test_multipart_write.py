@@ -21,7 +21,7 @@ import pytest
 import xarray as xr
 from hurray_datasets import everything
 
-from xarray_hurray.container.format import INDEX_ENTRY
+from xarray_hurray.container import VERSION, open_reader
 from xarray_hurray.container.verify import verify_file
 from xarray_hurray.io import FsspecSource, pending_uploads
 from xarray_hurray.xarray.writer import to_hurray
@@ -130,6 +130,7 @@ def test_local_scheduler_streams_parts(s3, local_tmp):
     back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
     xr.testing.assert_identical(back.load(), ds.compute())
     assert pending_uploads(url, s3.storage_options) == []
+    assert open_reader(FsspecSource(url, s3.storage_options)).version == VERSION
 
 
 @pytest.mark.parametrize(
@@ -196,10 +197,14 @@ def test_pages_after_the_chunks(s3, noise):
     info = _fs(s3).info(url)
     # the head, two runs (8.4 MiB of input in runs of 5 MiB) and the pages; or one part
     assert _part_count(info) == (4 if noise else 1)
-    # the last 200 kB are the pages: every chunk of "small" is found there
-    pages = 10_000 * INDEX_ENTRY.itemsize
-    tail = np.frombuffer(_fs(s3).cat_file(url, start=info["size"] - pages), INDEX_ENTRY)
-    assert (tail["size"] > 0).all()
+    # the last 200 kB are the pages of "small", back to back: every chunk stored, so
+    # each lists all its positions after a full bitmap
+    table = open_reader(source).page_table("small")
+    lengths = table["length"].astype(np.int64)
+    assert lengths.tolist() == [128 + 1024 * 20] * 9 + [98 + 784 * 20]
+    starts = table["offset"].astype(np.int64)
+    assert (starts[1:] == starts[:-1] + lengths[:-1]).all()
+    assert starts[-1] + lengths[-1] == info["size"]
 
 
 def _raise_on_block(block: np.ndarray, block_info=None) -> np.ndarray:

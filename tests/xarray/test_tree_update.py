@@ -13,7 +13,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import verify_file
+from xarray_hurray.container import VERSION, verify_file
 
 ENCODING = {
     "/": {"land": {"chunks": (4, 4)}},
@@ -291,7 +291,7 @@ def test_a_write_failing_halfway_leaves_the_file_byte_identical(path):
     xr.testing.assert_identical(read(path), tree())
 
 
-def test_a_group_added_to_a_format_1_0_file_rewrites_it_as_1_1(tmp_path):
+def test_a_group_added_to_a_format_1_0_file_rewrites_it_in_the_current_version(tmp_path):
     path = tmp_path / "old.hurray"
     path.write_bytes(
         (Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray").read_bytes()
@@ -305,7 +305,7 @@ def test_a_group_added_to_a_format_1_0_file_rewrites_it_as_1_1(tmp_path):
         path,
         mode="a",
     )
-    assert xh.open_reader(path).version == (1, 1)
+    assert xh.open_reader(path).version == VERSION
     back = read(path)
     xr.testing.assert_identical(back.to_dataset(), original)
     xr.testing.assert_identical(back["extra"].to_dataset(inherit=False), extra)

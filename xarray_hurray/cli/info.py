@@ -83,6 +83,8 @@ def report(reader: ContainerReader) -> dict[str, Any]:
         "file": reader.source.name,
         "format_version": ".".join(map(str, header.version)),
         "file_bytes": header.file_length,
+        # generation 1 is the file as first written: no earlier version left bytes
+        "generation": getattr(header, "generation", None),
         "unreferenced_bytes": order["unreferenced_bytes"],
         "uncommitted_bytes": order["uncommitted_bytes"],
         "attrs": dict(reader.metadata.attrs),
@@ -119,7 +121,12 @@ def format_text(facts: dict[str, Any]) -> str:
     lines = [
         f"{facts['file']}: Hurray format {facts['format_version']}, {_size(facts['file_bytes'])}"
     ]
-    if facts["unreferenced_bytes"]:
+    if facts["unreferenced_bytes"] and facts.get("generation") == 1:
+        lines.append(
+            f"  {_size(facts['unreferenced_bytes'])} unreferenced "
+            "(room the first 64 KiB keep for index pages that went elsewhere or took less)"
+        )
+    elif facts["unreferenced_bytes"]:
         lines.append(
             f"  {_size(facts['unreferenced_bytes'])} no longer referenced "
             "(earlier versions; `hurray compact` drops them)"

@@ -4,7 +4,9 @@ Version 1.0: the fixed 64-byte header, the metadata (UTF-8 JSON), the index regi
 (one chunk index per variable, in variable order) and the chunk data, back to back.
 Version 1.1: a 144-byte header of two slots, each locating the metadata and the root
 of the index tree (root -> page table per variable -> pages of 1024 entries in
-placement order -> chunks).  All integers are little-endian.
+placement order -> chunks).  Version 1.2: the 1.1 layout, with pages that list only
+the stored chunks after a bitmap, and page table entries that record each page's
+length (:data:`PAGE_REFERENCE`).  All integers are little-endian.
 ``docs/spec/container.md`` is the normative description.
 """
 
@@ -22,7 +24,7 @@ from .limits import MAX_METADATA_BYTES
 MAGIC = b"\x89HURRAY\n"
 """The first eight bytes of every Hurray file."""
 
-VERSION = (1, 1)
+VERSION = (1, 2)
 """Format version ``(major, minor)`` written by this package.  A reader rejects files of
 a later version than its own; a minor version adds to what a major version can hold,
 so a newer reader still reads every earlier minor version of its major."""
@@ -45,11 +47,19 @@ REFERENCE = np.dtype([("offset", "<u8"), ("crc32c", "<u4")])
 """A 1.1 entry of the root (a variable's page table) or of a page table (one page):
 absolute offset and crc32c of the bytes referenced; offset 0 means none."""
 
+PAGE_REFERENCE = np.dtype([("offset", "<u8"), ("length", "<u4"), ("crc32c", "<u4")])
+"""A 1.2 page table entry: absolute offset, length and crc32c of one index page;
+all three 0 for an absent page (every chunk of it missing)."""
+
 PAGE_ENTRIES = 1024
-"""Chunk entries per index page (1.1); the last page of a variable may hold fewer."""
+"""Chunk positions per index page (1.1, 1.2); the last page of a variable may hold
+fewer."""
+
+MAX_PAGE_BYTES = PAGE_ENTRIES // 8 + PAGE_ENTRIES * INDEX_ENTRY.itemsize
+"""Largest 1.2 page: a full bitmap and an entry for each of its chunks."""
 
 PREFIX = struct.Struct("<8sHHI")
-"""The first 16 bytes of a 1.1 header: magic, major, minor, flags."""
+"""The first 16 bytes of a 1.1 (and 1.2) header: magic, major, minor, flags."""
 
 SLOT = struct.Struct("<QQQQQQIII")
 """A 1.1 header slot before its crc32c: generation, metadata offset and length, root
@@ -57,7 +67,7 @@ offset and length, file length, metadata crc32c, root crc32c, reserved (0)."""
 
 SLOT_SIZE = SLOT.size + 4
 HEADER_SIZE_1_1 = PREFIX.size + 2 * SLOT_SIZE
-"""The 1.1 header: its prefix and two slots."""
+"""The 1.1 header (also that of 1.2): its prefix and two slots."""
 
 MAX_ROOT_BYTES = REFERENCE.itemsize * 2**20
 """Largest 1.1 root a reader accepts (about a million variables)."""
@@ -186,8 +196,8 @@ def check_version(data: bytes) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Slot:
-    """One version of a 1.1 file: where its metadata and index root are, and how many
-    bytes of the file it uses."""
+    """One version of a 1.1 or 1.2 file: where its metadata and index root are, and
+    how many bytes of the file it uses; ``version`` is the file's format version."""
 
     generation: int
     metadata_offset: int
@@ -225,6 +235,7 @@ class Slot:
         if crc32c(prefix + body) != stored:
             return None
         fields = SLOT.unpack(body)
+        _, major, minor, _ = PREFIX.unpack(prefix)
         slot = cls(
             generation=fields[0],
             metadata_offset=fields[1],
@@ -234,6 +245,7 @@ class Slot:
             file_length=fields[5],
             metadata_crc32c=fields[6],
             root_crc32c=fields[7],
+            version=(major, minor),
         )
         inside = all(
             HEADER_SIZE_1_1 <= offset and offset + length <= slot.file_length
@@ -247,14 +259,15 @@ class Slot:
 
 
 def pack_header_1_1(slot: Slot) -> bytes:
-    """A 1.1 header whose slot 0 is ``slot`` and whose slot 1 is unused."""
-    prefix = PREFIX.pack(MAGIC, *VERSION, 0)
+    """A header of version ``slot.version`` (1.1 or later) whose slot 0 is ``slot``
+    and whose slot 1 is unused."""
+    prefix = PREFIX.pack(MAGIC, *slot.version, 0)
     return prefix + slot.pack(prefix) + bytes(SLOT_SIZE)
 
 
 def unpack_header_1_1(data: bytes, size: int | None) -> Slot:
-    """The active slot of the 1.1 header at the start of ``data``, given the size of
-    the file when known.
+    """The active slot of the 1.1 (or 1.2) header at the start of ``data``, given the
+    size of the file when known.
 
     The active slot is the valid one of the greater generation.  A damaged slot (not
     all zero and not valid) is accepted only beside a file longer than the active
@@ -271,10 +284,12 @@ def unpack_header_1_1(data: bytes, size: int | None) -> Slot:
         raise HurrayFormatError(
             f"truncated header: {len(data)} bytes, a 1.1 header has {HEADER_SIZE_1_1}"
         )
-    _, _, _, flags = PREFIX.unpack_from(data)
+    _, major, minor, flags = PREFIX.unpack_from(data)
     prefix = data[: PREFIX.size]
     if flags != 0:
-        raise HurrayFormatError(f"header flags must be 0 in version 1.1, got {flags:#x}")
+        raise HurrayFormatError(
+            f"header flags must be 0 in version {major}.{minor}, got {flags:#x}"
+        )
     raw = [data[PREFIX.size + k * SLOT_SIZE : PREFIX.size + (k + 1) * SLOT_SIZE] for k in (0, 1)]
     slots = [Slot.unpack(prefix, r) for r in raw]
     damaged = [k for k in (0, 1) if slots[k] is None and any(raw[k])]

@@ -1,14 +1,20 @@
-"""Where the index of a new 1.1 file goes, and its bytes packed from the chunks'
-offsets, sizes and CRCs.
+"""Where the index of a new file (format 1.1 or 1.2) goes, and its bytes packed from
+the chunks' offsets, sizes and CRCs.
 
 Every writer of a new file lays it out the same way: the head (header, metadata,
 root and page tables) at offset 0, the chunks after it in placement order, and the
-index pages either in the head (when the whole head still fits in the first
-:data:`~.format.HEAD_SIZE` bytes, so that opening the file reads them too) or after
+index pages either in the head (so that opening the file reads them too) or after
 the chunks, leaving out the pages that hold no stored chunk.  The head's length
 depends on the metadata alone, so a writer that cannot seek back (a multipart
 upload whose chunks other processes upload) reserves it first, puts the chunks
 anywhere after it, and packs the head last.
+
+In 1.1 a page's length is fixed, so the pages go in the head exactly when all of
+them fit in the first :data:`~.format.HEAD_SIZE` bytes.  A 1.2 page's length depends
+on which chunks are stored, known only at the end: the head reserves room for the
+pages up to the first ``HEAD_SIZE`` bytes (no more than the pages could take), and
+the pages go there when they fit, the rest of the room left as zeros; otherwise
+they follow the chunks and the whole room stays zeros.
 """
 
 from __future__ import annotations
@@ -24,10 +30,11 @@ from .format import (
     INDEX_ENTRY,
     PAGE_ENTRIES,
     REFERENCE,
+    VERSION,
     Slot,
     pack_header_1_1,
 )
-from .index import page_lengths
+from .index import pack_page, page_lengths, page_reference, set_reference
 from .metadata import DatasetMeta
 
 
@@ -38,28 +45,40 @@ class HeadLayout:
     ----------
     metadata
         The dataset description.
+    version
+        The format version of the file: 1.1 or 1.2.
     """
 
-    def __init__(self, metadata: DatasetMeta) -> None:
+    def __init__(self, metadata: DatasetMeta, version: tuple[int, int] = VERSION) -> None:
         self.metadata = metadata
+        self.version = version
         self.metadata_bytes = metadata.to_bytes()
         self.variables = metadata.all_variables()
         self.root_offset = HEADER_SIZE_1_1 + len(self.metadata_bytes)
         self.table_offsets: dict[str, int] = {}
         """Offset of each variable's page table, by path."""
         position = self.root_offset + REFERENCE.itemsize * len(self.variables)
+        reference = page_reference(version)
         for path, var in self.variables:
             self.table_offsets[path] = position
-            position += len(page_lengths(var.chunk_count)) * REFERENCE.itemsize
-        self.page_bytes = sum(int(page_lengths(var.chunk_count).sum()) for _, var in self.variables)
-        """Bytes of every page of every variable."""
-        self.front_pages = position + self.page_bytes <= HEAD_SIZE
-        """Whether the pages go in the head (all of them) rather than after the chunks
-        (those holding a stored chunk)."""
+            position += len(page_lengths(var.chunk_count)) * reference.itemsize
+        self.page_bytes = sum(
+            int(page_lengths(var.chunk_count, version).sum()) for _, var in self.variables
+        )
+        """Bytes of every page of every variable, every chunk stored: the most the
+        pages can take."""
         self.page_offset = position
         """Where the pages start when they are in the head."""
-        self.length = position + (self.page_bytes if self.front_pages else 0)
+        if version < (1, 2):
+            self.reserve = self.page_bytes if position + self.page_bytes <= HEAD_SIZE else 0
+        else:
+            self.reserve = max(0, min(self.page_bytes, HEAD_SIZE - position))
+        """Bytes the head keeps for the pages after the page tables."""
+        self.length = position + self.reserve
         """Bytes of the head."""
+        self.pages_may_follow = self.page_bytes > self.reserve
+        """Whether the pages may go after the chunks: when they could take more than
+        the room in the head (in 1.2, whether they do is known only at the end)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,11 @@ class PackedIndex:
 
     head: bytes
     pages: bytes
+
+    @property
+    def front_pages(self) -> bool:
+        """Whether the pages are in the head."""
+        return not self.pages
 
 
 def pack_index(layout: HeadLayout, entries: dict[str, np.ndarray], chunks_end: int) -> PackedIndex:
@@ -93,31 +117,37 @@ def pack_index(layout: HeadLayout, entries: dict[str, np.ndarray], chunks_end: i
     """
     meta = layout.metadata_bytes
     root = np.zeros(len(layout.variables), dtype=REFERENCE)
-    tables: list[bytes] = []
-    pages: list[bytes] = []
-    page_at = layout.page_offset if layout.front_pages else chunks_end
-    for number, (path, var) in enumerate(layout.variables):
+    tables: list[np.ndarray] = []
+    pages: list[tuple[np.ndarray, int, bytes]] = []  # (table, page number, bytes)
+    for path, var in layout.variables:
         rows = np.ascontiguousarray(entries[path], dtype=INDEX_ENTRY)
         if len(rows) != var.chunk_count:
             raise ValueError(
                 f"{len(rows)} index entries for the {var.chunk_count} chunks of {path!r}"
             )
-        table = np.zeros(len(page_lengths(var.chunk_count)), dtype=REFERENCE)
+        table = np.zeros(len(page_lengths(var.chunk_count)), dtype=page_reference(layout.version))
         for page in range(len(table)):
             chunk_rows = rows[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
-            # after the chunks, a page of missing chunks only is left out: its
-            # table entry stays zero, which reads as every chunk missing
-            if not layout.front_pages and not chunk_rows["size"].any():
-                continue
-            data = chunk_rows.tobytes()
-            table[page] = (page_at, crc32c(data))
-            pages.append(data)
-            page_at += len(data)
-        if len(table):
-            root[number] = (layout.table_offsets[path], crc32c(table.tobytes()))
-        tables.append(table.tobytes())
+            # a page of missing chunks only is left out (1.1 keeps it when the pages
+            # are in the head): its table entry stays zero, which reads as every
+            # chunk missing
+            if chunk_rows["size"].any() or (layout.version < (1, 2) and layout.reserve):
+                pages.append((table, page, pack_page(chunk_rows, layout.version)))
+        tables.append(table)
+    packed = sum(len(data) for _, _, data in pages)
+    # the pages go in the head when they fit in the room kept for them (in 1.1 they
+    # fill it exactly or it is empty); the bytes of the room they leave are zeros
+    front = packed <= layout.reserve
+    page_at = layout.page_offset if front else chunks_end
+    for table, page, data in pages:
+        set_reference(table, page, page_at, data)
+        page_at += len(data)
+    for number, (path, _) in enumerate(layout.variables):
+        if len(tables[number]):
+            root[number] = (layout.table_offsets[path], crc32c(tables[number].tobytes()))
     root_bytes = root.tobytes()
-    trailing = b"" if layout.front_pages else b"".join(pages)
+    page_bytes = b"".join(data for _, _, data in pages)
+    trailing = b"" if front else page_bytes
     slot = Slot(
         generation=1,
         metadata_offset=HEADER_SIZE_1_1,
@@ -127,11 +157,12 @@ def pack_index(layout: HeadLayout, entries: dict[str, np.ndarray], chunks_end: i
         root_length=len(root_bytes),
         root_crc32c=crc32c(root_bytes),
         file_length=chunks_end + len(trailing),
+        version=layout.version,
     )
-    head = [pack_header_1_1(slot), meta, root_bytes, *tables]
-    if layout.front_pages:
-        head += pages
-    packed = b"".join(head)
+    head = [pack_header_1_1(slot), meta, root_bytes, *(t.tobytes() for t in tables)]
+    if front:
+        head.append(page_bytes)
+    packed_head = b"".join(head)
     # the layout promised this length before any chunk was placed after it
-    assert len(packed) == layout.length
-    return PackedIndex(packed, trailing)
+    assert len(packed_head) <= layout.length
+    return PackedIndex(packed_head + bytes(layout.length - len(packed_head)), trailing)

@@ -4,6 +4,9 @@ Version 1.0: one index per variable, its entries in the row-major order of the c
 grid (whatever the placement order of the bytes), then the crc32c of the entries.
 Version 1.1: pages of :data:`PAGE_ENTRIES` entries in placement order, each checked
 by the crc32c its page table records; page tables are found through the root.
+Version 1.2: the same pages, packed: a bitmap of the stored chunks among the page's
+positions, then the entries of those chunks only; the page table records each page's
+length.  One packer and one parser serve both, parametrized by the version.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ import numpy as np
 
 from ..errors import HurrayFormatError
 from .checksum import crc32c, verify
-from .format import HEADER_SIZE_1_1, INDEX_ENTRY, PAGE_ENTRIES
+from .format import (
+    HEADER_SIZE_1_1,
+    INDEX_ENTRY,
+    MAX_PAGE_BYTES,
+    PAGE_ENTRIES,
+    PAGE_REFERENCE,
+    REFERENCE,
+)
 
 
 def pack_index(entries: np.ndarray) -> bytes:
@@ -79,41 +89,173 @@ def check_references(refs: np.ndarray, lengths: np.ndarray, what: str, file_leng
         )
 
 
-def unpack_page(data: bytes, count: int, crc: int, what: str, file_length: int) -> np.ndarray:
-    """Parse and check a 1.1 index page of ``count`` entries whose crc32c is ``crc``.
-
-    Raises
-    ------
-    HurrayFormatError
-        For a short page, a checksum mismatch, a missing chunk entry that is not all
-        zero or a stored chunk outside the file.
-    """
-    expected = count * INDEX_ENTRY.itemsize
-    if len(data) != expected:
-        raise HurrayFormatError(f"truncated {what}: {len(data)} of {expected} bytes")
-    verify(data, crc, what)
-    entries = np.frombuffer(data, dtype=INDEX_ENTRY, count=count)
-    sizes = entries["size"]
-    missing = sizes == 0
-    bad = missing & ((entries["offset"] != 0) | (entries["crc32c"] != 0))
-    ends = entries["offset"] + sizes
-    bad |= ~missing & (
-        (entries["offset"] < HEADER_SIZE_1_1) | (ends > file_length) | (ends < entries["offset"])
-    )
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        raise HurrayFormatError(
-            f"entry {k} of {what}: offset {int(entries['offset'][k])}, size {int(sizes[k])}, "
-            f"crc32c {int(entries['crc32c'][k]):#010x} is neither a missing chunk (all zero) "
-            f"nor a chunk inside the file's {file_length} bytes"
-        )
-    return entries
+def page_reference(version: tuple[int, int]) -> np.dtype:
+    """The page table entry of format ``version`` (1.1 or later): :data:`REFERENCE`
+    in 1.1, :data:`PAGE_REFERENCE` (with the page's length) from 1.2."""
+    return REFERENCE if version < (1, 2) else PAGE_REFERENCE
 
 
-def page_lengths(chunk_count: int) -> np.ndarray:
-    """Bytes of each index page of a variable of ``chunk_count`` chunks (1.1)."""
+def page_counts(chunk_count: int) -> np.ndarray:
+    """Chunk positions on each index page of a variable of ``chunk_count`` chunks."""
     pages = -(-chunk_count // PAGE_ENTRIES)
     counts = np.full(pages, PAGE_ENTRIES, dtype=np.int64)
     if pages:
         counts[-1] = chunk_count - PAGE_ENTRIES * (pages - 1)
-    return counts * INDEX_ENTRY.itemsize
+    return counts
+
+
+def page_lengths(chunk_count: int, version: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """Bytes of each index page of a variable of ``chunk_count`` chunks when every
+    chunk is stored: the length of every 1.1 page, the largest a 1.2 page can have."""
+    counts = page_counts(chunk_count)
+    lengths = counts * INDEX_ENTRY.itemsize
+    if version >= (1, 2):
+        lengths += -(-counts // 8)  # the bitmap
+    return lengths
+
+
+def referenced_lengths(table: np.ndarray, chunk_count: int) -> np.ndarray:
+    """Bytes of each page the page ``table`` of a variable of ``chunk_count`` chunks
+    references: recorded in a 1.2 table; in 1.1 fixed by the chunk count."""
+    if table.dtype == PAGE_REFERENCE:
+        return table["length"].astype(np.int64)
+    return page_lengths(chunk_count)
+
+
+def pack_page(entries: np.ndarray, version: tuple[int, int]) -> bytes:
+    """The bytes of an index page of format ``version`` holding ``entries`` (one
+    :data:`INDEX_ENTRY` per position of the page, all zero for a missing chunk):
+    every entry in 1.1; in 1.2 the bitmap of the stored chunks (bit ``j % 8`` of byte
+    ``j // 8`` for position ``j``), then the entries of the stored chunks only."""
+    entries = np.ascontiguousarray(entries, dtype=INDEX_ENTRY)
+    if version < (1, 2):
+        return bytes(entries.tobytes())
+    stored = entries["size"] != 0
+    return bytes(np.packbits(stored, bitorder="little").tobytes() + entries[stored].tobytes())
+
+
+def set_reference(table: np.ndarray, page: int, offset: int, data: bytes) -> None:
+    """Point entry ``page`` of a page table (1.1 or 1.2) at the page ``data`` written
+    at ``offset``."""
+    table["offset"][page] = offset
+    table["crc32c"][page] = crc32c(data)
+    if table.dtype == PAGE_REFERENCE:
+        table["length"][page] = len(data)
+
+
+def check_page_table(
+    table: np.ndarray, chunk_count: int, what: str, file_length: int
+) -> np.ndarray:
+    """Check the page table of a variable of ``chunk_count`` chunks (``what`` names its
+    pages); the length of each page it references.
+
+    In 1.2 an absent page (offset 0) has length 0 and no page is longer than
+    :data:`MAX_PAGE_BYTES`, checked before any page is read; in both versions every
+    page lies inside the file (see :func:`check_references`).
+
+    Raises
+    ------
+    HurrayFormatError
+        Naming ``what`` and the first bad reference.
+    """
+    lengths = referenced_lengths(table, chunk_count)
+    if table.dtype == PAGE_REFERENCE:
+        too_long = lengths > MAX_PAGE_BYTES
+        bad = too_long | ((table["offset"] == 0) & (lengths != 0))
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            why = (
+                f"exceeds the largest page ({MAX_PAGE_BYTES} bytes)"
+                if too_long[k]
+                else "is not 0 for an absent page (offset 0)"
+            )
+            raise HurrayFormatError(f"{what} {k}: its page_length {int(lengths[k])} {why}")
+    check_references(table, lengths, what, file_length)
+    return lengths
+
+
+def unpack_page(
+    data: bytes,
+    count: int,
+    *,
+    length: int,
+    crc: int,
+    what: str,
+    file_length: int,
+    version: tuple[int, int],
+) -> np.ndarray:
+    """Parse and check an index page of format ``version`` for ``count`` chunk
+    positions, referenced with ``length`` bytes and crc32c ``crc``; one entry per
+    position, all zero for a missing chunk.
+
+    Raises
+    ------
+    HurrayFormatError
+        Naming ``what``: for a short page, a checksum mismatch, a missing chunk entry
+        that is not all zero (1.1), a bitmap bit set past the page's positions or a
+        length that does not fit the bitmap (1.2), or a stored chunk that is empty or
+        outside the file.
+    """
+    if len(data) != length:
+        raise HurrayFormatError(f"truncated {what}: {len(data)} of {length} bytes")
+    verify(data, crc, what)
+    if version < (1, 2):
+        if length != count * INDEX_ENTRY.itemsize:
+            raise HurrayFormatError(
+                f"{what} has {length} bytes, {count} entries take {count * INDEX_ENTRY.itemsize}"
+            )
+        entries = np.frombuffer(data, dtype=INDEX_ENTRY, count=count)
+        _check_entries(entries, entries["size"] == 0, what, file_length)
+        return entries
+    bitmap = -(-count // 8)
+    if length < bitmap:
+        raise HurrayFormatError(f"{what} has {length} bytes, less than its {bitmap}-byte bitmap")
+    bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8, count=bitmap), bitorder="little")
+    if bits[count:].any():
+        j = count + int(np.flatnonzero(bits[count:])[0])
+        raise HurrayFormatError(
+            f"{what}: bitmap bit {j} is set, past the page's {count} chunk positions"
+        )
+    stored = bits[:count].astype(bool)
+    listed = int(stored.sum())
+    if length != bitmap + listed * INDEX_ENTRY.itemsize:
+        raise HurrayFormatError(
+            f"{what} has page_length {length}; its bitmap lists {listed} stored chunks, "
+            f"which take {bitmap + listed * INDEX_ENTRY.itemsize} bytes"
+        )
+    listed_entries = np.frombuffer(data, dtype=INDEX_ENTRY, count=listed, offset=bitmap)
+    # numbered as listed on the page: the k-th entry after the bitmap
+    _check_entries(listed_entries, None, what, file_length)
+    entries = np.zeros(count, dtype=INDEX_ENTRY)
+    entries[stored] = listed_entries
+    return entries
+
+
+def _check_entries(
+    entries: np.ndarray, missing: np.ndarray | None, what: str, file_length: int
+) -> None:
+    """Raise for the first bad entry: one that is not a stored chunk of at least one
+    byte inside ``[HEADER_SIZE_1_1, file_length)``, except, in 1.1, where ``missing``
+    (the entries of size 0) it must be all zero.  ``missing`` is None for the entries
+    a 1.2 page lists, which are all stored chunks."""
+    sizes = entries["size"]
+    ends = entries["offset"] + sizes
+    outside = (
+        (sizes == 0)
+        | (entries["offset"] < HEADER_SIZE_1_1)
+        | (ends > file_length)
+        | (ends < entries["offset"])
+    )
+    if missing is None:
+        bad = outside
+        rule = "not a stored chunk (at least one byte)"
+    else:
+        bad = np.where(missing, (entries["offset"] != 0) | (entries["crc32c"] != 0), outside)
+        rule = "neither a missing chunk (all zero) nor a chunk"
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise HurrayFormatError(
+            f"entry {k} of {what}: offset {int(entries['offset'][k])}, size {int(sizes[k])}, "
+            f"crc32c {int(entries['crc32c'][k]):#010x} is {rule} inside the file's "
+            f"{file_length} bytes"
+        )

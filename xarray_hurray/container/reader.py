@@ -1,6 +1,6 @@
 """Reading a Hurray file: one request for the head, then, per read, the index pages
-under the selection (1.1; the whole index of the variable in 1.0) and merged range
-requests for the chunks it touches."""
+under the selection (1.1 and 1.2; the whole index of the variable in 1.0) and merged
+range requests for the chunks it touches."""
 
 from __future__ import annotations
 
@@ -29,14 +29,23 @@ from .format import (
     check_version,
     unpack_header_1_1,
 )
-from .index import check_references, page_lengths, unpack_index, unpack_page
+from .index import (
+    check_page_table,
+    check_references,
+    page_counts,
+    page_reference,
+    referenced_lengths,
+    unpack_index,
+    unpack_page,
+)
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
 from .threads import ordered_map, run_as_produced
 
 PAGE_CACHE_BYTES = 64 * 2**20
-"""Most bytes of index pages a reader keeps (1.1); the least recently used go first."""
+"""Most bytes of parsed index pages a reader keeps (1.1, 1.2); the least recently
+used go first."""
 
 DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
@@ -83,7 +92,7 @@ class ChunkFetch:
 
 
 class ContainerReader:
-    """Thread-safe, picklable reader of one Hurray file (format 1.0 or 1.1).
+    """Thread-safe, picklable reader of one Hurray file (format 1.0, 1.1 or 1.2).
 
     Variables are named by their path: ``"name"`` in the root group, ``"a/b/name"``
     in group ``a/b``.
@@ -160,7 +169,7 @@ class ContainerReader:
                     (slot.root_offset, slot.root_length, "the index root", slot.root_crc32c),
                 ]
             )
-            self.metadata = parse_metadata(metadata, (1, 1), max_metadata_containers)
+            self.metadata = parse_metadata(metadata, slot.version, max_metadata_containers)
             self._root = self._check_root(root)
         self._numbers = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
         self._indexes: dict[str, np.ndarray] = {}
@@ -171,7 +180,7 @@ class ContainerReader:
     @property
     def version(self) -> tuple[int, int]:
         """The format version of the file."""
-        return self.header.version if isinstance(self.header, Header) else (1, 1)
+        return self.header.version
 
     def _check_root(self, root: bytes) -> np.ndarray:
         variables = self.metadata.all_variables()
@@ -183,11 +192,12 @@ class ContainerReader:
         refs = np.frombuffer(root, dtype=REFERENCE)
         # a page table of more bytes than the file holds is refused before anything is
         # sized by the chunk count: that bounds the chunks a file may declare by its size
+        reference = page_reference(self.version)
         lengths = np.array(
             [
                 # -(-a // b) is the ceiling of a / b: a last page may be partial; the
                 # min keeps a hostile chunk count inside int64 for the check to refuse
-                min(-(-v.chunk_count // PAGE_ENTRIES) * REFERENCE.itemsize, 2**63 - 1)
+                min(-(-v.chunk_count // PAGE_ENTRIES) * reference.itemsize, 2**63 - 1)
                 for _, v in variables
             ],
             dtype=np.int64,
@@ -245,7 +255,7 @@ class ContainerReader:
 
     def index(self, path: str) -> np.ndarray:
         """The checked entries of every chunk of ``path``, by row-major chunk index
-        (fetched once, then cached); a missing chunk (1.1) has size 0."""
+        (fetched once, then cached); a missing chunk (1.1, 1.2) has size 0."""
         if self.version >= (1, 1):
             var = self.variable(path)
             return self.entries(path, np.arange(var.chunk_count, dtype=np.int64))
@@ -266,7 +276,7 @@ class ContainerReader:
 
     def entries(self, path: str, chunk_ids: np.ndarray) -> np.ndarray:
         """The checked entries of chunks ``chunk_ids`` (row-major flat indices) of
-        ``path``.  In 1.1 only the index pages holding them are read (merged into
+        ``path``.  From 1.1 only the index pages holding them are read (merged into
         few requests) and kept for later reads."""
         chunk_ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
         if self.version < (1, 1):
@@ -285,15 +295,15 @@ class ContainerReader:
 
     def index_parts(self, path: str) -> list[tuple[int, int]]:
         """The byte ranges ``(offset, length)`` of the index structures of ``path``:
-        its page table and its stored pages (1.1), or its index (1.0)."""
+        its page table and its stored pages (1.1, 1.2), or its index (1.0)."""
         var = self.variable(path)
         if self.version < (1, 1):
             return [(self._index_offsets[path], var.index_length)]
         number = self._numbers[path]
         with self._lock:
             table = self._page_table(path, var, number)
-        lengths = page_lengths(var.chunk_count)
-        parts = [(int(self._root[number]["offset"]), len(lengths) * REFERENCE.itemsize)]
+        lengths = referenced_lengths(table, var.chunk_count)
+        parts = [(int(self._root[number]["offset"]), table.nbytes)]
         parts += [
             (int(offset), int(length))
             for offset, length in zip(table["offset"], lengths, strict=True)
@@ -302,28 +312,28 @@ class ContainerReader:
         return [part for part in parts if part[1]]
 
     def root_entry(self, path: str) -> np.void:
-        """The root's reference to the page table of ``path`` (1.1): offset, crc32c."""
+        """The root's reference to the page table of ``path`` (1.1, 1.2): offset, crc32c."""
         entry: np.void = self._root[self._numbers[path]]
         return entry
 
     def page_table(self, path: str) -> np.ndarray:
-        """The checked page table of ``path`` (1.1): a reference per index page."""
+        """The checked page table of ``path`` (1.1, 1.2): a reference per index page."""
         with self._lock:
             return self._page_table(path, self.variable(path), self._numbers[path])
 
     def _page_table(self, path: str, var: VariableMeta, number: int) -> np.ndarray:
         """The checked page table of variable ``number``, read once (under the lock)."""
         if number not in self._tables:
-            lengths = page_lengths(var.chunk_count)
+            reference = page_reference(self.version)
             ref = self._root[number]
             data = self._region(
                 int(ref["offset"]),
-                len(lengths) * REFERENCE.itemsize,
+                len(page_counts(var.chunk_count)) * reference.itemsize,
                 f"page table of {path!r}",
                 int(ref["crc32c"]),
             )
-            table = np.frombuffer(data, dtype=REFERENCE)
-            check_references(table, lengths, f"page of {path!r}", self.header.file_length)
+            table = np.frombuffer(data, dtype=reference)
+            check_page_table(table, var.chunk_count, f"page of {path!r}", self.header.file_length)
             self._tables[number] = table
         return self._tables[number]
 
@@ -340,12 +350,13 @@ class ContainerReader:
         # Pages are read without the lock, so reads of other variables do not wait on
         # this one's requests; two threads may then read the same page, and both
         # store equal, checked entries.
-        lengths = page_lengths(var.chunk_count)
+        lengths = referenced_lengths(table, var.chunk_count)
+        counts = page_counts(var.chunk_count)
         todo = [p for p in pages if p not in found]
         stored = [p for p in todo if table["offset"][p] != 0]
         for p in todo:
             if table["offset"][p] == 0:
-                found[p] = np.zeros(lengths[p] // INDEX_ENTRY.itemsize, dtype=INDEX_ENTRY)
+                found[p] = np.zeros(counts[p], dtype=INDEX_ENTRY)
         if stored:
             starts = table["offset"][stored].astype(np.int64)
             stops = starts + lengths[stored]
@@ -364,10 +375,12 @@ class ContainerReader:
                 data = blob[int(starts[k]) - first : int(stops[k]) - first]
                 found[p] = unpack_page(
                     data,
-                    int(lengths[p]) // INDEX_ENTRY.itemsize,
-                    int(table["crc32c"][p]),
-                    f"index page {p} of {path!r}",
-                    self.header.file_length,
+                    int(counts[p]),
+                    length=int(lengths[p]),
+                    crc=int(table["crc32c"][p]),
+                    what=f"index page {p} of {path!r}",
+                    file_length=self.header.file_length,
+                    version=self.version,
                 )
         with self._lock:
             for p in todo:
@@ -401,7 +414,7 @@ class ContainerReader:
         return ChunkFetch(name, chunk_ids, entries, plan, codec, stored, starts, stops)
 
     def _stored(self, entries: np.ndarray) -> np.ndarray:
-        """Which of ``entries`` are stored chunks: all in 1.0; in 1.1 those of size > 0."""
+        """Which of ``entries`` are stored chunks: all in 1.0; from 1.1 those of size > 0."""
         if self.version >= (1, 1):
             return np.asarray(entries["size"] != 0)
         return np.ones(len(entries), dtype=bool)

@@ -30,8 +30,17 @@ from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_ta
 from ..io.multipart import S3_RULES, MultipartUpload, Part, object_etag, start_multipart
 from .all_or_nothing import AllOrNothing
 from .checksum import crc32c, verify
-from .format import HEADER_SIZE_1_1, INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_SIZE, Slot
-from .index import page_lengths
+from .format import (
+    HEADER_SIZE_1_1,
+    INDEX_ENTRY,
+    PAGE_ENTRIES,
+    PREFIX,
+    REFERENCE,
+    SLOT_SIZE,
+    VERSION,
+    Slot,
+)
+from .index import pack_page, page_counts, page_reference, set_reference
 from .metadata import DatasetMeta, VariableMeta
 from .open import open_reader
 from .reader import ContainerReader
@@ -143,11 +152,14 @@ class FileUpdate:
         self, metadata: DatasetMeta, written: Mapping[str, np.ndarray], rewrite: bool = False
     ) -> Iterator[StagedRewrite | InPlaceCommit]:
         """A writer of the new version, committed on a clean exit: appended to a local
-        file of format 1.1 (:class:`InPlaceCommit`) or, for an ``s3://`` object of
-        format 1.1, a new object of the old bytes copied by the store and the new ones
+        file of format 1.1 or later (:class:`InPlaceCommit`) or, for such an ``s3://``
+        object, a new object of the old bytes copied by the store and the new ones
         appended (:class:`MultipartCommit`); else, or with ``rewrite``, the whole file
-        rewritten in placement order (:class:`StagedRewrite`; a format 1.0 file
-        becomes 1.1), locally then uploaded whole for an object.
+        rewritten in placement order (:class:`StagedRewrite`), locally then uploaded
+        whole for an object.  The new version keeps the format version of a 1.1 or
+        later file (its header prefix, sealed into both slots, cannot change in
+        place); a format 1.0 file, and any file with ``rewrite``, becomes the
+        current version.
 
         Parameters
         ----------
@@ -162,8 +174,9 @@ class FileUpdate:
             with InPlaceCommit(self.target, self.base, metadata, written) as commit:  # type: ignore[arg-type]
                 yield commit
             return
+        version = VERSION if rewrite or self.base.version < (1, 1) else self.base.version
         if self.remote is None:
-            with StagedRewrite(self.target, self.base, metadata, written) as staged:  # type: ignore[arg-type]
+            with StagedRewrite(self.target, self.base, metadata, written, version) as staged:  # type: ignore[arg-type]
                 yield staged
             return
         url = os.fspath(self.target) if isinstance(self.target, str | os.PathLike) else ""
@@ -179,7 +192,7 @@ class FileUpdate:
             return
         name = Path(self.base.source.name).name or "update.hurray"
         with staged_upload(self.remote, name) as local:
-            with StagedRewrite(local, self.base, metadata, written) as staged:
+            with StagedRewrite(local, self.base, metadata, written, version) as staged:
                 yield staged
 
 
@@ -212,7 +225,8 @@ class StagedRewrite(AllOrNothing):
     Changed chunks are given with :meth:`write_chunk`, variable by variable in the
     order of the new metadata and each in its placement order (the order of
     :class:`ContainerWriter`); the unchanged chunks between them are copied as they
-    come.  Closing copies the rest and moves the file into place.
+    come.  Closing copies the rest and moves the file into place.  The new file is
+    of format ``version`` (1.1 or later; by default the current one).
     """
 
     def __init__(
@@ -221,6 +235,7 @@ class StagedRewrite(AllOrNothing):
         base: ContainerReader,
         metadata: DatasetMeta,
         written: Mapping[str, np.ndarray],
+        version: tuple[int, int] = VERSION,
     ) -> None:
         self.base = base
         self._old: dict[str, dict[int, int]] = {}  # variable path -> new id -> old id
@@ -231,7 +246,7 @@ class StagedRewrite(AllOrNothing):
             old_ids, new_ids = kept_chunks(base.variable(name), var)
             keep = ~np.isin(new_ids, written.get(name, ()))
             self._old[name] = dict(zip(new_ids[keep].tolist(), old_ids[keep].tolist(), strict=True))
-        self._writer = ContainerWriter(path, metadata)
+        self._writer = ContainerWriter(path, metadata, version=version)
         self._order = self._writer.placement()
         self._copies = self._copy_stream()
 
@@ -350,8 +365,9 @@ WRITE_BUFFER = 4 * 2**20
 
 
 class InPlaceCommit(AllOrNothing):
-    """Append a new version after the bytes of a format 1.1 base and commit it by its
-    header slot, copy on write.
+    """Append a new version after the bytes of a base of format 1.1 or later and commit
+    it by its header slot, copy on write; the new version's pages and page tables are
+    of the base's format version.
 
     Changed chunks are appended as they come (any order).  Committing appends the
     index pages that changed, a new page table for every changed variable (the others
@@ -367,7 +383,7 @@ class InPlaceCommit(AllOrNothing):
     path
         The file, already locked by the caller.
     base
-        The reader of the version the file holds (format 1.1).
+        The reader of the version the file holds (format 1.1 or later).
     metadata
         The description of the new version.
     written
@@ -382,7 +398,7 @@ class InPlaceCommit(AllOrNothing):
         written: Mapping[str, np.ndarray],
     ) -> None:
         if not isinstance(base.header, Slot):
-            raise ValueError("an in-place commit needs a format 1.1 file")
+            raise ValueError("an in-place commit needs a file of format 1.1 or later")
         self.base = base
         self.metadata = metadata
         self._slot = base.header
@@ -441,7 +457,8 @@ class InPlaceCommit(AllOrNothing):
             entry = self.base.root_entry(path)
             return int(entry["offset"]), int(entry["crc32c"])
         count = var.chunk_count
-        lengths = page_lengths(count)
+        version = self.base.version
+        counts = page_counts(count)  # chunk positions on each page
         # where each chunk of the new version is: new, kept from the base, or missing
         source = np.full(count, -1, dtype=np.int64)  # old chunk id, by new chunk id
         if old is not None:
@@ -450,17 +467,17 @@ class InPlaceCommit(AllOrNothing):
         source[new[:, 0]] = -1  # a written chunk is never taken from the base
         # a page is kept when it holds the same chunks, at the same positions, as the
         # base's page of that number, none of them written
-        kept_page = np.zeros(len(lengths), dtype=bool)
+        kept_page = np.zeros(len(counts), dtype=bool)
         if old is not None and old.chunk_count:
             same = np.zeros(count, dtype=bool)
             shared = min(count, old.chunk_count)
             same[:shared] = source[var.placement[:shared]] == old.placement[:shared]
             same[var.position[new[:, 0]]] = False
-            old_lengths = page_lengths(old.chunk_count)
-            for page in range(min(len(lengths), len(old_lengths))):
+            old_counts = page_counts(old.chunk_count)
+            for page in range(min(len(counts), len(old_counts))):
                 rows = same[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
-                kept_page[page] = lengths[page] == old_lengths[page] and bool(rows.all())
-        table = np.zeros(len(lengths), dtype=REFERENCE)
+                kept_page[page] = counts[page] == old_counts[page] and bool(rows.all())
+        table = np.zeros(len(counts), dtype=page_reference(version))
         if kept_page.any():
             table[kept_page] = self.base.page_table(path)[kept_page]
         # entries of the pages written, in placement order
@@ -484,11 +501,11 @@ class InPlaceCommit(AllOrNothing):
         entries["offset"][rows], entries["size"][rows], entries["crc32c"][rows] = new[:, 1:].T
         start = 0
         for page in np.flatnonzero(~kept_page).tolist():
-            page_entries = entries[start : start + int(lengths[page]) // INDEX_ENTRY.itemsize]
+            page_entries = entries[start : start + int(counts[page])]
             start += len(page_entries)
             if page_entries["size"].any():  # else absent: all its chunks are missing
-                data = page_entries.tobytes()
-                table[page] = (self._append(data), crc32c(data))
+                data = pack_page(page_entries, version)
+                set_reference(table, page, self._append(data), data)
         if not len(table):
             return 0, 0
         data = table.tobytes()
@@ -515,6 +532,7 @@ class InPlaceCommit(AllOrNothing):
             root_length=len(root_bytes),
             root_crc32c=crc32c(root_bytes),
             file_length=self._position,
+            version=self._slot.version,
         )
         header = self._header()
         prefix = header[: PREFIX.size]
@@ -561,7 +579,7 @@ class MultipartCommit(InPlaceCommit):
     url
         The object.
     base
-        Its reader (format 1.1).
+        Its reader (format 1.1 or later).
     metadata, written
         As for :class:`InPlaceCommit`.
     upload

@@ -13,14 +13,14 @@ import numpy as np
 from ..errors import HurrayValueError
 from .all_or_nothing import AllOrNothing
 from .checksum import crc32c
-from .format import INDEX_ENTRY
+from .format import INDEX_ENTRY, VERSION
 from .head import HeadLayout, pack_index
 from .metadata import DatasetMeta
 from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
 
 
 class ContainerWriter(AllOrNothing):
-    """Stream a dataset into a Hurray file of format 1.1.
+    """Stream a dataset into a Hurray file of format 1.2 (or 1.1).
 
     The metadata is fixed up front; the index root and the page tables are reserved
     after it, chunks follow in placement order (variable by variable, in variable
@@ -39,15 +39,25 @@ class ContainerWriter(AllOrNothing):
     exclusive
         Fail with :class:`FileExistsError` at closing, instead of replacing it, when a
         file exists at ``path`` (``mode="w-"``); the check and the move are one step.
+    version
+        The format version to write: the current one, or ``(1, 1)`` (an update of a
+        1.1 file that rewrites it keeps it 1.1).
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], metadata: DatasetMeta, *, exclusive: bool = False
+        self,
+        path: str | os.PathLike[str],
+        metadata: DatasetMeta,
+        *,
+        exclusive: bool = False,
+        version: tuple[int, int] = VERSION,
     ) -> None:
+        if version not in ((1, 1), VERSION):
+            raise HurrayValueError(f"cannot write format version {version}: 1.1 or 1.2 only")
         self.path = Path(path)
         self.metadata = metadata
         self.exclusive = exclusive
-        self._layout = HeadLayout(metadata)
+        self._layout = HeadLayout(metadata, version)
         self._variables = self._layout.variables
         # entries in placement order: a variable's chunks arrive in that order
         self._entries = {

@@ -189,9 +189,9 @@ class MultipartWrite:
                 "dataset into several files"
             )
         # parts kept besides the runs: the head, and the pages uploaded after the runs
-        # (at most every page, in parts of the largest size)
+        # (at most every page, in parts of the largest size) when they may go there
         self.page_parts = (
-            0 if self.layout.front_pages else -(-self.layout.page_bytes // rules.max_part)
+            -(-self.layout.page_bytes // rules.max_part) if self.layout.pages_may_follow else 0
         )
         # run k holds positions [cuts[k], cuts[k + 1]) of the placement of every chunk
         self.cuts = plan_runs(
