@@ -7,9 +7,10 @@ For files of about 10^3, 10^4, 10^5 and 10^6 chunks of 8 x 8 float32, mostly the
 fill value (NaN) with about 1% of the chunks holding data, scattered, and a few
 inside the region read: the write time, the file size, and the requests and bytes
 of opening the file plus reading one 100 x 100 region, counted by a request-logging
-byte source.  The same for an all-fill variable of 10^6 chunks.  The peer is a
-sharded Zarr store (format 3, shards of 32 x 32 chunks, empty chunks not written)
-of the same data, opened with xarray and read through a request-logging store.
+byte source.  The same for an all-fill variable of 10^6 chunks.  The peers are the
+same file rewritten in format 1.1 (pages of 1024 fixed entries), and a sharded Zarr
+store (format 3, shards of 32 x 32 chunks, empty chunks not written) of the same
+data, opened with xarray and read through a request-logging store.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
 import zarr
 
 import xarray_hurray as xh
+from xarray_hurray.container.update import StagedRewrite
 from xarray_hurray.io import LocalFileSource
 from xarray_hurray.testing import CountingSource, CountingStore
 
@@ -67,7 +70,7 @@ def region(side: int) -> tuple[slice, slice]:
     return tuple(slice(min(s.start, side - 100), min(s.start, side - 100) + 100) for s in REGION)  # type: ignore[return-value]
 
 
-def hurray_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> dict[str, int]:
+def hurray_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> dict[str, Any]:
     """Requests and bytes of opening ``path`` with xarray and reading ``key``.  Bytes
     are those served: the first read asks for 64 KiB, and a smaller file returns less."""
     size = path.stat().st_size
@@ -84,6 +87,7 @@ def hurray_costs(path: Path, key: tuple[slice, slice], expected: np.ndarray) -> 
         "read_bytes": sum(served[opened:]),
         # the requests of one call go out together: one round trip per call
         "round_trips": len(source.batches),
+        "requests": [(start, min(stop, size)) for start, stop in source.requests],
     }
 
 
@@ -157,6 +161,13 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def as_1_1(path: Path, out: Path) -> None:
+    """Write the file at ``path`` again at ``out`` in format 1.1, chunks copied as stored."""
+    reader = xh.open_reader(path)
+    with StagedRewrite(out, reader, reader.metadata, {}, (1, 1)):
+        pass
+
+
 def kib(n: int) -> str:
     return f"{n / 1024:.1f}"
 
@@ -172,6 +183,11 @@ def main() -> None:
         help="measure the Zarr peer only up to this many chunks (its write is slow)",
     )
     parser.add_argument("--max-chunks", type=int, default=10**6, help="largest file measured")
+    parser.add_argument(
+        "--show-requests",
+        action="store_true",
+        help="after the table, the byte ranges each open+read requested, per file",
+    )
     parser.add_argument(
         "--latency",
         type=float,
@@ -189,15 +205,18 @@ def main() -> None:
     print(
         "| chunks | stored | file KiB | write s | open+read requests | open+read KiB "
         f"| (open / read requests) | round trips | read peak MiB (whole order){http} "
+        "| 1.1 file KiB | 1.1 requests | 1.1 KiB | 1.1 round trips "
         "| zarr requests | zarr KiB "
         "| zarr write s |"
     )
     print(
         "|---:|---:|---:|---:|---:|---:|---|---:|---:|"
         + ("---:|---:|" if http else "")
+        + "---:|---:|---:|---:|"
         + "---:|---:|---:|"
     )
     cases = [(side, False) for side in sides] + [(sides[-1], True)]
+    shown: list[str] = []
     try:
         for side, fill_only in cases:
             ds = dataset(side, fill_only)
@@ -223,6 +242,19 @@ def main() -> None:
             if args.latency:
                 seconds_http, waves = over_http(path, key, args.latency)
                 row += [f"{seconds_http:.3f}", str(waves)]
+            old = work / f"{side}-1.1.hurray"
+            as_1_1(path, old)
+            peer_1_1 = hurray_costs(old, key, expected)
+            for name, costs in (("1.2", ours), ("1.1", peer_1_1)):
+                ranges = ", ".join(f"[{a}, {b})" for a, b in costs["requests"])
+                shown.append(f"- {row[0]} chunks, {name}: {ranges}")
+            row += [
+                kib(old.stat().st_size),
+                str(peer_1_1["open_requests"] + peer_1_1["read_requests"]),
+                kib(peer_1_1["open_bytes"] + peer_1_1["read_bytes"]),
+                str(peer_1_1["round_trips"]),
+            ]
+            old.unlink()
             if args.no_zarr or side * side > args.zarr_max_chunks:
                 row += ["n/a"] * 3
             else:
@@ -237,6 +269,9 @@ def main() -> None:
                 shutil.rmtree(store)
             path.unlink()
             print("| " + " | ".join(row) + " |", flush=True)
+        if args.show_requests:
+            print("\nByte ranges requested by open+read:\n")
+            print("\n".join(shown))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_smallest_file_prints_a_row_per_case() -> None:
-    out = run_script("benchmarks/index_scale.py", "--max-chunks", "1100")
+    out = run_script("benchmarks/index_scale.py", "--max-chunks", "1100", "--show-requests")
     assert "| chunks | stored | file KiB |" in out
     rows = [line for line in out.splitlines() if line.startswith("| 1,024")]
     assert len(rows) == 2 and "(all fill)" in rows[1]
@@ -18,3 +18,6 @@ def test_smallest_file_prints_a_row_per_case() -> None:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert int(cells[4]) <= 3  # open plus the region read
         assert float(cells[5]) < 256  # KiB
+    # the byte ranges of each file, 1.2 and its 1.1 peer: the first is the head
+    assert out.count("- 1,024 chunks, 1.2: [0, ") == 1
+    assert out.count("- 1,024 (all fill) chunks, 1.1: [0, ") == 1
