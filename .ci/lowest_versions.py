@@ -1,9 +1,10 @@
 """Print the runtime dependencies of pyproject.toml pinned to their declared floors.
 
-``name[extras]>=X`` becomes ``name==X``, one per line, for use as a pip constraints
-file: CI installs the package with these and runs the test suite, so the floors
-pyproject.toml declares are floors the code was seen to work with.  A dependency
-without a ``>=`` floor is an error.
+``name[extras]>=X`` becomes ``name==X`` (an environment marker, ``; python_version <
+'3.14'``, kept), one per line, for use as a pip constraints file: CI installs the
+package with these and runs the test suite, so the floors pyproject.toml declares
+are floors the code was seen to work with.  A dependency without a ``>=`` floor is
+an error.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*>=\s*([^,;\s]+)\s*$")
+REQUIREMENT = re.compile(
+    r"^\s*([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*>=\s*([^,;\s]+)\s*(;\s*[^;]+?)?\s*$"
+)
 
 
 def main() -> int:
@@ -23,7 +26,7 @@ def main() -> int:
         if match is None:
             print(f"no single >= floor in dependency {requirement!r}", file=sys.stderr)
             return 1
-        print(f"{match.group(1)}=={match.group(3)}")
+        print(f"{match.group(1)}=={match.group(3)}{match.group(4) or ''}")
     return 0
 
 

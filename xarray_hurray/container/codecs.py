@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import numcodecs
 import numpy as np
 from numcodecs.abc import Codec
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 from ..errors import HurrayValueError
 from .bounded import decode_bounded
@@ -68,17 +75,65 @@ def parse_codecs(
     return tuple(configs)
 
 
+class ZstdEncoder:
+    """numcodecs' zstd encoding with one compression context per thread, kept
+    from call to call.
+
+    numcodecs makes a new context for every call, which takes longer than
+    compressing a small chunk (about 9 us of the 10 us that 64 bytes take).  The
+    frames are those numcodecs writes, made by the same library: one frame that
+    records its content size, with a checksum when ``checksum`` is set; the level
+    is clamped to the library's range, as the library clamps it for numcodecs.
+    Pickles as its settings: each process and thread makes its own contexts.
+    """
+
+    def __init__(self, level: int, checksum: bool) -> None:
+        low, high = zstd.CompressionParameter.compression_level.bounds()
+        self.level = min(max(int(level), low), high)
+        self.checksum = bool(checksum)
+
+    def __call__(self, data: Any) -> bytes:
+        """The zstd frame of the bytes of ``data`` (a contiguous array or bytes)."""
+        key = (self.level, self.checksum)
+        contexts: dict[tuple[int, bool], zstd.ZstdCompressor] | None
+        contexts = getattr(_CONTEXTS, "compressors", None)  # this thread's
+        if contexts is None:
+            contexts = _CONTEXTS.compressors = {}
+        compressor = contexts.get(key)
+        if compressor is None:
+            options: dict[int, int] = {
+                zstd.CompressionParameter.compression_level: self.level,
+                zstd.CompressionParameter.checksum_flag: int(self.checksum),
+            }
+            compressor = contexts[key] = zstd.ZstdCompressor(options=options)
+        try:
+            frame: bytes = compressor.compress(data, mode=zstd.ZstdCompressor.FLUSH_FRAME)
+            return frame
+        except BaseException:
+            # a frame left half written would run on into the next call's: start anew
+            del contexts[key]
+            raise
+
+
+_CONTEXTS = threading.local()
+"""Each thread's zstd compression contexts (``compressors``, by level and checksum)."""
+
+
 class CodecChain:
     """Apply a parsed chain: :meth:`encode` in order, :meth:`decode` in reverse."""
 
     def __init__(self, configs: Sequence[Mapping[str, Any]]) -> None:
         self.codecs = [numcodecs.get_codec(dict(config)) for config in configs]
+        self._encoders: list[Callable[[Any], Any]] = [
+            ZstdEncoder(codec.level, codec.checksum) if codec.codec_id == "zstd" else codec.encode
+            for codec in self.codecs
+        ]
 
     def encode(self, data: np.ndarray) -> bytes:
         """Encoded bytes of ``data`` (a contiguous array)."""
         out: Any = data
-        for codec in self.codecs:
-            out = codec.encode(out)
+        for encode in self._encoders:
+            out = encode(out)
         return bytes(out) if not isinstance(out, np.ndarray) else out.tobytes()
 
     def decode(self, data: bytes, limit: int) -> bytes:

@@ -1,0 +1,78 @@
+"""The codec chain's zstd encoder: numcodecs' frames, one context per thread."""
+
+from __future__ import annotations
+
+import pickle
+from concurrent.futures import ThreadPoolExecutor
+
+import numcodecs
+import numpy as np
+import pytest
+from numcodecs import zstd as numcodecs_zstd
+
+from xarray_hurray.container.bounded import decode_bounded
+from xarray_hurray.container.codecs import _CONTEXTS, CodecChain, ZstdEncoder, zstd
+
+SAME_LIBRARY = numcodecs_zstd.VERSION_NUMBER == (lambda v: v[0] * 10000 + v[1] * 100 + v[2])(
+    zstd.zstd_version_info
+)
+
+
+def inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    return [
+        rng.standard_normal(16).astype("f4"),  # 64 bytes of noise
+        np.sin(np.arange(4096) / 40).astype("f4"),
+        np.zeros(70000, dtype="u1"),
+        rng.integers(0, 4, 300000).astype("i2"),
+    ]
+
+
+@pytest.mark.parametrize("level", [-131073, -5, 0, 1, 3, 19, 22, 23, 100])
+@pytest.mark.parametrize("checksum", [False, True])
+def test_frames_are_numcodecs_frames_that_record_their_size(level, checksum):
+    chain = CodecChain([{"id": "zstd", "level": level, "checksum": checksum}])
+    reference = numcodecs.Zstd(level=level, checksum=checksum)
+    for data in inputs():
+        frame = chain.encode(data)
+        assert reference.decode(frame) == data.tobytes()
+        # one frame that declares its content size: the bounded decode takes it at
+        # exactly that size and refuses one byte less
+        assert decode_bounded(chain.codecs, frame, data.nbytes) == data.tobytes()
+        with pytest.raises(ValueError, match="declares"):
+            decode_bounded(chain.codecs, frame, data.nbytes - 1)
+        assert bool(frame[4] & 4) == checksum  # the frame descriptor's checksum flag
+        if SAME_LIBRARY:
+            assert frame == reference.encode(data)
+
+
+def test_threads_compress_at_once_each_with_its_own_context():
+    encode = ZstdEncoder(3, False)
+    rng = np.random.default_rng(1)
+    blocks = [rng.integers(0, 9, n).astype("i4") for n in rng.integers(1, 5000, 400)]
+    with ThreadPoolExecutor(4) as pool:
+        frames = list(pool.map(encode, blocks))
+    for block, frame in zip(blocks, frames, strict=True):
+        assert numcodecs.Zstd().decode(frame) == block.tobytes()
+
+
+def test_a_chain_pickles_as_its_settings_and_encodes_after():
+    chain = CodecChain([{"id": "zstd", "level": 5, "checksum": True}])
+    chain.encode(np.arange(10))  # this thread has a context now; it does not travel
+    again = pickle.loads(pickle.dumps(chain))
+    assert again.encode(np.arange(100)) == chain.encode(np.arange(100))
+
+
+class _Failing:
+    def compress(self, data: object, mode: object) -> bytes:
+        raise MemoryError("no room for the frame")
+
+
+def test_a_failed_compression_drops_the_context_so_no_frame_runs_into_the_next():
+    encode = ZstdEncoder(1, False)
+    encode(np.arange(8))
+    _CONTEXTS.compressors[(1, False)] = _Failing()
+    with pytest.raises(MemoryError):
+        encode(np.arange(8))
+    frame = encode(np.arange(8))
+    assert numcodecs.Zstd().decode(frame) == np.arange(8).tobytes()
