@@ -7,7 +7,8 @@ and, with ``--counts``, 10^7 stored chunks.  Each count runs in a fresh process,
 which reports the wall time of the write, the time per stored chunk, the peak
 resident memory of the process (``getrusage``) before the write (imports, the dask
 array and the pending write built) and after it, the size of the pending write
-(``to_hurray(..., compute=False)``: its tasks and its pickled bytes) and the file
+(``to_hurray(..., compute=False)``: its tasks and its pickled bytes), the CPU time
+of the write (all threads; less sensitive to a shared machine's load) and the file
 size; it then checks that every chunk is stored and that the first dask chunk reads
 back as written.  Time per chunk is linear when it stays flat as the count grows.
 
@@ -57,6 +58,12 @@ def dataset(count: int) -> object:
     return xr.Dataset({"v": (("y", "x"), noise)})
 
 
+def cpu_seconds() -> float:
+    """User and system time of this process so far, every thread."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def peak_mib() -> float:
     """Peak resident memory of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -81,7 +88,7 @@ def one(count: int, writer: str, path: Path) -> dict[str, object]:
             row["graph_bytes"] = len(pickle.dumps(pending))
             del pending
             row["rss_before_mib"] = peak_mib()
-            start = time.perf_counter()
+            cpu, start = cpu_seconds(), time.perf_counter()
             xh.to_hurray(ds, path, encoding=encoding, codecs=CODEC)
         else:
             zarr_encoding = {
@@ -92,9 +99,10 @@ def one(count: int, writer: str, path: Path) -> dict[str, object]:
                 }
             }
             row["rss_before_mib"] = peak_mib()
-            start = time.perf_counter()
+            cpu, start = cpu_seconds(), time.perf_counter()
             ds.to_zarr(path, mode="w", zarr_format=3, consolidated=False, encoding=zarr_encoding)
         row["seconds"] = time.perf_counter() - start
+        row["cpu_seconds"] = cpu_seconds() - cpu
         row["rss_peak_mib"] = peak_mib()
         first = ds["v"][:DASK_CHUNK, :DASK_CHUNK].values
     if writer == "hurray":
@@ -149,9 +157,9 @@ def main() -> int:
         "level 0, 2 dask threads, one process per row\n"
     )
     print(
-        "| stored chunks | array | writer | write s | us per chunk | vs first row | "
-        "peak RSS before MiB | peak RSS MiB | pending write tasks / bytes | file MiB |\n"
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        "| stored chunks | array | writer | write s | us per chunk | vs first row | CPU us "
+        "per chunk | peak RSS before MiB | peak RSS MiB | pending write tasks / bytes | "
+        "file MiB |\n|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     first: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -161,13 +169,14 @@ def main() -> int:
                 row = run_child(count, writer.split()[0], Path(tmp))
                 per = float(row["seconds"]) / count * 1e6  # type: ignore[arg-type]
                 first.setdefault(writer, per)
+                cpu = float(row["cpu_seconds"]) / count * 1e6  # type: ignore[arg-type]
                 graph = (
                     f"{row['graph_tasks']} / {row['graph_bytes']:,}" if "graph_tasks" in row else ""
                 )
                 rows, cols = row["shape"]  # type: ignore[misc]
                 print(
                     f"| {count:,} | {rows}x{cols} | {writer} | {row['seconds']:.3g} | {per:.1f} "
-                    f"| {per / first[writer]:.2f} | {row['rss_before_mib']:.0f} "
+                    f"| {per / first[writer]:.2f} | {cpu:.1f} | {row['rss_before_mib']:.0f} "
                     f"| {row['rss_peak_mib']:.0f} | {graph} | {row['file_mib']:.0f} |",
                     flush=True,
                 )

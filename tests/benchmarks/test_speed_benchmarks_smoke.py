@@ -27,6 +27,13 @@ def test_small_chunks_benchmark_quick():
     assert "us per chunk" in stdout
 
 
+def test_chunk_scaling_benchmark_quick():
+    stdout = run_script("benchmarks/chunk_scaling.py", "--quick", "--zarr-up-to", "1e4")
+    # one row per writer, each from a child process that checked the file it wrote
+    assert "| 10,000 | 400x400 | hurray |" in stdout
+    assert "| 10,000 | 400x400 | zarr sharded |" in stdout
+
+
 def test_reorder_benchmark_quick():
     stdout = run_script("benchmarks/reorder.py", "--quick", timeout=120)
     for dtype in ("uint8", "int16", "float32", "float64"):

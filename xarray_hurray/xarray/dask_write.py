@@ -34,6 +34,7 @@ from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
 from ..container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
+from ..container.writer import PLACEMENT_SLICE
 from ..errors import HurrayValueError
 from .compat import DataNode
 from .progress import ProgressBar
@@ -177,10 +178,6 @@ class BlockMap:
             block = block * len(starts) + b
             local = local * counts[b] + (coord - starts[b])
         return block, local
-
-
-PLACEMENT_SLICE = 1 << 16
-"""Stored chunks located at a time: memory stays small however many chunks there are."""
 
 
 class DaskChunks:
