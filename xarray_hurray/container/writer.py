@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +70,7 @@ class ContainerWriter(AllOrNothing):
             name: np.zeros(var.chunk_count, dtype=INDEX_ENTRY) for name, var in self._variables
         }
         self._written = dict.fromkeys(self._entries, 0)
+        self._placements = {name: var.placement for name, var in self._variables}
         self._expected = self.placement()
         self._next = next(self._expected, None)
         self.path = writable_target(self.path)
@@ -119,6 +122,51 @@ class ContainerWriter(AllOrNothing):
             self._entries[name][position] = (self._position, len(data), crc32c(data))
             self._position += len(data)
         self._written[name] = position + 1
+        self._next = next(self._expected, None)
+
+    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
+        """Append chunks ``chunk_ids`` of the variable at path ``name`` in turn, with the
+        stored bytes ``data`` (``None``: missing): what as many calls of
+        :meth:`write_chunk` do, with its checks, at a fraction of the cost per chunk.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`write_chunk`, for the first chunk it would refuse (the chunks
+            before it are written).
+        """
+        count = len(data)
+        if len(chunk_ids) != count:
+            raise HurrayValueError(f"{len(chunk_ids)} chunk ids for {count} chunks of {name!r}")
+        position = self._written.get(name, 0)
+        placement = self._placements.get(name)
+        # -1: missing; 0 (no bytes) is refused below
+        sizes = np.fromiter((-1 if d is None else len(d) for d in data), np.int64, count)
+        if (
+            not count
+            or placement is None
+            or self._next is None
+            or self._next[0] != name
+            or not np.array_equal(placement[position : position + count], chunk_ids)
+            or not sizes.all()
+        ):
+            # chunk by chunk, to refuse the right one the way write_chunk does
+            for chunk_id, one in zip(np.asarray(chunk_ids).tolist(), data, strict=True):
+                self.write_chunk(name, chunk_id, one)
+            return
+        stored = [d for d in data if d is not None]
+        self._file.writelines(stored)
+        kept = sizes > 0
+        sizes[~kept] = 0
+        ends = self._position + np.cumsum(sizes)
+        entries = self._entries[name][position : position + count]
+        entries["offset"][kept] = (ends - sizes)[kept]
+        entries["size"] = sizes
+        entries["crc32c"][kept] = [crc32c(d) for d in stored]
+        self._position = int(ends[-1])
+        self._written[name] = position + count
+        # the placement order moves on past the chunks written
+        deque(islice(self._expected, count - 1), maxlen=0)
         self._next = next(self._expected, None)
 
     def close(self) -> None:

@@ -126,19 +126,33 @@ class LocalChunks:
 
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
-    ) -> Iterator[bytes]:
-        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out), in turn."""
+    ) -> Iterator[list[bytes]]:
+        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out), in turn, in
+        runs of about :data:`RUN_BYTES`."""
         # in memory, the fill-only chunks are found in one pass, not chunk by chunk
         fill = None
         if not self.write_empty and isinstance(self.data, np.ndarray):
             fill = self.codec.fill_chunks(self.data)
+        run: list[bytes] = []
+        held = 0
         for chunk_id in chunk_ids.tolist():
             if fill is not None and fill[chunk_id]:
-                yield b""
-                continue
-            block = self.data[chunk_box(self.codec.variable, chunk_id)]
-            values = block.values if isinstance(block, xr.Variable) else np.asarray(block)
-            yield stored_bytes(self.codec, values, self.write_empty)
+                data = b""
+            else:
+                block = self.data[chunk_box(self.codec.variable, chunk_id)]
+                values = block.values if isinstance(block, xr.Variable) else np.asarray(block)
+                data = stored_bytes(self.codec, values, self.write_empty)
+            run.append(data)
+            held += len(data)
+            if held >= RUN_BYTES:
+                yield run
+                run, held = [], 0
+        if run:
+            yield run
+
+
+RUN_BYTES = 1 << 20
+"""Encoded bytes of chunks from memory handed to the writer at a time."""
 
 
 class BlockMap:
@@ -216,8 +230,9 @@ class DaskChunks:
 
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
-    ) -> Iterator[bytes]:
-        """The stored bytes of chunks ``chunk_ids``, in turn.
+    ) -> Iterator[list[bytes]]:
+        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out), in turn, in
+        runs of consecutive chunks from one dask chunk.
 
         The dask chunks holding them are computed in batches, each once its first
         stored chunk is due: at least ``workers`` dask chunks (one per worker) and
@@ -247,18 +262,22 @@ class DaskChunks:
         pending: dict[int, list[bytes | None]] = {}
         remaining = left.tolist()
         for block, local in self._slices(chunk_ids):
-            for b, k in zip(block.tolist(), local.tolist(), strict=True):
+            # consecutive chunks of one dask chunk go out as one run
+            cuts = [0, *(np.flatnonzero(np.diff(block)) + 1).tolist(), len(block)]
+            blocks, locals_ = block[cuts[:-1]].tolist(), local.tolist()
+            for b, start, stop in zip(blocks, cuts[:-1], cuts[1:], strict=True):
                 while b not in pending:  # the next batch holds it: first-use order
                     pending.update(next(results))
                 parts = pending[b]
-                # handed over once: the reference is dropped so that the bytes go as
-                # soon as the writer has them, and a dask chunk's list when all went
-                data, parts[k] = parts[k], None
-                remaining[b] -= 1
+                run = [parts[k] for k in locals_[start:stop]]
+                # handed over once: the references are dropped so that the bytes go
+                # as soon as the writer has them, and a dask chunk's list when all went
+                for k in locals_[start:stop]:
+                    parts[k] = None
+                remaining[b] -= stop - start
                 if not remaining[b]:
                     del pending[b]
-                assert data is not None
-                yield data
+                yield run
 
     def _batches(
         self, batches: Sequence[Sequence[int]], schedule: Schedule
@@ -368,6 +387,16 @@ class ChunkSink(Protocol):
     def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
         """Store ``data`` as chunk ``chunk_id`` of the variable at path ``name``; None
         leaves it out (a missing chunk)."""
+
+
+def write_run(sink: ChunkSink, name: str, chunk_ids: np.ndarray, run: list[bytes | None]) -> None:
+    """Store the chunks ``chunk_ids`` of the variable at path ``name`` with the bytes
+    of ``run`` (None: missing), in turn: as one call for a new file's writer."""
+    if isinstance(sink, ContainerWriter):
+        sink.write_chunks(name, chunk_ids, run)
+        return
+    for chunk_id, data in zip(chunk_ids.tolist(), run, strict=True):
+        sink.write_chunk(name, chunk_id, data)
 
 
 @dataclass(frozen=True)
@@ -518,16 +547,13 @@ class DaskWrite:
                         stream = part.chunks.encoded(
                             part.source_ids, schedule, self.window, workers
                         )
-                        ids = (
-                            chunk_id
-                            for start in range(0, len(part.chunk_ids), PLACEMENT_SLICE)
-                            for chunk_id in part.chunk_ids[start : start + PLACEMENT_SLICE].tolist()
-                        )
-                        name = part.name
-                        for chunk_id, data in zip(ids, stream, strict=True):
-                            sink.write_chunk(name, chunk_id, data or None)
+                        done = 0
+                        for run in stream:
+                            ids = part.chunk_ids[done : done + len(run)]
+                            write_run(sink, part.name, ids, [data or None for data in run])
+                            done += len(run)
                             if bar is not None:
-                                bar.update(1, len(data))
+                                bar.update(len(run), sum(map(len, run)))
             finally:
                 if bar is not None:
                     bar.close()

@@ -1,0 +1,80 @@
+"""Writing chunks in runs gives the file that writing them one at a time gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
+from xarray_hurray.errors import HurrayValueError
+from xarray_hurray.layout import HilbertLayout, RowMajorLayout
+
+
+def metadata() -> DatasetMeta:
+    field = VariableMeta(
+        name="field", dims=("y", "x"), shape=(10, 14), dtype="float32", chunks=(2, 2),
+        layout=HilbertLayout(2, 1),
+    )  # fmt: skip
+    line = VariableMeta(
+        name="line", dims=("z",), shape=(9,), dtype="int8", chunks=(2,), layout=RowMajorLayout()
+    )
+    return DatasetMeta(attrs={}, variables=(field, line))
+
+
+def chunk_bytes(meta: DatasetMeta, seed: int) -> dict[str, list[bytes | None]]:
+    """Stored bytes of every chunk in placement order, some missing (None)."""
+    rng = np.random.default_rng(seed)
+    return {
+        var.name: [
+            None if rng.random() < 0.3 else rng.bytes(int(rng.integers(1, 40)))
+            for _ in range(var.chunk_count)
+        ]
+        for var in meta.variables
+    }
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_of_any_length_give_the_bytes_of_single_writes(tmp_path, seed):
+    meta = metadata()
+    chunks = chunk_bytes(meta, seed)
+    with ContainerWriter(tmp_path / "one.hurray", meta) as writer:
+        for var in meta.variables:
+            for chunk_id, data in zip(var.placement.tolist(), chunks[var.name], strict=True):
+                writer.write_chunk(var.name, chunk_id, data)
+    rng = np.random.default_rng(seed)
+    with ContainerWriter(tmp_path / "runs.hurray", meta) as writer:
+        for var in meta.variables:
+            done = 0
+            while done < var.chunk_count:
+                stop = done + int(rng.integers(0, 9))  # empty runs too
+                writer.write_chunks(var.name, var.placement[done:stop], chunks[var.name][done:stop])
+                done = min(stop, var.chunk_count)
+    assert (tmp_path / "runs.hurray").read_bytes() == (tmp_path / "one.hurray").read_bytes()
+
+
+def test_a_run_is_refused_at_its_first_chunk_out_of_order(tmp_path):
+    meta = metadata()
+    ids = meta.variables[0].placement[:5].copy()
+    ids[3] = ids[4]
+    with pytest.raises(HurrayValueError) as err:
+        with ContainerWriter(tmp_path / "f.hurray", meta) as writer:
+            writer.write_chunks("field", ids, [b"x"] * 5)
+    expected = meta.variables[0].placement[3]
+    assert str(err.value) == (
+        f"chunk {ids[3]} of 'field' written out of order; the next chunk is 'field' {expected}"
+    )
+    assert not (tmp_path / "f.hurray").exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "count", "match"),
+    [
+        ([b"a", b"", b"c"], 3, "chunk .* of 'field' has no bytes"),
+        ([b"a", b"b"], 3, "3 chunk ids for 2 chunks of 'field'"),
+    ],
+)
+def test_a_run_with_an_empty_chunk_or_too_few_chunks_is_refused(tmp_path, data, count, match):
+    meta = metadata()
+    with pytest.raises(HurrayValueError, match=match):
+        with ContainerWriter(tmp_path / "f.hurray", meta) as writer:
+            writer.write_chunks("field", meta.variables[0].placement[:count], data)
