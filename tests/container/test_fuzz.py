@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 import xarray_hurray as xh
 from xarray_hurray.cli import main as cli_main
-from xarray_hurray.container import verify_file
+from xarray_hurray.container import bounded, verify_file
 from xarray_hurray.container.limits import MAX_METADATA_CONTAINERS, MAX_NESTING
 from xarray_hurray.container.update import storage_order
 from xarray_hurray.io import FileObjectSource
@@ -241,6 +241,37 @@ def test_a_zstd_chunk_is_exactly_one_frame(tmp_path, frame):
     with pytest.raises(xh.HurrayFormatError, match=r"one Zstandard frame|truncated Zstandard"):
         read_everything(blob)
     assert len(verify_file(io.BytesIO(blob))) == 1
+
+
+def _zstd_outcome(frame: bytes, limit: int) -> bytes | str:
+    try:
+        return bounded.decode_bounded([numcodecs.Zstd()], frame, limit)
+    except (ValueError, RuntimeError) as err:
+        return type(err).__name__
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.binary(min_size=1, max_size=3000),
+    st.integers(-3, 9),
+    st.one_of(st.none(), st.tuples(st.integers(0, 10**6), st.integers(1, 255))),
+)
+def test_both_zstd_decoders_give_the_same_bytes_or_the_same_refusal(data, level, flip):
+    """The ``zstandard`` package's decoder (the ``fast`` extra, one context per thread)
+    and numcodecs' give the same bytes for every frame, damaged ones too, or both
+    refuse it with the same kind of error."""
+    pytest.importorskip("zstandard")
+    frame = bytearray(numcodecs.Zstd(level=level).encode(data))
+    if flip is not None:
+        frame[flip[0] % len(frame)] ^= flip[1]
+    limit = len(data) + 64
+    fast = _zstd_outcome(bytes(frame), limit)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bounded, "_zstd_decompressor", lambda: None)
+        plain = _zstd_outcome(bytes(frame), limit)
+    assert fast == plain
+    if flip is None:
+        assert fast == data
 
 
 def test_a_reader_caps_what_one_chunk_may_allocate(tmp_path):
