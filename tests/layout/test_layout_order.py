@@ -98,3 +98,11 @@ def test_positions_of_a_region_of_a_million_chunk_grid():
     ids = np.ravel_multi_index(np.mgrid[125:138, 250:263].reshape(2, -1), (1000, 1000))
     positions = placement_positions((1000, 1000), "hilbert", None, ids)
     np.testing.assert_array_equal(placement[positions], ids)
+
+
+@pytest.mark.parametrize("grid", [(16, 16), (8, 8, 8), (5, 16, 16), (13, 7), (1, 9)])
+@pytest.mark.parametrize("kind", ["hilbert", "morton"])
+def test_positions_of_every_chunk_of_whole_and_cut_cubes(grid, kind):
+    placement = chunk_placement(grid, kind)
+    ids = np.arange(len(placement), dtype=np.int64)[::-1]
+    np.testing.assert_array_equal(placement[placement_positions(grid, kind, None, ids)], ids)
