@@ -31,6 +31,7 @@ Usage::
 
     python benchmarks/round_trips.py                     # 50 ms, 50 MB/s
     python benchmarks/round_trips.py --python /path/to/venv/bin/python
+    python benchmarks/round_trips.py --runs 3          # each step's fastest of 3 runs
     python benchmarks/round_trips.py --quick             # small, for the smoke test
 """
 
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -235,6 +237,13 @@ def main() -> int:
     parser.add_argument("--bandwidth", type=float, default=50e6, help="bytes per second")
     parser.add_argument("--python", action="append", default=[], help="more zarr interpreters")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="run every reader this many times, in turn; "
+        "report each step's fastest run (on a shared machine: the least disturbed)",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -261,18 +270,41 @@ def main() -> int:
         readers = [(sys.executable, "hurray", "field.hurray")]
         for python in [sys.executable, *args.python]:
             readers += [(python, "zarr", "unsharded.zarr"), (python, "zarr", "sharded.zarr")]
+        readers.append((sys.executable, "hurray", "large.hurray"))
+        load = [os.getloadavg()[0]]
+        runs: list[list[list[dict]]] = []
         with LatencyServer(root, latency=args.latency, bandwidth=args.bandwidth) as server:
-            results = []
-            for python, kind, path in readers:
-                rows = run_reader(python, kind, server.url(path), box_list, server)
-                label = "hurray" if kind == "hurray" else f"zarr {rows[0]['version']} {path[:-5]}"
-                results.append((label, [{**r, "rounds": 1} for r in rows]))
-            large = run_reader(
-                sys.executable, "hurray", server.url("large.hurray"), large_boxes, server
-            )
-            # a read of the large file needs its index pages, then its chunks
-            large = [{**r, "rounds": 2 if r["step"].startswith("box") else 1} for r in large]
+            for _ in range(args.runs):
+                runs.append(
+                    [
+                        run_reader(
+                            python,
+                            kind,
+                            server.url(path),
+                            large_boxes if path == "large.hurray" else box_list,
+                            server,
+                        )
+                        for python, kind, path in readers
+                    ]
+                )
+                load.append(os.getloadavg()[0])
+    # each step of each reader: its fastest run
+    fastest = [
+        [min(steps, key=lambda row: row["seconds"]) for steps in zip(*rows, strict=True)]
+        for rows in zip(*runs, strict=True)
+    ]
+    results = []
+    for (_, kind, path), rows in zip(readers[:-1], fastest, strict=False):
+        label = "hurray" if kind == "hurray" else f"zarr {rows[0]['version']} {path[:-5]}"
+        results.append((label, [{**r, "rounds": 1} for r in rows]))
+    # a read of the large file needs its index pages, then its chunks
+    large = [{**r, "rounds": 2 if r["step"].startswith("box") else 1} for r in fastest[-1]]
     lat, bw = args.latency, args.bandwidth
+    print(
+        f"{args.runs} run(s), the fastest of each step; 1-minute load average "
+        + ", ".join(f"{x:.1f}" for x in load)
+        + " (before the first run and after each).\n"
+    )
     print(
         f"{side}x{side} float32, chunks {chunk}x{chunk}, zstd level 0, zarr shards "
         f"{shard}x{shard}; {lat * 1e3:g} ms per request, {bw / 1e6:g} MB/s shared link.\n"
