@@ -61,7 +61,7 @@ def main() -> int:
                     copy_s / best_time(repeats, gather, flat, sources),
                     copy_s / best_time(repeats, gather, buffer, positions),
                 ]
-                packed = layout._tiles(shape, dtype.itemsize)
+                packed = layout._tiles(shape)
                 if packed.size:
                     assert np.array_equal(tiles.gather(flat, packed), buffer)
                     assert np.array_equal(tiles.scatter(buffer, packed), flat)

@@ -133,33 +133,26 @@ class Layout(ABC):
 
         return PERMUTATION_CACHE.get((self, shape, "sources"), build)
 
-    def _tiles(self, shape: tuple[int, ...], itemsize: int) -> np.ndarray:
-        """The permutation as tiles for the compiled kernels (:mod:`.tiles`), moving
-        elements of ``itemsize`` bytes in the widest groups the permutation and an
-        8-byte integer allow; empty when they do not apply: no numba, kernels not
-        loaded for a small chunk (:func:`.tiles.wanted`; not cached, a later load
-        serves it), padding, or too many tile patterns."""
+    def _tiles(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The permutation as tiles for the compiled kernels (:mod:`.tiles`); empty
+        when they do not apply: no numba, kernels not loaded for a small chunk
+        (:func:`.tiles.wanted`; not cached, a later load serves it), padding, or runs
+        that are not boxes in few patterns."""
         if not tiles.wanted(math.prod(shape)) or self._size(shape) != math.prod(shape):
             return np.empty(0, dtype=np.intp)
 
-        def run() -> np.ndarray:
-            return np.array([tiles.run_unit(self._sources(shape))])
-
-        longest = int(PERMUTATION_CACHE.get((self, shape, "unit"), run)[0])
-        unit = max(min(longest, 8 // max(itemsize, 1)), 1)
-
         def build() -> np.ndarray:
-            packed = tiles.tiles_for(self._sources(shape), unit)
+            packed = tiles.tiles_for(self._sources(shape), shape)
             return np.empty(0, dtype=np.intp) if packed is None else packed
 
-        return PERMUTATION_CACHE.get((self, shape, "tiles", unit), build)
+        return PERMUTATION_CACHE.get((self, shape, "tiles"), build)
 
     def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
         """The 1-D buffer of ``array`` in this layout; padding holds ``fill_value``."""
         array = np.asarray(array)
         shape = self.validate(array.shape)
         flat = array.reshape(-1)
-        if (packed := self._tiles(shape, array.dtype.itemsize)).size:
+        if (packed := self._tiles(shape)).size:
             out = tiles.gather(flat, packed)
             if out is not None:
                 return out
@@ -175,7 +168,7 @@ class Layout(ABC):
         """The array of ``shape`` held by ``buffer``; padding is never read."""
         shape = self.validate(shape)
         buffer = self._check_buffer(buffer, shape)
-        if (packed := self._tiles(shape, buffer.dtype.itemsize)).size:
+        if (packed := self._tiles(shape)).size:
             out = tiles.scatter(buffer, packed)
             if out is not None:
                 return out.reshape(shape)

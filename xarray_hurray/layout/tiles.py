@@ -1,22 +1,21 @@
 """Tiled chunk permutation, compiled with numba when it is installed (the ``fast`` extra).
 
-A curve permutation is a gather: ``buffer[k] = flat[sources[k]]``.  Both curves visit
-every aligned sub-cube of side 2**t as one run of the buffer, and inside such a tile
-the elements follow one of a few patterns (one for Morton, one per orientation for
-Hilbert).  So the permutation is stored as *tiles*: for each run of :data:`TILE`
-buffer positions, the smallest source index (its base) and the number of its pattern,
-plus a table of the patterns' offsets from the base.  A compiled loop then reads
-1/64 of the index a plain gather reads, and the in-tile offsets stay in the first
-level cache.  Decoding scatters through the same tiles.  Where every aligned pair
-(or group of 4, 8) of buffer positions holds consecutive elements in both orders, as
-Morton's lowest bit gives, the tiles permute such groups, each moved as one wider
-unsigned integer (:func:`run_unit`).  The loops themselves are in
-:mod:`.tile_kernels`, imported on first use.
+A curve permutation is a gather: ``buffer[k] = flat[sources[k]]``.  Both curves fill
+each run of :data:`TILE` buffer positions (aligned) from one aligned box of the
+chunk: an 8 x 8 square, a 4 x 4 x 4 cube, for Morton with unequal bits a box of
+other sides.  Inside the box the elements follow one of a few *patterns* (one for
+Morton, one per orientation for Hilbert).  So the permutation is stored as tiles:
+the box's sides, the table of patterns (for each position of a run, the box's
+row-major index of its element), and for each run the flat index of its box's
+first corner (its base) and its pattern number.  The compiled loops of
+:mod:`.tile_kernels` then move a box a time: its rows, contiguous in the chunk,
+loaded as short vectors, permuted in registers by a shuffle compiled for the
+pattern, stored as one run.  Decoding goes the other way through the same tiles.
 
-Without numba, or for layouts and shapes whose runs do not fall into few patterns
-(padded Morton chunks, chunks smaller than a tile), :func:`tiles_for` returns None and
-the layouts keep the numpy gather: both paths give the same bytes (tested against each
-other).
+Without numba, or for permutations whose runs are not boxes in few patterns
+(padded Morton chunks, chunks smaller than a tile), :func:`tiles_for` returns None
+and the layouts keep the numpy gather: both paths give the same bytes (tested
+against each other).
 
 Importing numba and loading the compiled kernels from its cache takes 0.5 to 1.5 s
 of a process's first use, while the compiled loop saves well under a millisecond
@@ -27,37 +26,46 @@ for it.  So a process loads the kernels only for a permutation of at least
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from functools import lru_cache
+from types import ModuleType
 
 import numpy as np
 
-TILE = 64
-"""Buffer positions per tile: an 8 x 8 square or a 4 x 4 x 4 cube of a curve."""
+TILE_SIZES = (64, 32, 16, 8)
+"""Buffer positions per tile, the first whose runs are all boxes of one shape: 64 is
+an 8 x 8 square or a 4 x 4 x 4 cube of a curve; Hilbert curves of rank 4 and more
+fill boxes in runs of ``2**rank``."""
 
-MAX_PATTERNS = 256
-"""More patterns than this and the tiles are not worth it: keep the plain gather."""
-
-Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
-"""A compiled loop of :mod:`.tile_kernels`: values, bases, pattern ids, patterns, out."""
+MAX_PATTERNS = 64
+"""More patterns than this and the tiles are not worth their compiled loops (3-D
+Hilbert needs up to 24): keep the numpy gather."""
 
 MIN_ELEMENTS = 1 << 17
 """Elements of the smallest permutation that loads the kernels (1 MiB of 8-byte
 elements, 128 KiB of bytes)."""
 
-_kernels: tuple[Kernel, Kernel] | None = None
+BLOCK = 1 << 18
+"""Buffer positions examined at a time by :func:`tiles_for` (bounds its memory)."""
+
+Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
+"""A compiled loop of :mod:`.tile_kernels`: values, bases, pattern ids, strides, out."""
+
+_kernels: ModuleType | None = None
 _looked = False
 
 
-def _load() -> tuple[Kernel, Kernel] | None:
-    """The gather and scatter kernels, imported on first use; None without numba."""
+def _load() -> ModuleType | None:
+    """The kernels module, imported on first use; None without numba."""
     global _kernels, _looked
     if not _looked:
         try:
-            from .tile_kernels import gather_tiles, scatter_tiles
+            from . import tile_kernels
         except ImportError:
             _kernels = None
         else:
-            _kernels = (gather_tiles, scatter_tiles)
+            _kernels = tile_kernels
         _looked = True
     return _kernels
 
@@ -75,67 +83,95 @@ def wanted(elements: int) -> bool:
     return elements >= MIN_ELEMENTS and available()
 
 
-def run_unit(sources: np.ndarray) -> int:
-    """The most elements (8, 4, 2 or 1) that every aligned group of buffer positions
-    takes from consecutive sources in ascending order, starting at a multiple of it:
-    such groups move as one wider unsigned integer (Morton curves whose last bit
-    is the last axis give 2)."""
-    for unit in (8, 4, 2):
-        if sources.size % unit:
-            continue
-        groups = sources.reshape(-1, unit)
-        if np.all(groups[:, 0] % unit == 0) and np.all(
-            groups - groups[:, :1] == np.arange(unit, dtype=groups.dtype)
-        ):
-            return unit
-    return 1
-
-
-def tiles_for(sources: np.ndarray, unit: int = 1) -> np.ndarray | None:
+def tiles_for(sources: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
     """The tiles of a permutation without padding, packed in one array; or None.
 
-    ``sources`` is the row-major element index held at each buffer position, a
-    permutation of ``range(len(sources))``.  With ``unit`` > 1 (at most
-    :func:`run_unit`), groups of ``unit`` elements move together and the tiles
-    permute groups (narrower ones when the groups do not fill whole tiles).  The
-    packed array holds ``unit``, the pattern count ``P``, the ``P x TILE`` pattern
-    offsets, the base of each tile and the pattern number of
-    each tile (:func:`unpack_tiles` splits it).  None when the kernels are not
-    available or the permutation does not tile into few patterns.
+    ``sources`` is the row-major element index held at each buffer position of a
+    chunk of ``shape``, a permutation of ``range(len(sources))``.  The packed array
+    holds the tile size ``T``, the rank ``d``, the pattern count ``P``, the box's
+    ``d`` sides, the ``P x T`` patterns, the chunk's ``d`` element strides, the base
+    of each tile and the pattern number of each tile (:func:`unpack_tiles` splits
+    it).  None when the kernels are not
+    available or no tile size gives boxes of one shape in at most
+    :data:`MAX_PATTERNS` patterns.
     """
-    while unit > 1 and (sources.size // unit) % TILE:
-        unit //= 2  # a narrower group still holds consecutive elements
-    groups = sources[::unit] // unit if unit > 1 else sources
-    if not available() or groups.size == 0 or groups.size % TILE:
+    if not available() or sources.size == 0 or sources.size != math.prod(shape):
         return None
-    runs = groups.reshape(-1, TILE).astype(np.intp)
-    bases = runs.min(axis=1)
-    offsets = np.ascontiguousarray(runs - bases[:, None])
-    # one pattern per distinct row of offsets: rows compared as opaque bytes
-    rows = offsets.view(np.dtype((np.void, offsets.itemsize * TILE))).reshape(-1)
-    _, first, ids = np.unique(rows, return_index=True, return_inverse=True)
-    if len(first) > MAX_PATTERNS:
-        return None
-    patterns = offsets[first]
-    return np.concatenate(([unit, len(first)], patterns.reshape(-1), bases, ids.reshape(-1)))
+    for size in TILE_SIZES:
+        if sources.size % size == 0:
+            packed = _box_tiles(sources, shape, size)
+            if packed is not None:
+                return packed
+    return None
 
 
-def unpack_tiles(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(bases, pattern ids, patterns)`` of an array made by :func:`tiles_for`."""
-    count = int(packed[1])
-    patterns = packed[2 : 2 + count * TILE].reshape(count, TILE)
-    rest = packed[2 + count * TILE :]
+def _box_tiles(sources: np.ndarray, shape: tuple[int, ...], size: int) -> np.ndarray | None:
+    """:func:`tiles_for` with runs of ``size``, or None if they are not all boxes of
+    the first run's shape in few patterns."""
+    rank = len(shape)
+    first = np.unravel_index(sources[:size], shape)
+    sides = [int(c.max() - c.min() + 1) for c in first]
+    if math.prod(sides) != size:
+        return None
+    strides = np.array([math.prod(shape[a + 1 :]) for a in range(rank)], dtype=np.int64)
+    # the flat offset from its first corner of each element of a box, in the box's
+    # row-major order: increasing, so a searchsorted finds an offset's box index
+    box = (np.indices(sides).reshape(rank, size).T * strides).sum(axis=1)
+    tiles = sources.size // size
+    bases = np.empty(tiles, dtype=np.intp)
+    ids = np.empty(tiles, dtype=np.intp)
+    found: dict[bytes, int] = {}
+    for start in range(0, sources.size, BLOCK):
+        runs = sources[start : start + BLOCK].reshape(-1, size).astype(np.int64)
+        low = runs.min(axis=1)
+        offsets = runs - low[:, None]
+        local = np.searchsorted(box, offsets).clip(max=size - 1)
+        corner = np.stack(np.unravel_index(low, shape), axis=-1)
+        # every element in the box from its smallest one, and the box inside the chunk
+        # (an offset alone could wrap around to the next row)
+        if not (np.array_equal(box[local], offsets) and np.all(corner + sides <= shape)):
+            return None
+        rows = np.ascontiguousarray(local).view(np.dtype((np.void, 8 * size))).reshape(-1)
+        distinct, inverse = np.unique(rows, return_inverse=True)
+        numbers = np.array([found.setdefault(row.tobytes(), len(found)) for row in distinct])
+        if len(found) > MAX_PATTERNS:
+            return None
+        at = start // size
+        bases[at : at + len(low)] = low
+        ids[at : at + len(low)] = numbers[inverse.reshape(-1)]
+    patterns = np.frombuffer(b"".join(found), dtype=np.int64)
+    head = [size, rank, len(found), *sides]
+    return np.concatenate((head, patterns, strides, bases, ids)).astype(np.intp)
+
+
+def _kernel_part(packed: np.ndarray) -> np.ndarray:
+    """The part of a :func:`tiles_for` array the compiled loops depend on: the tile
+    size, rank, pattern count, sides and patterns (not the chunk's shape)."""
+    size, rank, count = (int(v) for v in packed[:3])
+    return packed[: 3 + rank + count * size]
+
+
+def unpack_tiles(
+    packed: np.ndarray,
+) -> tuple[tuple[int, ...], np.ndarray, tuple[int, ...], np.ndarray, np.ndarray]:
+    """``(sides, patterns, strides, bases, pattern ids)`` of a :func:`tiles_for`
+    array; ``strides`` are the chunk's element strides of every axis but the last."""
+    size, rank, count = (int(v) for v in packed[:3])
+    sides = tuple(int(s) for s in packed[3 : 3 + rank])
+    start = 3 + rank + count * size
+    patterns = packed[3 + rank : start].reshape(count, size)
+    strides = tuple(int(s) for s in packed[start : start + rank - 1])
+    rest = packed[start + rank :]
     tiles = rest.size // 2
-    return rest[:tiles], rest[tiles:], patterns
+    return sides, patterns, strides, rest[:tiles], rest[tiles:]
 
 
-def _as_units(array: np.ndarray, unit: int) -> np.ndarray | None:
-    """``array`` viewed as unsigned integers of ``unit`` elements each, or None when
-    the kernels cannot move them (objects, or a width other than 1, 2, 4, 8 bytes)."""
-    width = array.dtype.itemsize * unit
-    if array.dtype.hasobject or width not in (1, 2, 4, 8):
+def _as_units(array: np.ndarray) -> np.ndarray | None:
+    """``array`` viewed as unsigned integers of its width, or None when the kernels
+    cannot move them (objects, or a width other than 1, 2, 4, 8 bytes)."""
+    if array.dtype.hasobject or array.dtype.itemsize not in (1, 2, 4, 8):
         return None
-    return array.view(f"u{width}")
+    return array.view(f"u{array.dtype.itemsize}")
 
 
 def gather(values: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
@@ -150,13 +186,27 @@ def scatter(buffer: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
     return _permute(1, buffer, packed)
 
 
-def _permute(kernel: int, array: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
-    """Run the gather (0) or scatter (1) kernel on ``array``; None where it cannot."""
-    kernels, units = _load(), _as_units(array, int(packed[0]))
-    if kernels is None or units is None:
+def _permute(direction: int, array: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
+    """Run the gather (0) or scatter (1) loop on ``array``; None where it cannot."""
+    units = _as_units(array)
+    if _load() is None or units is None:
         return None
+    _, _, strides, bases, ids = unpack_tiles(packed)
+    loop = _loops(units.dtype.itemsize, _kernel_part(packed).tobytes())[direction]
     out = np.empty(array.shape, dtype=array.dtype)
-    # The kernels move unsigned integers (an element, or a group of consecutive ones):
-    # the elements' own bytes, so floats (NaN payloads, -0.0) pass bit for bit.
-    kernels[kernel](units, *unpack_tiles(packed), out.view(units.dtype))
+    # The loops move unsigned integers of the elements' width: the elements' own bytes,
+    # so floats (NaN payloads, -0.0) pass bit for bit.
+    loop(units, bases, ids, strides, out.view(units.dtype))
     return out
+
+
+@lru_cache(maxsize=64)
+def _loops(width: int, part: bytes) -> tuple[Loop, Loop]:
+    """The compiled gather and scatter loops for elements of ``width`` bytes and the
+    tiles of :func:`_kernel_part` ``part`` (its bytes: a key cheap to hash per call)."""
+    kernels = _load()
+    assert kernels is not None  # _permute checked
+    packed = np.frombuffer(part, dtype=np.intp)
+    sides, patterns, *_ = unpack_tiles(packed)
+    loops: tuple[Loop, Loop] = kernels.kernels(kernels.describe(width, sides, patterns))
+    return loops
