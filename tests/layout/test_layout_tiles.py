@@ -77,21 +77,23 @@ def brute_sources(packed: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """The element index at each buffer position, read back from the tiles one by one:
     a tile's element ``j`` is the box's element ``patterns[id, j]`` in row-major order,
     counted from the box's first corner ``base``."""
-    sides, patterns, _, bases, ids = tiles.unpack_tiles(packed)
-    out = []
-    for base, pattern in zip(bases, ids, strict=True):
+    sides, patterns, _, runs, bases, ids = tiles.unpack_tiles(packed)
+    out = np.full(len(runs) * patterns.shape[1], -1)
+    for run, base, pattern in zip(runs, bases, ids, strict=True):
         corner = np.unravel_index(base, shape)
-        for local in patterns[pattern]:
+        for j, local in enumerate(patterns[pattern]):
             inside = np.unravel_index(local, sides)
-            out.append(np.ravel_multi_index(tuple(np.add(corner, inside)), shape))
-    return np.array(out)
+            out[run * len(patterns[pattern]) + j] = np.ravel_multi_index(
+                tuple(np.add(corner, inside)), shape
+            )
+    return out
 
 
 @given(tiled_layouts())
 def test_the_tiles_describe_the_permutation(layout_shape):
     layout, shape = layout_shape
     packed = layout._tiles(shape)
-    sides, patterns, strides, _, _ = tiles.unpack_tiles(packed)
+    sides, patterns, strides, *_ = tiles.unpack_tiles(packed)
     assert np.prod(sides) == patterns.shape[1] and len(sides) == len(shape)
     assert strides == tuple(int(np.prod(shape[a + 1 :])) for a in range(len(shape) - 1))
     assert np.array_equal(brute_sources(packed, shape), layout.sources(shape))

@@ -31,8 +31,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
-"""A compiled loop: source units, tile bases, pattern ids, chunk strides, out."""
+Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
+"""A compiled loop: source units, tile runs, tile bases, pattern ids, chunk strides, out."""
 
 
 def describe(width: int, sides: Sequence[int], patterns: np.ndarray) -> str:
@@ -97,22 +97,30 @@ def _row_addresses(
     return addresses
 
 
-def _per_pattern(
-    builder: ir.IRBuilder, pattern: ir.Value, count: int, emit: Callable[[int], None]
-) -> None:
-    """``emit(p)`` for the pattern number ``pattern`` holds (a switch when several)."""
-    if count == 1:
-        emit(0)
-        return
+def _permuted(
+    builder: ir.IRBuilder, vector: ir.Value, pattern: ir.Value, masks: list[list[int]]
+) -> ir.Value:
+    """``vector`` permuted by ``masks[pattern]`` (the result's element ``j`` is
+    ``vector[masks[pattern][j]]``), through a switch when there are several."""
+    undefined = ir.Constant(vector.type, None)
+    if len(masks) == 1:
+        return builder.shuffle_vector(vector, undefined, _mask(masks[0]))
+    start = builder.block
     done = builder.append_basic_block("done")
     switch = builder.switch(pattern, done)
-    for p in range(count):
+    results = []
+    for p, mask in enumerate(masks):
         block = builder.append_basic_block(f"pattern{p}")
         switch.add_case(p, block)
         builder.position_at_end(block)
-        emit(p)
+        results.append((builder.shuffle_vector(vector, undefined, _mask(mask)), block))
         builder.branch(done)
     builder.position_at_end(done)
+    phi = builder.phi(vector.type)
+    phi.add_incoming(undefined, start)  # no pattern of that number: never taken
+    for value, block in results:
+        phi.add_incoming(value, block)
+    return phi
 
 
 @intrinsic
@@ -141,12 +149,7 @@ def _gather_tile(
         tile = _join(builder, [builder.load(row, align=1) for row in rows])
         data = context.make_array(sig.args[3])(context, builder, value=out_v).data
         target = builder.bitcast(builder.gep(data, [at_v]), tile.type.as_pointer())
-
-        def emit(p: int) -> None:
-            moved = builder.shuffle_vector(tile, ir.Constant(tile.type, None), _mask(patterns[p]))
-            builder.store(moved, target, align=1)
-
-        _per_pattern(builder, pattern_v, len(patterns), emit)
+        builder.store(_permuted(builder, tile, pattern_v, patterns), target, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -183,14 +186,10 @@ def _scatter_tile(
             context, builder, out_v, sig.args[3], base_v, strides_v, sig.args[2], sides
         )
         length = sides[-1]
-
-        def emit(p: int) -> None:
-            tile = builder.shuffle_vector(run, ir.Constant(run_type, None), _mask(inverses[p]))
-            for r, row in enumerate(rows):
-                part = _mask(range(r * length, (r + 1) * length))
-                builder.store(builder.shuffle_vector(tile, tile, part), row, align=1)
-
-        _per_pattern(builder, pattern_v, len(inverses), emit)
+        tile = _permuted(builder, run, pattern_v, inverses)
+        for r, row in enumerate(rows):
+            part = _mask(range(r * length, (r + 1) * length))
+            builder.store(builder.shuffle_vector(tile, tile, part), row, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -200,35 +199,38 @@ def _scatter_tile(
 def kernels(text: str) -> tuple[Loop, Loop]:
     """The gather and scatter loops for the tiles :func:`describe` gave ``text``.
 
-    ``gather(values, bases, ids, strides, out)`` sets ``out[k*T : (k+1)*T]`` from the
-    tile at ``values[bases[k]]`` in pattern ``ids[k]``; ``scatter(buffer, bases, ids,
-    strides, out)`` is its inverse.  ``strides`` are the chunk's element strides of
-    all axes but the last; ``values``, ``buffer`` and ``out`` are unsigned integers
-    of the described width.
+    ``gather(values, runs, bases, ids, strides, out)`` sets the run ``out[r*T :
+    (r+1)*T]``, ``r = runs[i]``, from the tile at ``values[bases[i]]`` in pattern
+    ``ids[i]``, for every ``i``; ``scatter(buffer, runs, bases, ids, strides, out)``
+    is its inverse.  ``strides`` are the chunk's element strides of all axes but the
+    last; ``values``, ``buffer`` and ``out`` are unsigned integers of the described
+    width.
     """
     size = int(np.prod(_parse(text)[1]))
 
     @numba.njit(nogil=True, cache=True)
     def gather(
         values: np.ndarray,
+        runs: np.ndarray,
         bases: np.ndarray,
         ids: np.ndarray,
         strides: tuple[int, ...],
         out: np.ndarray,
     ) -> None:
-        for k in range(bases.size):
+        for i in range(runs.size):
             # (numba supplies the intrinsic's typing context: mypy sees one argument short)
-            _gather_tile(values, bases[k], strides, out, k * size, ids[k], text)  # type: ignore[call-arg]
+            _gather_tile(values, bases[i], strides, out, runs[i] * size, ids[i], text)  # type: ignore[call-arg]
 
     @numba.njit(nogil=True, cache=True)
     def scatter(
         buffer: np.ndarray,
+        runs: np.ndarray,
         bases: np.ndarray,
         ids: np.ndarray,
         strides: tuple[int, ...],
         out: np.ndarray,
     ) -> None:
-        for k in range(bases.size):
-            _scatter_tile(buffer, k * size, strides, out, bases[k], ids[k], text)  # type: ignore[call-arg]
+        for i in range(runs.size):
+            _scatter_tile(buffer, runs[i] * size, strides, out, bases[i], ids[i], text)  # type: ignore[call-arg]
 
     return gather, scatter
