@@ -1,11 +1,14 @@
 """Chunk permutation throughput per element type and layout, against ``numpy.copy``.
 
-For square chunks of 1-, 2-, 4- and 8-byte elements near 1 MiB and 16 MiB, encode
+For square and cubic chunks of 1-, 2-, 4- and 8-byte elements near 1 MiB and 16 MiB
+(the nearest power-of-two side, which Hilbert layouts need), encode
 (array -> buffer) and decode (buffer -> array) through the numpy path (``numpy.take``
 through the cached index) and through the compiled tiled kernels
 (:mod:`xarray_hurray.layout.tiles`, with the ``fast`` extra: numba), as fractions of
-``numpy.copy`` of the same chunk measured in the same run.  Both paths are checked to
-give the same bytes.  Without numba the compiled columns read ``n/a``.
+``numpy.copy`` of the same chunk timed in turns with them (so that a neighbour's load
+weighs on all alike).  Both paths are checked to give the same bytes.  Everything
+runs on one thread, as ``numpy.copy`` does.  Without numba the compiled columns read
+``n/a``.
 
 Usage::
 
@@ -21,9 +24,9 @@ import math
 from importlib.metadata import version
 
 import numpy as np
-from timing import best_time
+from timing import best_times
 
-from xarray_hurray.layout import HilbertLayout, MortonLayout, tiles
+from xarray_hurray.layout import HilbertLayout, Layout, MortonLayout, tiles
 from xarray_hurray.layout.descriptors import gather
 
 TYPES = ("uint8", "int16", "float32", "float64")
@@ -47,33 +50,41 @@ def main() -> int:
     )
     rng = np.random.default_rng(5)
     for nbytes in sizes:
-        for name in TYPES:
-            dtype = np.dtype(name)
-            side = 1 << round(math.log2(nbytes / dtype.itemsize) / 2)
-            shape = (side, side)
-            array = rng.integers(0, 100, shape).astype(dtype)
-            flat = array.reshape(-1)
-            copy_s = best_time(repeats, np.copy, array)
-            for layout in (HilbertLayout.for_shape(shape), MortonLayout.for_shape(shape)):
-                sources, positions = layout.sources(shape), layout.positions(shape)
-                buffer = gather(flat, sources)
-                cells = [
-                    copy_s / best_time(repeats, gather, flat, sources),
-                    copy_s / best_time(repeats, gather, buffer, positions),
-                ]
-                packed = layout._tiles(shape)
-                if packed.size:
-                    assert np.array_equal(tiles.gather(flat, packed), buffer)
-                    assert np.array_equal(tiles.scatter(buffer, packed), flat)
-                    cells += [
-                        copy_s / best_time(repeats, tiles.gather, flat, packed),
-                        copy_s / best_time(repeats, tiles.scatter, buffer, packed),
-                    ]
-                text = [f"{c:.2f}x" for c in cells] + ["n/a"] * (4 - len(cells))
-                print(
-                    f"| {side}x{side} {name} ({array.nbytes / 2**20:.3g} MiB) | {layout.name} "
-                    f"| {array.nbytes / copy_s / 1e9:.3g} | " + " | ".join(text) + " |"
-                )
+        for rank in (2, 3):
+            for name in TYPES:
+                dtype = np.dtype(name)
+                side = 1 << round(math.log2(nbytes / dtype.itemsize) / rank)
+                shape = (side,) * rank
+                array = rng.integers(0, 100, shape).astype(dtype)
+                for layout in (HilbertLayout.for_shape(shape), MortonLayout.for_shape(shape)):
+                    print(row(layout, array, repeats))
+    return 0
+
+
+def row(layout: Layout, array: np.ndarray, repeats: int) -> str:
+    """The table row of one layout and chunk: each path's time as a fraction of
+    ``numpy.copy``'s, all timed in turns (:func:`timing.best_times`)."""
+    shape, flat = array.shape, array.reshape(-1)
+    sources, positions = layout.sources(shape), layout.positions(shape)
+    buffer = gather(flat, sources)
+    calls = [
+        lambda: np.copy(array),
+        lambda: gather(flat, sources),
+        lambda: gather(buffer, positions),
+    ]
+    packed = layout._tiles(shape)
+    if packed.size:
+        assert np.array_equal(tiles.gather(flat, packed), buffer)
+        assert np.array_equal(tiles.scatter(buffer, packed), flat)
+        calls += [lambda: tiles.gather(flat, packed), lambda: tiles.scatter(buffer, packed)]
+    copy_s, *times = best_times(repeats, *calls)
+    text = [f"{copy_s / t:.2f}x" for t in times] + ["n/a"] * (5 - len(calls))
+    chunk = "x".join(map(str, shape))
+    return (
+        f"| {chunk} {array.dtype} ({array.nbytes / 2**20:.3g} MiB) | {layout.name} "
+        f"| {array.nbytes / copy_s / 1e9:.3g} | " + " | ".join(text) + " |"
+    )
+
     return 0
 
 

@@ -19,3 +19,19 @@ def best_time(repeats: int, fn: Callable[..., object], *args: object) -> float:
         fn(*args)
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def best_times(repeats: int, *calls: Callable[[], object]) -> list[float]:
+    """Best wall time of each of ``calls`` (no arguments), in seconds, over ``repeats``
+    rounds that call each once in turn.
+
+    Taking turns gives every call the same share of a shared machine's quiet and busy
+    moments, so ratios between them hold even while the neighbours' load changes.
+    """
+    best = [math.inf] * len(calls)
+    for _ in range(repeats):
+        for k, call in enumerate(calls):
+            start = time.perf_counter()
+            call()
+            best[k] = min(best[k], time.perf_counter() - start)
+    return best
