@@ -72,11 +72,11 @@ def row(layout: Layout, array: np.ndarray, repeats: int) -> str:
         lambda: gather(flat, sources),
         lambda: gather(buffer, positions),
     ]
-    packed = layout._tiles(shape)
-    if packed.size:
-        assert np.array_equal(tiles.gather(flat, packed), buffer)
-        assert np.array_equal(tiles.scatter(buffer, packed), flat)
-        calls += [lambda: tiles.gather(flat, packed), lambda: tiles.scatter(buffer, packed)]
+    tiled = layout._tiles(shape)
+    if tiled is not None:
+        assert np.array_equal(tiles.gather(flat, tiled), buffer)
+        assert np.array_equal(tiles.scatter(buffer, tiled), flat)
+        calls += [lambda: tiles.gather(flat, tiled), lambda: tiles.scatter(buffer, tiled)]
     copy_s, *times = best_times(repeats, *calls)
     text = [f"{copy_s / t:.2f}x" for t in times] + ["n/a"] * (5 - len(calls))
     chunk = "x".join(map(str, shape))

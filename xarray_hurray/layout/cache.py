@@ -5,19 +5,31 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 
+class Sized(Protocol):
+    """What the cache holds: something that says how many bytes it takes."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+T = TypeVar("T", bound=Sized)
+
+
 class ByteLRU:
-    """Map keys to read-only arrays, evicting the least recently used past ``max_bytes``.
+    """Map keys to read-only arrays (or objects holding them, with an ``nbytes``),
+    evicting the least recently used past ``max_bytes``.
 
     An array larger than the whole budget is returned but not kept.
     """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -26,14 +38,17 @@ class ByteLRU:
         """Bytes currently held."""
         return self._bytes
 
-    def get(self, key: Hashable, build: Callable[[], np.ndarray]) -> np.ndarray:
-        """Return the array cached under ``key``, building and caching it if absent."""
+    def get(self, key: Hashable, build: Callable[[], T]) -> T:
+        """Return the value cached under ``key``, building and caching it if absent
+        (an array is made read-only; other values keep their arrays read-only)."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
-                return self._items[key]
+                hit: T = self._items[key]
+                return hit
         value = build()
-        value.flags.writeable = False
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
         if value.nbytes > self.max_bytes:
             return value
         with self._lock:

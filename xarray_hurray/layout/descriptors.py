@@ -133,27 +133,27 @@ class Layout(ABC):
 
         return PERMUTATION_CACHE.get((self, shape, "sources"), build)
 
-    def _tiles(self, shape: tuple[int, ...]) -> np.ndarray:
-        """The permutation as tiles for the compiled kernels (:mod:`.tiles`); empty
+    def _tiles(self, shape: tuple[int, ...]) -> tiles.Tiles | None:
+        """The permutation as tiles for the compiled kernels (:mod:`.tiles`); None
         when they do not apply: no numba, kernels not loaded for a small chunk
         (:func:`.tiles.wanted`; not cached, a later load serves it), padding, or runs
         that are not boxes in few patterns."""
         if not tiles.wanted(math.prod(shape)) or self._size(shape) != math.prod(shape):
-            return np.empty(0, dtype=np.intp)
+            return None
 
-        def build() -> np.ndarray:
-            packed = tiles.tiles_for(self._sources(shape), shape)
-            return np.empty(0, dtype=np.intp) if packed is None else packed
+        def build() -> tiles.Tiles:
+            return tiles.tiles_for(self._sources(shape), shape) or tiles.NO_TILES
 
-        return PERMUTATION_CACHE.get((self, shape, "tiles"), build)
+        found = PERMUTATION_CACHE.get((self, shape, "tiles"), build)
+        return None if found is tiles.NO_TILES else found
 
     def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
         """The 1-D buffer of ``array`` in this layout; padding holds ``fill_value``."""
         array = np.asarray(array)
         shape = self.validate(array.shape)
         flat = array.reshape(-1)
-        if (packed := self._tiles(shape)).size:
-            out = tiles.gather(flat, packed)
+        if (tiled := self._tiles(shape)) is not None:
+            out = tiles.gather(flat, tiled)
             if out is not None:
                 return out
         sources = self._sources(shape)
@@ -168,8 +168,8 @@ class Layout(ABC):
         """The array of ``shape`` held by ``buffer``; padding is never read."""
         shape = self.validate(shape)
         buffer = self._check_buffer(buffer, shape)
-        if (packed := self._tiles(shape)).size:
-            out = tiles.scatter(buffer, packed)
+        if (tiled := self._tiles(shape)) is not None:
+            out = tiles.scatter(buffer, tiled)
             if out is not None:
                 return out.reshape(shape)
         return gather(buffer, self._positions(shape)).reshape(shape)

@@ -31,8 +31,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
-"""A compiled loop: source units, tile runs, tile bases, pattern ids, chunk strides, out."""
+Loop = Callable[[np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
+"""A compiled loop: source units, tile table (runs, bases, pattern ids), strides, out."""
 
 
 def describe(width: int, sides: Sequence[int], patterns: np.ndarray) -> str:
@@ -199,37 +199,28 @@ def _scatter_tile(
 def kernels(text: str) -> tuple[Loop, Loop]:
     """The gather and scatter loops for the tiles :func:`describe` gave ``text``.
 
-    ``gather(values, runs, bases, ids, strides, out)`` sets the run ``out[r*T :
-    (r+1)*T]``, ``r = runs[i]``, from the tile at ``values[bases[i]]`` in pattern
-    ``ids[i]``, for every ``i``; ``scatter(buffer, runs, bases, ids, strides, out)``
-    is its inverse.  ``strides`` are the chunk's element strides of all axes but the
-    last; ``values``, ``buffer`` and ``out`` are unsigned integers of the described
-    width.
+    ``gather(values, table, strides, out)`` sets the run ``out[r*T : (r+1)*T]``,
+    ``r = table[0, i]``, from the tile at ``values[table[1, i]]`` in pattern
+    ``table[2, i]``, for every ``i``; ``scatter(buffer, table, strides, out)`` is its
+    inverse.  ``strides`` are the chunk's element strides of all axes but the last;
+    ``values``, ``buffer`` and ``out`` are unsigned integers of the described width.
     """
     size = int(np.prod(_parse(text)[1]))
 
     @numba.njit(nogil=True, cache=True)
     def gather(
-        values: np.ndarray,
-        runs: np.ndarray,
-        bases: np.ndarray,
-        ids: np.ndarray,
-        strides: tuple[int, ...],
-        out: np.ndarray,
+        values: np.ndarray, table: np.ndarray, strides: tuple[int, ...], out: np.ndarray
     ) -> None:
+        runs, bases, ids = table[0], table[1], table[2]
         for i in range(runs.size):
             # (numba supplies the intrinsic's typing context: mypy sees one argument short)
             _gather_tile(values, bases[i], strides, out, runs[i] * size, ids[i], text)  # type: ignore[call-arg]
 
     @numba.njit(nogil=True, cache=True)
     def scatter(
-        buffer: np.ndarray,
-        runs: np.ndarray,
-        bases: np.ndarray,
-        ids: np.ndarray,
-        strides: tuple[int, ...],
-        out: np.ndarray,
+        buffer: np.ndarray, table: np.ndarray, strides: tuple[int, ...], out: np.ndarray
     ) -> None:
+        runs, bases, ids = table[0], table[1], table[2]
         for i in range(runs.size):
             _scatter_tile(buffer, runs[i] * size, strides, out, bases[i], ids[i], text)  # type: ignore[call-arg]
 

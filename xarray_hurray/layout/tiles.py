@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import lru_cache
+from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
@@ -49,8 +49,8 @@ elements, 128 KiB of bytes)."""
 BLOCK = 1 << 18
 """Buffer positions examined at a time by :func:`tiles_for` (bounds its memory)."""
 
-Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
-"""A compiled loop of :mod:`.tile_kernels`: values, runs, bases, pattern ids, strides, out."""
+Loop = Callable[[np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
+"""A compiled loop of :mod:`.tile_kernels`: values, tile table, strides, out."""
 
 _kernels: ModuleType | None = None
 _looked = False
@@ -83,29 +83,64 @@ def wanted(elements: int) -> bool:
     return elements >= MIN_ELEMENTS and available()
 
 
-def tiles_for(sources: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
-    """The tiles of a permutation without padding, packed in one array; or None.
+@dataclass(frozen=True, eq=False)
+class Tiles:
+    """A permutation as tiles, with what a call of the compiled loops needs at hand
+    (held in the permutation cache: a chunk's permutation costs a few dictionary
+    look-ups besides the loop itself)."""
+
+    sides: tuple[int, ...]
+    """The box's sides (its last is a row: contiguous in the chunk)."""
+    patterns: np.ndarray
+    """``patterns[p, j]``: the box's row-major index of the element at position ``j``
+    of a run in pattern ``p``."""
+    strides: tuple[int, ...]
+    """The chunk's element strides of every axis but the last."""
+    table: np.ndarray
+    """Rows ``runs``, ``bases``, ``ids``: tile ``i`` fills run ``runs[i]`` of the
+    buffer from its box at flat index ``bases[i]`` in pattern ``ids[i]``; the tiles
+    in the row-major order of their boxes."""
+    _loops: dict[int, tuple[Loop, Loop]] = field(default_factory=dict, repr=False)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held (for the permutation cache's budget)."""
+        return int(self.patterns.nbytes + self.table.nbytes)
+
+    def loops(self, width: int) -> tuple[Loop, Loop]:
+        """The compiled gather and scatter loops for elements of ``width`` bytes."""
+        found = self._loops.get(width)
+        if found is None:
+            kernels = _load()
+            assert kernels is not None  # tiles exist only where the kernels load
+            found = kernels.kernels(kernels.describe(width, self.sides, self.patterns))
+            self._loops[width] = found
+        return found
+
+
+NO_TILES = Tiles((), np.empty((0, 0), dtype=np.intp), (), np.empty((3, 0), dtype=np.intp))
+"""What the permutation cache keeps for a permutation that does not tile."""
+
+
+def tiles_for(sources: np.ndarray, shape: tuple[int, ...]) -> Tiles | None:
+    """The tiles of a permutation without padding; or None.
 
     ``sources`` is the row-major element index held at each buffer position of a
-    chunk of ``shape``, a permutation of ``range(len(sources))``.  The packed array
-    holds the tile size ``T``, the rank ``d``, the pattern count ``P``, the box's
-    ``d`` sides, the ``P x T`` patterns, the chunk's ``d`` element strides, then for
-    each tile its run of the buffer, the base of its box and its pattern number
-    (:func:`unpack_tiles` splits it).  None when the kernels are not
-    available or no tile size gives boxes of one shape in at most
+    chunk of ``shape``, a permutation of ``range(len(sources))``.  None when the
+    kernels are not available or no tile size gives boxes of one shape in at most
     :data:`MAX_PATTERNS` patterns.
     """
     if not available() or sources.size == 0 or sources.size != math.prod(shape):
         return None
     for size in TILE_SIZES:
         if sources.size % size == 0:
-            packed = _box_tiles(sources, shape, size)
-            if packed is not None:
-                return packed
+            found = _box_tiles(sources, shape, size)
+            if found is not None:
+                return found
     return None
 
 
-def _box_tiles(sources: np.ndarray, shape: tuple[int, ...], size: int) -> np.ndarray | None:
+def _box_tiles(sources: np.ndarray, shape: tuple[int, ...], size: int) -> Tiles | None:
     """:func:`tiles_for` with runs of ``size``, or None if they are not all boxes of
     the first run's shape in few patterns."""
     rank = len(shape)
@@ -139,37 +174,15 @@ def _box_tiles(sources: np.ndarray, shape: tuple[int, ...], size: int) -> np.nda
         at = start // size
         bases[at : at + len(low)] = low
         ids[at : at + len(low)] = numbers[inverse.reshape(-1)]
-    patterns = np.frombuffer(b"".join(found), dtype=np.int64)
-    head = [size, rank, len(found), *sides]
+    patterns = np.frombuffer(b"".join(found), dtype=np.int64).reshape(-1, size)
     # The tiles in the row-major order of their boxes: the loops then read (gather)
     # or write (scatter) the chunk's rows a few lines at a time, finishing each line
     # before moving on.  Scattering in the curve's order instead leaves lines
     # partly written, to be fetched again later: 1.2-1.5x slower on 1 MiB chunks.
     runs = np.argsort(bases, kind="stable")
-    return np.concatenate((head, patterns, strides, runs, bases[runs], ids[runs])).astype(np.intp)
-
-
-def _kernel_part(packed: np.ndarray) -> np.ndarray:
-    """The part of a :func:`tiles_for` array the compiled loops depend on: the tile
-    size, rank, pattern count, sides and patterns (not the chunk's shape)."""
-    size, rank, count = (int(v) for v in packed[:3])
-    return packed[: 3 + rank + count * size]
-
-
-def unpack_tiles(
-    packed: np.ndarray,
-) -> tuple[tuple[int, ...], np.ndarray, tuple[int, ...], np.ndarray, np.ndarray, np.ndarray]:
-    """``(sides, patterns, strides, runs, bases, pattern ids)`` of a :func:`tiles_for`
-    array; ``strides`` are the chunk's element strides of every axis but the last;
-    tile ``i`` fills run ``runs[i]`` of the buffer from its box at ``bases[i]``."""
-    size, rank, count = (int(v) for v in packed[:3])
-    sides = tuple(int(s) for s in packed[3 : 3 + rank])
-    start = 3 + rank + count * size
-    patterns = packed[3 + rank : start].reshape(count, size)
-    strides = tuple(int(s) for s in packed[start : start + rank - 1])
-    rest = packed[start + rank :]
-    tiles = rest.size // 3
-    return sides, patterns, strides, rest[:tiles], rest[tiles : 2 * tiles], rest[2 * tiles :]
+    table = np.stack((runs, bases[runs], ids[runs]))
+    table.flags.writeable = False
+    return Tiles(tuple(sides), patterns, tuple(int(s) for s in strides[:-1]), table)
 
 
 def _as_units(array: np.ndarray) -> np.ndarray | None:
@@ -180,39 +193,27 @@ def _as_units(array: np.ndarray) -> np.ndarray | None:
     return array.view(f"u{array.dtype.itemsize}")
 
 
-def gather(values: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
-    """``values[sources]`` for the permutation tiled in ``packed``; None when the
-    element type is not one the kernels move (the caller gathers with numpy)."""
-    return _permute(0, values, packed)
+def gather(values: np.ndarray, tiles: Tiles) -> np.ndarray | None:
+    """``values[sources]`` for the permutation of ``tiles``; None when the element
+    type is not one the kernels move (the caller gathers with numpy)."""
+    return _permute(0, values, tiles)
 
 
-def scatter(buffer: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
+def scatter(buffer: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     """The elements of ``buffer`` put back at their sources (the inverse of
     :func:`gather`); None when the element type is not one the kernels move."""
-    return _permute(1, buffer, packed)
+    return _permute(1, buffer, tiles)
 
 
-def _permute(direction: int, array: np.ndarray, packed: np.ndarray) -> np.ndarray | None:
+def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     """Run the gather (0) or scatter (1) loop on ``array``; None where it cannot."""
     units = _as_units(array)
-    if _load() is None or units is None:
+    if units is None:
         return None
-    _, _, strides, runs, bases, ids = unpack_tiles(packed)
-    loop = _loops(units.dtype.itemsize, _kernel_part(packed).tobytes())[direction]
     out = np.empty(array.shape, dtype=array.dtype)
     # The loops move unsigned integers of the elements' width: the elements' own bytes,
     # so floats (NaN payloads, -0.0) pass bit for bit.
-    loop(units, runs, bases, ids, strides, out.view(units.dtype))
+    tiles.loops(units.dtype.itemsize)[direction](
+        units, tiles.table, tiles.strides, out.view(units.dtype)
+    )
     return out
-
-
-@lru_cache(maxsize=64)
-def _loops(width: int, part: bytes) -> tuple[Loop, Loop]:
-    """The compiled gather and scatter loops for elements of ``width`` bytes and the
-    tiles of :func:`_kernel_part` ``part`` (its bytes: a key cheap to hash per call)."""
-    kernels = _load()
-    assert kernels is not None  # _permute checked
-    packed = np.frombuffer(part, dtype=np.intp)
-    sides, patterns, *_ = unpack_tiles(packed)
-    loops: tuple[Loop, Loop] = kernels.kernels(kernels.describe(width, sides, patterns))
-    return loops
