@@ -60,12 +60,20 @@ def blocks(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(blocks(), st.booleans(), st.sampled_from([0, 4096]), st.sampled_from([1, 64, 2**18]))
-def test_encoding_a_block_of_chunks_gives_the_bytes_of_each_chunk_alone(
-    case, write_empty, small, task_bytes
+@given(
+    blocks(),
+    st.booleans(),
+    st.sampled_from([0, 4096]),
+    st.sampled_from([1, 64, 2**18]),
+    st.randoms(use_true_random=False),
+)
+def test_encoding_many_chunks_gives_the_bytes_of_each_chunk_alone(
+    case, write_empty, small, task_bytes, random
 ):
-    """Whole-block encoding (small chunks of numbers at once, other chunks one by one;
-    in tasks of one chunk, a few, or all) gives what encoding each chunk gives."""
+    """Encoding many chunks (small chunks of numbers gathered a run at a time, other
+    chunks one by one; in runs of one chunk, a few, or all), all of a block in
+    row-major order or some of them in any order, gives what encoding each chunk
+    alone gives."""
     meta, block = case
     codec = ChunkCodec(meta)
     grid = [-(-n // c) for n, c in zip(block.shape, meta.chunks, strict=True)]
@@ -74,10 +82,13 @@ def test_encoding_a_block_of_chunks_gives_the_bytes_of_each_chunk_alone(
         box = tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, meta.chunks, strict=True))
         one = block[box]
         expected.append(b"" if not write_empty and codec.is_fill(one) else codec.encode(one))
+    picked = random.sample(range(len(expected)), random.randint(0, len(expected)))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(chunk, "SMALL_CHUNK_ELEMENTS", small)
         patch.setattr(chunk, "TASK_BYTES", task_bytes)
         assert codec.encode_chunks(block, write_empty) == expected
+        runs = codec.encode_many(block, np.array(picked, dtype=np.int64), write_empty)
+        assert [data for run in runs for data in run] == [expected[k] for k in picked]
 
 
 @settings(max_examples=60, deadline=None)

@@ -31,10 +31,44 @@ def _grid(shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
 
 
-def _boxes(grid: tuple[int, ...], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
-    """The slices of each chunk of a ``grid`` of ``chunks``, in row-major order."""
-    for at in np.ndindex(*grid):
-        yield tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, chunks, strict=True))
+def _box(chunk_id: int, grid: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[slice, ...]:
+    """The slices of chunk ``chunk_id`` (row-major) of a ``grid`` of ``chunks``."""
+    corner = np.unravel_index(chunk_id, grid) if grid else ()
+    return tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(corner, chunks, strict=True))
+
+
+class _ChunkGather:
+    """Chunks of an array of numbers gathered as rows: each chunk's elements in
+    row-major order, in the variable's element type, chunks cut short by the
+    array's end padded with zeros (as :meth:`ChunkCodec.encode` pads them)."""
+
+    def __init__(
+        self, array: np.ndarray, grid: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype
+    ) -> None:
+        self.array, self.grid, self.chunks, self.dtype = array, grid, chunks, dtype
+        # whole chunks along each axis; the interior they fill, each axis split into
+        # (chunk number, position in the chunk), the chunk numbers first: a view
+        self.whole = tuple(n // c for n, c in zip(array.shape, chunks, strict=True))
+        interior = array[tuple(slice(0, w * c) for w, c in zip(self.whole, chunks, strict=True))]
+        ndim = len(chunks)
+        split = interior.reshape(
+            [n for w, c in zip(self.whole, chunks, strict=True) for n in (w, c)]
+        )
+        self.view = split.transpose([*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
+
+    def rows(self, chunk_ids: np.ndarray) -> np.ndarray:
+        """The chunks ``chunk_ids`` (row-major among the array's), one row each."""
+        coords = np.unravel_index(chunk_ids, self.grid)
+        inside = np.ones(len(chunk_ids), dtype=bool)
+        for coord, whole in zip(coords, self.whole, strict=True):
+            inside &= coord < whole
+        rows = np.zeros((len(chunk_ids), *self.chunks), dtype=self.dtype)
+        # numpy's assignment casts unsafely, as encode's conversion (to_bytes) does
+        rows[inside] = self.view[tuple(coord[inside] for coord in coords)]
+        for k in np.flatnonzero(~inside).tolist():
+            piece = self.array[_box(int(chunk_ids[k]), self.grid, self.chunks)]
+            rows[k][tuple(slice(0, n) for n in piece.shape)] = piece
+        return rows.reshape(len(chunk_ids), -1)
 
 
 class ChunkCodec:
@@ -150,81 +184,76 @@ class ChunkCodec:
         return self.chain.encode(raw)
 
     def encode_chunks(self, block: np.ndarray, write_empty: bool = False) -> list[bytes]:
-        """The stored bytes of every chunk of ``block``, in row-major order among them.
+        """The stored bytes of every chunk of ``block``, in row-major order among them
+        (see :meth:`encode_many`, which ``block`` is given to)."""
+        block = np.asarray(block)
+        count = math.prod(_grid(block.shape, self.variable.chunks))
+        ids = np.arange(count, dtype=np.int64)
+        return [data for run in self.encode_many(block, ids, write_empty) for data in run]
 
-        ``block`` is a box of the variable that starts where a chunk starts and ends
-        where one ends or at the variable's end (a dask chunk lined up with the
-        chunks).  A chunk of the fill value alone gives ``b""`` (not stored: a missing
-        chunk) unless ``write_empty``.  Each chunk's bytes are those :meth:`encode`
-        gives it; the work is shared with the decode pool's threads.
+    def encode_many(
+        self, array: np.ndarray, chunk_ids: np.ndarray, write_empty: bool = False
+    ) -> Iterator[list[bytes]]:
+        """The stored bytes of chunks ``chunk_ids`` of ``array`` (row-major indices
+        among its chunks), in that order, in runs of about :data:`TASK_BYTES` of raw
+        chunks, each run encoded by a thread of the decode pool.
+
+        ``array`` is the whole variable, or a box of it that starts where a chunk
+        starts and ends where one ends or at the variable's end (a dask chunk lined
+        up with the chunks).  A chunk of the fill value alone gives ``b""`` (not
+        stored: a missing chunk) unless ``write_empty``.  Each chunk's bytes are
+        those :meth:`encode` gives it.
 
         Many small chunks cost little more than their codec calls: the fill test
-        and, for small chunks of numbers, the split into chunks and the layout
-        permutation run in numpy over all of ``block`` at once.
+        runs in numpy over all of ``array`` at once, and small chunks of numbers are
+        gathered and permuted into their layout a run at a time.
         """
         var = self.variable
-        block = np.asarray(block)
-        if block.ndim != len(var.chunks):
-            raise HurrayValueError(f"block of shape {block.shape} does not fit chunks {var.chunks}")
-        grid = _grid(block.shape, var.chunks)
-        count = math.prod(grid)
-        fill = None if write_empty else self.fill_chunks(block)
-        if fill is None and not write_empty:
-            fill = np.fromiter(
-                (self.is_fill(block[box]) for box in _boxes(grid, var.chunks)), bool, count
-            )
+        array = np.asarray(array)
+        if array.ndim != len(var.chunks):
+            raise HurrayValueError(f"block of shape {array.shape} does not fit chunks {var.chunks}")
+        grid = _grid(array.shape, var.chunks)
+        fill = None if write_empty else self.fill_chunks(array)
         size = math.prod(var.chunks)
         itemsize = parse_element_type(var.dtype).itemsize
         per_task = max(TASK_BYTES // max(size * itemsize, 1), 1)
-        groups = [range(start, min(start + per_task, count)) for start in range(0, count, per_task)]
+        runs = [chunk_ids[start : start + per_task] for start in range(0, len(chunk_ids), per_task)]
         numbers = var.dtype != STRING and parse_element_type(var.dtype).kind in "biufc"
-        if size > SMALL_CHUNK_ELEMENTS or not numbers or block.dtype.kind not in "biufc":
-            boxes = list(_boxes(grid, var.chunks))
+        if (
+            not grid
+            or size > SMALL_CHUNK_ELEMENTS
+            or not numbers
+            or array.dtype.kind not in "biufc"
+        ):
 
-            def encode_group(group: range) -> list[bytes]:
-                return [
-                    b"" if fill is not None and fill[k] else self.encode(block[boxes[k]])
-                    for k in group
-                ]
+            def encode_run(ids: np.ndarray) -> list[bytes]:
+                out = []
+                for chunk_id in ids.tolist():
+                    if fill is not None and fill[chunk_id]:
+                        out.append(b"")
+                        continue
+                    block = array[_box(chunk_id, grid, var.chunks)]
+                    out.append(
+                        b""
+                        if fill is None and not write_empty and self.is_fill(block)
+                        else self.encode(block)
+                    )
+                return out
         else:
-            rows = self._chunk_rows(block, grid)
+            gather = _ChunkGather(array, grid, var.chunks, parse_element_type(var.dtype))
 
-            def encode_group(group: range) -> list[bytes]:
-                buffers = self._permute_rows(rows[group.start : group.stop])
+            def encode_run(ids: np.ndarray) -> list[bytes]:
+                buffers = self._permute_rows(gather.rows(ids))
                 codec = self.chain.encode
                 if fill is None:
                     return [codec(row) for row in buffers]
-                flags = fill[group.start : group.stop].tolist()
+                flags = fill[ids].tolist()
                 return [b"" if f else codec(row) for f, row in zip(flags, buffers, strict=True)]
 
-        out: list[bytes] = []
-        for part in ordered_map(encode_group, groups):
-            out += part
-        return out
-
-    def _chunk_rows(self, block: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
-        """The chunks of a ``block`` of numbers as rows, row-major among the chunks and
-        within each, in the variable's element type; chunks cut short by the
-        variable's end are padded with zeros, as :meth:`encode` pads them."""
-        var = self.variable
-        dtype = parse_element_type(var.dtype)
-        full = tuple(g * c for g, c in zip(grid, var.chunks, strict=True))
-        if block.shape != full:
-            padded = np.zeros(full, dtype=dtype)
-            np.copyto(padded[tuple(slice(0, n) for n in block.shape)], block, casting="unsafe")
-            block = padded
-        ndim = len(grid)
-        # each axis split into (chunk number, position in the chunk), the chunk numbers
-        # moved first: one copy gives every chunk as one contiguous row
-        split = block.reshape([n for g, c in zip(grid, var.chunks, strict=True) for n in (g, c)])
-        rows = np.empty((*grid, *var.chunks), dtype=dtype)
-        # cast as encode casts (to_bytes): unsafely, like numpy's astype
-        moved = split.transpose([*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
-        np.copyto(rows, moved, casting="unsafe")
-        return rows.reshape(math.prod(grid), -1)
+        yield from ordered_map(encode_run, runs)
 
     def _permute_rows(self, rows: np.ndarray) -> np.ndarray:
-        """The layout buffers of chunks given as rows (see :meth:`_chunk_rows`), the
+        """The layout buffers of chunks given as rows (see :class:`_ChunkGather`), the
         padding positions of the layout holding zero, as :meth:`encode` fills them."""
         sources = self.variable.layout.sources(self.variable.chunks)
         if sources.size == rows.shape[1] and self._identity:

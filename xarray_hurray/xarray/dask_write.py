@@ -116,7 +116,8 @@ def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec, write_empty: boo
 
 class LocalChunks:
     """The chunks of a variable held in memory or in a lazy backend array, encoded
-    one at a time in the writing process."""
+    in the writing process: from memory a run at a time on the decode pool's
+    threads (:meth:`ChunkCodec.encode_many`), from a lazy array one at a time."""
 
     def __init__(self, var: xr.Variable, codec: ChunkCodec, write_empty: bool = False) -> None:
         # in memory: slice the numpy array itself, much faster per chunk than xarray
@@ -128,22 +129,16 @@ class LocalChunks:
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
     ) -> Iterator[list[bytes]]:
         """The stored bytes of chunks ``chunk_ids`` (``b""``: left out), in turn, in
-        runs of about :data:`RUN_BYTES`."""
-        # in memory, the fill-only chunks are found in one pass, not chunk by chunk
-        fill = None
-        if not self.write_empty and isinstance(self.data, np.ndarray):
-            fill = self.codec.fill_chunks(self.data)
+        runs of a few hundred KiB."""
+        if isinstance(self.data, np.ndarray):
+            yield from self.codec.encode_many(self.data, chunk_ids, self.write_empty)
+            return
         run: list[bytes] = []
         held = 0
         for chunk_id in chunk_ids.tolist():
-            if fill is not None and fill[chunk_id]:
-                data = b""
-            else:
-                block = self.data[chunk_box(self.codec.variable, chunk_id)]
-                values = block.values if isinstance(block, xr.Variable) else np.asarray(block)
-                data = stored_bytes(self.codec, values, self.write_empty)
-            run.append(data)
-            held += len(data)
+            block = self.data[chunk_box(self.codec.variable, chunk_id)]
+            run.append(stored_bytes(self.codec, block.values, self.write_empty))
+            held += len(run[-1])
             if held >= RUN_BYTES:
                 yield run
                 run, held = [], 0
@@ -152,7 +147,7 @@ class LocalChunks:
 
 
 RUN_BYTES = 1 << 20
-"""Encoded bytes of chunks from memory handed to the writer at a time."""
+"""Encoded bytes of chunks from a lazy array handed to the writer at a time."""
 
 
 class BlockMap:
