@@ -133,6 +133,15 @@ def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
     assert HilbertLayout(4, 3).decode(buffer, array.shape).tobytes() == array.tobytes()
 
 
+@pytest.mark.parametrize("shape", [(3, 5), (64, 1024), (0,)])
+@pytest.mark.parametrize("dtype", ["u1", ">f4", "c8"])
+def test_aligned_arrays(shape, dtype):
+    array = tiles._aligned_empty(shape, np.dtype(dtype))
+    assert array.shape == shape and array.dtype == dtype and array.flags.c_contiguous
+    if array.nbytes >= 1 << 16:  # smaller ones are plain arrays
+        assert array.ctypes.data % tiles.ALIGNMENT == 0
+
+
 def test_the_kernels_reject_types_they_cannot_move():
     layout, shape = HilbertLayout(2, 3), (8, 8)
     tiled = layout._tiles(shape)

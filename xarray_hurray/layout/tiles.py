@@ -205,12 +205,31 @@ def scatter(buffer: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     return _permute(1, buffer, tiles)
 
 
+ALIGNMENT = 64
+"""Bytes to which :func:`_aligned_empty` aligns the loops' output: a cache line, and
+the widest vector store.  numpy's own arrays start 16 bytes past a line, so each
+64-byte store of a run (or of a box row of 8-byte elements) would straddle two lines:
+aligned, scatter ran 1.4-1.8x faster on 1 MiB chunks of 4- and 8-byte elements."""
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array of ``shape`` and ``dtype`` whose data starts at a
+    multiple of :data:`ALIGNMENT` bytes (a view into a slightly larger allocation);
+    below 64 KiB a plain array, as finding an address costs about a microsecond."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < 1 << 16:
+        return np.empty(shape, dtype=dtype)
+    raw = np.empty(nbytes + ALIGNMENT - 1, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
 def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     """Run the gather (0) or scatter (1) loop on ``array``; None where it cannot."""
     units = _as_units(array)
     if units is None:
         return None
-    out = np.empty(array.shape, dtype=array.dtype)
+    out = _aligned_empty(array.shape, array.dtype)
     # The loops move unsigned integers of the elements' width: the elements' own bytes,
     # so floats (NaN payloads, -0.0) pass bit for bit.
     tiles.loops(units.dtype.itemsize)[direction](
