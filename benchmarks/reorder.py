@@ -1,7 +1,7 @@
 """Chunk permutation throughput per element type and layout, against ``numpy.copy``.
 
-For square and cubic chunks of 1-, 2-, 4- and 8-byte elements near 1 MiB and 16 MiB
-(the nearest power-of-two side, which Hilbert layouts need), encode
+For square and cubic chunks of 1-, 2-, 4- and 8-byte elements of at most 1 MiB and
+16 MiB (the largest power-of-two side, which Hilbert layouts need), encode
 (array -> buffer) and decode (buffer -> array) through the numpy path (``numpy.take``
 through the cached index) and through the compiled tiled kernels
 (:mod:`xarray_hurray.layout.tiles`, with the ``fast`` extra: numba), as fractions of
@@ -53,7 +53,7 @@ def main() -> int:
         for rank in (2, 3):
             for name in TYPES:
                 dtype = np.dtype(name)
-                side = 1 << round(math.log2(nbytes / dtype.itemsize) / rank)
+                side = 1 << int(math.log2(nbytes / dtype.itemsize) / rank)
                 shape = (side,) * rank
                 array = rng.integers(0, 100, shape).astype(dtype)
                 for layout in (HilbertLayout.for_shape(shape), MortonLayout.for_shape(shape)):
