@@ -6,9 +6,10 @@ For square and cubic chunks of 1-, 2-, 4- and 8-byte elements of at most 1 MiB a
 through the cached index) and through the compiled tiled kernels
 (:mod:`xarray_hurray.layout.tiles`, with the ``fast`` extra: numba), as fractions of
 ``numpy.copy`` of the same chunk timed in turns with them (so that a neighbour's load
-weighs on all alike).  Both paths are checked to give the same bytes.  Everything
-runs on one thread, as ``numpy.copy`` does.  Without numba the compiled columns read
-``n/a``.
+weighs on all alike), each after an untimed call of its own (warm caches, as a
+chunk of 1 MiB stays in the second-level cache between calls).  Both paths are
+checked to give the same bytes.  Everything runs on one thread, as ``numpy.copy``
+does.  Without numba the compiled columns read ``n/a``.
 
 Usage::
 
