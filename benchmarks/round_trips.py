@@ -32,6 +32,7 @@ Usage::
     python benchmarks/round_trips.py                     # 50 ms, 50 MB/s
     python benchmarks/round_trips.py --python /path/to/venv/bin/python
     python benchmarks/round_trips.py --runs 3          # each step's fastest of 3 runs
+    python benchmarks/round_trips.py --cpu             # and the client's own time
     python benchmarks/round_trips.py --quick             # small, for the smoke test
 """
 
@@ -244,6 +245,12 @@ def main() -> int:
         help="run every reader this many times, in turn; "
         "report each step's fastest run (on a shared machine: the least disturbed)",
     )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also time Hurray's steps over a server adding "
+        "no latency and no bandwidth limit (what is left is the client's own time)",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -288,11 +295,21 @@ def main() -> int:
                     ]
                 )
                 load.append(os.getloadavg()[0])
-    # each step of each reader: its fastest run
-    fastest = [
-        [min(steps, key=lambda row: row["seconds"]) for steps in zip(*rows, strict=True)]
-        for rows in zip(*runs, strict=True)
-    ]
+        client: list[list[list[dict]]] = []
+        if args.cpu:  # Hurray's readers again, the server adding no time
+            with LatencyServer(root, latency=0.0, bandwidth=None) as server:
+                for _ in range(args.runs):
+                    client.append(
+                        [
+                            run_reader(sys.executable, "hurray", server.url(path), boxes_, server)
+                            for path, boxes_ in (
+                                ("field.hurray", box_list),
+                                ("large.hurray", large_boxes),
+                            )
+                        ]
+                    )
+                    load.append(os.getloadavg()[0])
+    fastest = fastest_steps(runs)
     results = []
     for (_, kind, path), rows in zip(readers[:-1], fastest, strict=False):
         label = "hurray" if kind == "hurray" else f"zarr {rows[0]['version']} {path[:-5]}"
@@ -322,7 +339,28 @@ def main() -> int:
     names = {"first open": "first open", "next open": "next open"}
     names.update({f"box {k}": f"read {n}" for k, n in enumerate(large_named)})
     print_table(names, [("hurray", large)], lat, bw)
+    if client:
+        print(
+            "\nHurray's steps over the same server without latency or bandwidth limit "
+            "(the client's own time, ms):\n\n| step | file | ms |\n|---|---|---:|"
+        )
+        for (path, named_boxes), rows in zip(
+            (("field.hurray", named), ("large.hurray", large_named)),
+            fastest_steps(client),
+            strict=True,
+        ):
+            labels = ["first open", *(f"read {n}" for n in named_boxes), "next open"]
+            for label, row in zip(labels, rows, strict=True):
+                print(f"| {label} | {path} | {row['seconds'] * 1e3:.1f} |")
     return 0
+
+
+def fastest_steps(runs: list[list[list[dict]]]) -> list[list[dict]]:
+    """Per reader (the inner lists of each run), each step's row from its fastest run."""
+    return [
+        [min(steps, key=lambda row: row["seconds"]) for steps in zip(*rows, strict=True)]
+        for rows in zip(*runs, strict=True)
+    ]
 
 
 if __name__ == "__main__":

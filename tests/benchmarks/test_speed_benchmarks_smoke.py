@@ -10,14 +10,19 @@ pytestmark = pytest.mark.slow
 
 
 def test_round_trips_benchmark_quick():
-    stdout = run_script("benchmarks/round_trips.py", "--quick", "--latency", "0.002", timeout=120)
+    stdout = run_script(
+        "benchmarks/round_trips.py", "--quick", "--latency", "0.002", "--cpu", timeout=120
+    )
     # one request opens a Hurray file; every step has a row per reader
     assert "| first open | hurray | 1 |" in stdout
     for peer in ("unsharded", "sharded"):
         assert f" {peer} | 3 |" in stdout  # zarr opens with three requests
+    latency, no_latency = stdout.split("the client's own time")
     # four boxes for three readers, and again for Hurray's file with index pages
-    assert stdout.count("| read ") == 4 * 3 + 4
-    assert "index pages outside the first 64 KiB" in stdout
+    assert latency.count("| read ") == 4 * 3 + 4
+    assert "index pages outside the first 64 KiB" in latency
+    # --cpu: Hurray's six steps again for each file, without latency
+    assert no_latency.count(".hurray | ") == 2 * 6
 
 
 def test_small_chunks_benchmark_quick():
