@@ -274,6 +274,17 @@ def test_both_zstd_decoders_give_the_same_bytes_or_the_same_refusal(data, level,
         assert fast == data
 
 
+def test_a_nonsense_setting_only_encoding_uses_does_not_stop_a_read(tmp_path):
+    # the zstd level of a stored chunk does not matter to its decoding (seed 2097151
+    # of test_damaged_files_raise_only_format_errors found a TypeError here)
+    ds = xr.Dataset({"v": (("x",), np.arange(8.0))})
+    path = tmp_path / "level.hurray"
+    xh.to_hurray(ds, path, encoding={"v": {"chunks": (4,), "codecs": "zstd"}})
+    codecs = [{"id": "zstd", "level": [[[1]]], "checksum": False}]
+    blob = _set_variable(path.read_bytes(), {"codecs": codecs})
+    np.testing.assert_array_equal(xh.open_reader(io.BytesIO(blob)).read("v"), np.arange(8.0))
+
+
 def test_a_reader_caps_what_one_chunk_may_allocate(tmp_path):
     # a one-element chunk may declare a 1 GiB Morton buffer; the file is 1 KB
     ds = xr.Dataset({"v": (("x",), np.arange(4, dtype="u1"))})

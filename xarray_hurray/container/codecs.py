@@ -6,6 +6,7 @@ import sys
 import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
 from typing import Any, TypeAlias
 
 import numcodecs
@@ -124,7 +125,13 @@ class CodecChain:
 
     def __init__(self, configs: Sequence[Mapping[str, Any]]) -> None:
         self.codecs = [numcodecs.get_codec(dict(config)) for config in configs]
-        self._encoders: list[Callable[[Any], Any]] = [
+
+    @cached_property
+    def _encoders(self) -> list[Callable[[Any], Any]]:
+        """The encoding steps, made at the first :meth:`encode`: a reader never makes
+        them, so a file recording nonsense in a setting only encoding uses (a zstd
+        level of ``[[1]]``) still reads, instead of failing with a TypeError."""
+        return [
             ZstdEncoder(codec.level, codec.checksum) if codec.codec_id == "zstd" else codec.encode
             for codec in self.codecs
         ]
