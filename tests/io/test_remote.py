@@ -421,13 +421,14 @@ def test_http_url_reads_a_region_with_concurrent_requests(ds, http_root, kind):
     assert elapsed < 4 * DELAY  # 8 requests, not one after another
 
 
-def test_http_answers_are_handed_over_as_they_arrive(tmp_path):
+@pytest.mark.parametrize("kind", HTTP_SOURCES)
+def test_http_answers_are_handed_over_as_they_arrive(tmp_path, kind):
     data = np.random.default_rng(1).bytes(8 * 512)
     (tmp_path / "blob").write_bytes(data)
     ranges = np.array([[k * 512, (k + 1) * 512] for k in range(8)])
     faults: list[str] = []
     with serve(tmp_path, faults=faults) as base:
-        source = HttpSource(f"{base}/blob")
+        source = kind(f"{base}/blob")
         source.read(0, 1)  # pins the version and makes a connection
         faults.append("late")  # the first of the next requests to arrive answers late
         start = time.perf_counter()
@@ -439,6 +440,29 @@ def test_http_answers_are_handed_over_as_they_arrive(tmp_path):
     assert sorted(row for row, _ in [first, *rest]) == list(range(8))
     for row, blob in [first, *rest]:
         assert blob == data[row * 512 : (row + 1) * 512]
+
+
+@pytest.mark.parametrize("kind", HTTP_SOURCES)
+def test_http_answers_as_they_arrive_raise_a_failed_read(tmp_path, kind):
+    (tmp_path / "blob").write_bytes(bytes(4096))
+    ranges = np.array([[0, 100], [1000, 1100], [2000, 2100]])
+    faults: list[str] = []
+    with serve(tmp_path, faults=faults) as base:
+        source = kind(f"{base}/blob", retry=RetryPolicy(timeout=1.0, retries=0))
+        source.read(0, 1)
+        faults.append("503")  # one of the three requests fails, and is not retried
+        with pytest.raises(SourceReadError, match="HTTP 503"):
+            list(source.read_ranges_as_completed(ranges))
+
+
+def test_s3_answers_as_they_arrive_are_each_range_once(s3):
+    data = np.random.default_rng(2).bytes(100_000)
+    url = f"s3://{s3.bucket}/blob"
+    s3fs_of(s3).pipe(url, data)
+    ranges = np.array([[k * 9000, k * 9000 + 5000 + k] for k in range(10)])
+    answers = list(FsspecSource(url, s3.storage_options).read_ranges_as_completed(ranges))
+    assert sorted(row for row, _ in answers) == list(range(10))
+    assert all(blob == data[ranges[row][0] : ranges[row][1]] for row, blob in answers)
 
 
 def test_a_server_ignoring_ranges_is_read_right_and_named_once(ds, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import stat
 import threading
 from abc import ABC, abstractmethod
@@ -90,6 +91,23 @@ def _completed(futures: dict[Future[bytes], int]) -> Iterator[tuple[int, bytes]]
     finally:
         for future in futures:
             future.cancel()
+
+
+def _arrivals(
+    arrived: queue.SimpleQueue[tuple[int, bytes] | None], future: Future[Any], count: int
+) -> Iterator[tuple[int, bytes]]:
+    """The ``count`` answers put on ``arrived`` as they come; None there ends them
+    early, when ``future`` (the coroutine fetching them) failed: its error is raised.
+    Stopping early cancels the fetches still under way."""
+    try:
+        for _ in range(count):
+            answer = arrived.get()
+            if answer is None:
+                future.result()  # raises the failure that ended the fetches
+                raise RuntimeError("the fetches ended before every answer arrived")
+            yield answer
+    finally:
+        future.cancel()
 
 
 def _identity(fd: int) -> tuple[int, int, int, int]:
@@ -353,26 +371,50 @@ class FsspecSource(ByteSource):
         protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
         return http_range if "http" in protocols else s3_range if "s3" in protocols else None
 
+    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
+        if len(ranges) <= 1:
+            return enumerate(self.read_ranges(ranges))
+        fs, path = self._resolve()
+        fetch = self._ranged_fetch(fs)
+        if fetch is None:
+            return enumerate(self._read_checked_by_info(fs, path, ranges))
+        arrived: queue.SimpleQueue[tuple[int, bytes] | None] = queue.SimpleQueue()
+        future = asyncio.run_coroutine_threadsafe(
+            self._gather(fs, path, fetch, ranges, arrived.put), fs.loop
+        )
+        # after every answer, or at the first failure: the end of the answers
+        future.add_done_callback(lambda _: arrived.put(None))
+        return _arrivals(arrived, future, len(ranges))
+
     async def _gather(
-        self, fs: Any, path: str, fetch: Callable[..., Any], ranges: np.ndarray
+        self,
+        fs: Any,
+        path: str,
+        fetch: Callable[..., Any],
+        ranges: np.ndarray,
+        arrived: Callable[[tuple[int, bytes]], None] | None = None,
     ) -> list[bytes]:
         """Fetch every range with ``fetch`` on ``fs``'s event loop, at most
-        ``OBJECT_STORE.concurrency`` at a time (the number the merge policy plans for)."""
+        ``OBJECT_STORE.concurrency`` at a time (the number the merge policy plans for);
+        each answer is also handed to ``arrived`` as ``(row, bytes)`` once it is in."""
         slots = asyncio.Semaphore(OBJECT_STORE.concurrency)
 
-        async def one(start: int, stop: int) -> bytes:
-            if stop <= start:
-                return b""
-            async with slots:
-                data, version = await with_retries(
-                    lambda: fetch(fs, path, start, stop, self._version),
-                    self.retry,
-                    f"reading bytes [{start}, {stop}) of {self.url}",
-                )
-            check_version(self, self.url, version)
+        async def one(row: int, start: int, stop: int) -> bytes:
+            data = b""
+            if stop > start:
+                async with slots:
+                    data, version = await with_retries(
+                        lambda: fetch(fs, path, start, stop, self._version),
+                        self.retry,
+                        f"reading bytes [{start}, {stop}) of {self.url}",
+                    )
+                check_version(self, self.url, version)
+            if arrived is not None:
+                arrived((row, data))
             return data
 
-        return list(await asyncio.gather(*(one(int(a), int(b)) for a, b in ranges)))
+        rows = enumerate(ranges.tolist())
+        return list(await asyncio.gather(*(one(k, int(a), int(b)) for k, (a, b) in rows)))
 
     def _read_checked_by_info(self, fs: Any, path: str, ranges: np.ndarray) -> list[bytes]:
         """Read through ``cat_ranges``; the version ``info`` reports is pinned before the
