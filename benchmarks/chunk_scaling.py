@@ -12,14 +12,17 @@ of the write (all threads; less sensitive to a shared machine's load) and the fi
 size; it then checks that every chunk is stored and that the first dask chunk reads
 back as written.  Time per chunk is linear when it stays flat as the count grows.
 
-With ``--zarr-up-to N``, ``to_zarr`` writes the same data into a sharded Zarr v3
-array (4 x 4 chunks in shards of one dask chunk, zstd level 0) for the counts up to
-``N``, each in its own process too, as the peer.
+With ``--numpy``, ``to_hurray`` also writes the same data computed into memory
+first (a numpy-backed dataset: encoded in the writing process, no dask), each
+count in its own process.  With ``--zarr-up-to N``, ``to_zarr`` writes the same
+data into a sharded Zarr v3 array (4 x 4 chunks in shards of one dask chunk, zstd
+level 0) for the counts up to ``N``, each in its own process too, as the peer.
 
 Usage::
 
     python benchmarks/chunk_scaling.py                       # 10^5 and 10^6 chunks
     python benchmarks/chunk_scaling.py --counts 1e5 1e6 1e7  # 10^7: 640 MB of data
+    python benchmarks/chunk_scaling.py --numpy               # and from numpy
     python benchmarks/chunk_scaling.py --quick               # 10^4 chunks, seconds
 """
 
@@ -78,11 +81,13 @@ def one(count: int, writer: str, path: Path) -> dict[str, object]:
     import xarray_hurray as xh
 
     ds = dataset(count)
+    if writer == "numpy":  # the same data in memory: to_hurray encodes it without dask
+        ds = ds.compute()
     shape = ds["v"].shape
     row: dict[str, object] = {"count": count, "writer": writer, "shape": list(shape)}
     encoding = {"v": {"chunks": (CHUNK, CHUNK)}}
     with dask.config.set(scheduler="threads", num_workers=2):
-        if writer == "hurray":
+        if writer in ("hurray", "numpy"):
             pending = xh.to_hurray(ds, path, encoding=encoding, codecs=CODEC, compute=False)
             row["graph_tasks"] = len(pending.__dask_graph__())
             row["graph_bytes"] = len(pickle.dumps(pending))
@@ -105,7 +110,7 @@ def one(count: int, writer: str, path: Path) -> dict[str, object]:
         row["cpu_seconds"] = cpu_seconds() - cpu
         row["rss_peak_mib"] = peak_mib()
         first = ds["v"][:DASK_CHUNK, :DASK_CHUNK].values
-    if writer == "hurray":
+    if writer in ("hurray", "numpy"):
         from xarray_hurray.container import open_reader
 
         row["file_mib"] = path.stat().st_size / 2**20
@@ -124,7 +129,7 @@ def one(count: int, writer: str, path: Path) -> dict[str, object]:
 
 def run_child(count: int, writer: str, work: Path) -> dict[str, object]:
     """:func:`one` in a fresh process (its own peak memory), the file removed after."""
-    path = work / ("f.hurray" if writer == "hurray" else "f.zarr")
+    path = work / ("f.zarr" if writer == "zarr" else "f.hurray")
     args = [sys.executable, __file__, "--one", str(count), "--writer", writer, "--path", str(path)]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     if path.is_dir():
@@ -139,6 +144,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--counts", type=float, nargs="+", default=[1e5, 1e6])
     parser.add_argument("--zarr-up-to", type=float, default=0)
+    parser.add_argument("--numpy", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--writer", default="hurray", help=argparse.SUPPRESS)
@@ -164,9 +170,10 @@ def main() -> int:
     first: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for count in counts:
-            writers = ["hurray"] + (["zarr sharded"] if count <= args.zarr_up_to else [])
+            writers = ["hurray"] + (["hurray from numpy"] if args.numpy else [])
+            writers += ["zarr sharded"] if count <= args.zarr_up_to else []
             for writer in writers:
-                row = run_child(count, writer.split()[0], Path(tmp))
+                row = run_child(count, writer.split()[-1], Path(tmp))
                 per = float(row["seconds"]) / count * 1e6  # type: ignore[arg-type]
                 first.setdefault(writer, per)
                 cpu = float(row["cpu_seconds"]) / count * 1e6  # type: ignore[arg-type]

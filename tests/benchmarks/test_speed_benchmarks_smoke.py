@@ -33,9 +33,10 @@ def test_small_chunks_benchmark_quick():
 
 
 def test_chunk_scaling_benchmark_quick():
-    stdout = run_script("benchmarks/chunk_scaling.py", "--quick", "--zarr-up-to", "1e4")
+    stdout = run_script("benchmarks/chunk_scaling.py", "--quick", "--numpy", "--zarr-up-to", "1e4")
     # one row per writer, each from a child process that checked the file it wrote
     assert "| 10,000 | 400x400 | hurray |" in stdout
+    assert "| 10,000 | 400x400 | hurray from numpy |" in stdout
     assert "| 10,000 | 400x400 | zarr sharded |" in stdout
 
 
