@@ -100,6 +100,23 @@ def test_the_tiles_describe_the_permutation(layout_shape):
     assert np.all(np.diff(tiled.table[1]) > 0)
 
 
+@given(tiled_layouts())
+def test_a_step_moves_boxes_side_by_side(layout_shape):
+    layout, shape = layout_shape
+    tiled = layout._tiles(shape)
+    for width in (1, 2, 4, 8):
+        group = tiled.group(width)
+        row = tiled.sides[-1] * width
+        # rows of ROW_BYTES where the chunk's rows are long enough, else whole rows
+        assert group == 1 or len(shape) > 1
+        assert group * row <= max(tiles.ROW_BYTES, row) and group * tiled.sides[-1] <= shape[-1]
+        if len(shape) > 1 and row < tiles.ROW_BYTES and group * tiled.sides[-1] < shape[-1]:
+            assert group * row == tiles.ROW_BYTES
+        # the boxes of a step are consecutive in the table, next to each other
+        bases = tiled.table[1].reshape(-1, group)
+        assert np.all(np.diff(bases, axis=1) == tiled.sides[-1])
+
+
 @pytest.mark.parametrize(
     ("layout", "sides", "patterns"),
     [

@@ -7,7 +7,10 @@ A tile is an aligned box of the chunk (8 x 8, 4 x 4 x 4, ...) whose elements fil
 one run of the buffer in one of a few *patterns*.  The loops move a whole tile at
 a time: its rows (the box's runs along the last axis, contiguous in the chunk) are
 loaded as short vectors, joined into one vector of the tile, permuted by the
-tile's pattern and stored as one run; decoding does the reverse.  The permutation
+tile's pattern and stored as one run; decoding does the reverse.  Where a box's rows
+are short, a step moves a *group* of boxes side by side along the last axis
+(consecutive in the tiles' table), loading or storing their rows together.  The
+permutation
 is an LLVM ``shufflevector`` whose mask must be a compile-time constant, so each
 set of patterns gets its own compiled loops (:func:`kernels`), with the patterns
 in their description, a string that numba sees as a literal.  LLVM lowers such a
@@ -29,26 +32,27 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 Loop = Callable[[np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
 """A compiled loop: source units, tile table (runs, bases, pattern ids), strides, out."""
 
 
-def describe(width: int, sides: Sequence[int], patterns: np.ndarray) -> str:
-    """The text :func:`kernels` compiles from: element width in bytes, tile sides,
-    then one line of pattern per pattern (``patterns[p, j]``: the tile's row-major
-    index of the element at position ``j`` of the tile's run)."""
-    lines = [f"{width} " + " ".join(map(str, sides))]
+def describe(width: int, sides: Sequence[int], patterns: np.ndarray, group: int) -> str:
+    """The text :func:`kernels` compiles from: element width in bytes, boxes per
+    step, tile sides, then one line per pattern (``patterns[p, j]``: the tile's
+    row-major index of the element at position ``j`` of the tile's run)."""
+    lines = [f"{width} {group} " + " ".join(map(str, sides))]
     lines += [" ".join(map(str, row)) for row in patterns.tolist()]
     return "\n".join(lines)
 
 
-def _parse(text: str) -> tuple[int, list[int], list[list[int]]]:
-    """``(width, sides, patterns)`` of a :func:`describe` text."""
+def _parse(text: str) -> tuple[int, int, list[int], list[list[int]]]:
+    """``(width, group, sides, patterns)`` of a :func:`describe` text."""
     head, *rows = text.split("\n")
-    width, *sides = (int(v) for v in head.split())
-    return width, sides, [[int(v) for v in row.split()] for row in rows]
+    width, group, *sides = (int(v) for v in head.split())
+    return width, group, sides, [[int(v) for v in row.split()] for row in rows]
 
 
 def _row_starts(sides: Sequence[int]) -> list[list[int]]:
@@ -82,10 +86,12 @@ def _row_addresses(
     strides: ir.Value,
     stridestype: types.BaseTuple,
     sides: list[int],
+    group: int,
 ) -> list[ir.Value]:
-    """Pointers to each row of the tile at flat index ``base``, typed as row vectors."""
+    """Pointers to each row of the ``group`` boxes side by side from flat index
+    ``base``, typed as vectors of their rows together."""
     data = context.make_array(arraytype)(context, builder, value=array).data
-    row = ir.VectorType(data.type.pointee, sides[-1]).as_pointer()
+    row = ir.VectorType(data.type.pointee, group * sides[-1]).as_pointer()
     steps = [builder.extract_value(strides, i) for i in range(len(stridestype))]
     addresses = []
     for start in _row_starts(sides):
@@ -95,6 +101,18 @@ def _row_addresses(
                 offset = builder.add(offset, builder.mul(step, ir.Constant(step.type, coordinate)))
         addresses.append(builder.bitcast(builder.gep(data, [offset]), row))
     return addresses
+
+
+def _entry(
+    context: Any, builder: ir.IRBuilder, table: ir.Value, tabletype: Any, row: int, index: Any
+) -> ir.Value:
+    """``table[row, index]``: row 0 the tiles' runs, 1 their bases, 2 their patterns."""
+    array = context.make_array(tabletype)(context, builder, value=table)
+    # numba's own indexing of an array of any layout (cgutils is unannotated)
+    where = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
+        context, builder, tabletype, array, [ir.Constant(index.type, row), index]
+    )
+    return builder.load(where)
 
 
 def _permuted(
@@ -116,80 +134,88 @@ def _permuted(
         results.append((builder.shuffle_vector(vector, undefined, _mask(mask)), block))
         builder.branch(done)
     builder.position_at_end(done)
-    phi = builder.phi(vector.type)
-    phi.add_incoming(undefined, start)  # no pattern of that number: never taken
+    result = ir.VectorType(vector.type.element, len(masks[0]))
+    phi = builder.phi(result)
+    phi.add_incoming(ir.Constant(result, None), start)  # no such pattern: never taken
     for value, block in results:
         phi.add_incoming(value, block)
     return phi
 
 
 @intrinsic
-def _gather_tile(
-    typingctx: Any,
-    values: Any,
-    base: Any,
-    strides: Any,
-    out: Any,
-    at: Any,
-    pattern: Any,
-    text: Any,
+def _gather_tiles(
+    typingctx: Any, values: Any, table: Any, first: Any, strides: Any, out: Any, text: Any
 ) -> Any:
-    """``out[at + j] = tile[patterns[pattern][j]]``: the tile at ``values[base]`` (its
-    rows ``strides`` apart) moved to its run at ``out[at]``."""
+    """Tiles ``first`` to ``first + group - 1`` of ``table`` (boxes side by side along
+    the last axis) gathered: each box permuted into its run of ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, sides, patterns = _parse(text.literal_value)
-    signature = types.void(values, base, strides, out, at, pattern, text)
+    _, group, sides, patterns = _parse(text.literal_value)
+    size, length = len(patterns[0]), sides[-1]
+    signature = types.void(values, table, first, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
-        values_v, base_v, strides_v, out_v, at_v, pattern_v, _ = args
+        values_v, table_v, first_v, strides_v, out_v, _ = args
+        base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
         rows = _row_addresses(
-            context, builder, values_v, sig.args[0], base_v, strides_v, sig.args[2], sides
+            context, builder, values_v, sig.args[0], base, strides_v, sig.args[3], sides, group
         )
-        tile = _join(builder, [builder.load(row, align=1) for row in rows])
-        data = context.make_array(sig.args[3])(context, builder, value=out_v).data
-        target = builder.bitcast(builder.gep(data, [at_v]), tile.type.as_pointer())
-        builder.store(_permuted(builder, tile, pattern_v, patterns), target, align=1)
+        # element k of row r of box g sits at (r * group + g) * length + k
+        boxes = _join(builder, [builder.load(row, align=1) for row in rows])
+        data = context.make_array(sig.args[4])(context, builder, value=out_v).data
+        for g in range(group):
+            index = builder.add(first_v, ir.Constant(first_v.type, g))
+            run = _entry(context, builder, table_v, sig.args[1], 0, index)
+            pattern = _entry(context, builder, table_v, sig.args[1], 2, index)
+            masks = [
+                [(q // length * group + g) * length + q % length for q in mask] for mask in patterns
+            ]
+            at = builder.mul(run, ir.Constant(run.type, size))
+            target = builder.bitcast(
+                builder.gep(data, [at]), ir.VectorType(data.type.pointee, size).as_pointer()
+            )
+            builder.store(_permuted(builder, boxes, pattern, masks), target, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
 
 
 @intrinsic
-def _scatter_tile(
-    typingctx: Any,
-    buffer: Any,
-    at: Any,
-    strides: Any,
-    out: Any,
-    base: Any,
-    pattern: Any,
-    text: Any,
+def _scatter_tiles(
+    typingctx: Any, buffer: Any, table: Any, first: Any, strides: Any, out: Any, text: Any
 ) -> Any:
-    """The inverse of :func:`_gather_tile`: the run at ``buffer[at]`` put back as the
-    tile at ``out[base]``."""
+    """The inverse of :func:`_gather_tiles`: the runs of tiles ``first`` to
+    ``first + group - 1`` put back as their boxes in ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, sides, patterns = _parse(text.literal_value)
+    _, group, sides, patterns = _parse(text.literal_value)
     inverses = [np.argsort(p).tolist() for p in patterns]
-    signature = types.void(buffer, at, strides, out, base, pattern, text)
+    size, length = len(patterns[0]), sides[-1]
+    signature = types.void(buffer, table, first, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
-        buffer_v, at_v, strides_v, out_v, base_v, pattern_v, _ = args
+        buffer_v, table_v, first_v, strides_v, out_v, _ = args
         data = context.make_array(sig.args[0])(context, builder, value=buffer_v).data
-        size = len(inverses[0])
         run_type = ir.VectorType(data.type.pointee, size)
-        run = builder.load(
-            builder.bitcast(builder.gep(data, [at_v]), run_type.as_pointer()), align=1
-        )
+        boxes = []
+        for g in range(group):
+            index = builder.add(first_v, ir.Constant(first_v.type, g))
+            run = _entry(context, builder, table_v, sig.args[1], 0, index)
+            pattern = _entry(context, builder, table_v, sig.args[1], 2, index)
+            at = builder.mul(run, ir.Constant(run.type, size))
+            loaded = builder.load(
+                builder.bitcast(builder.gep(data, [at]), run_type.as_pointer()), align=1
+            )
+            boxes.append(_permuted(builder, loaded, pattern, inverses))
+        # element q of box g sits at g * size + q of the boxes joined
+        joined = _join(builder, boxes)
+        base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
         rows = _row_addresses(
-            context, builder, out_v, sig.args[3], base_v, strides_v, sig.args[2], sides
+            context, builder, out_v, sig.args[4], base, strides_v, sig.args[3], sides, group
         )
-        length = sides[-1]
-        tile = _permuted(builder, run, pattern_v, inverses)
         for r, row in enumerate(rows):
-            part = _mask(range(r * length, (r + 1) * length))
-            builder.store(builder.shuffle_vector(tile, tile, part), row, align=1)
+            part = [g * size + r * length + k for g in range(group) for k in range(length)]
+            builder.store(builder.shuffle_vector(joined, joined, _mask(part)), row, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -200,28 +226,26 @@ def kernels(text: str) -> tuple[Loop, Loop]:
     """The gather and scatter loops for the tiles :func:`describe` gave ``text``.
 
     ``gather(values, table, strides, out)`` sets the run ``out[r*T : (r+1)*T]``,
-    ``r = table[0, i]``, from the tile at ``values[table[1, i]]`` in pattern
+    ``r = table[0, i]``, from the box at ``values[table[1, i]]`` in pattern
     ``table[2, i]``, for every ``i``; ``scatter(buffer, table, strides, out)`` is its
     inverse.  ``strides`` are the chunk's element strides of all axes but the last;
     ``values``, ``buffer`` and ``out`` are unsigned integers of the described width.
     """
-    size = int(np.prod(_parse(text)[1]))
+    group = _parse(text)[1]
 
     @numba.njit(nogil=True, cache=True)
     def gather(
         values: np.ndarray, table: np.ndarray, strides: tuple[int, ...], out: np.ndarray
     ) -> None:
-        runs, bases, ids = table[0], table[1], table[2]
-        for i in range(runs.size):
+        for first in range(0, table.shape[1], group):
             # (numba supplies the intrinsic's typing context: mypy sees one argument short)
-            _gather_tile(values, bases[i], strides, out, runs[i] * size, ids[i], text)  # type: ignore[call-arg]
+            _gather_tiles(values, table, first, strides, out, text)  # type: ignore[call-arg]
 
     @numba.njit(nogil=True, cache=True)
     def scatter(
         buffer: np.ndarray, table: np.ndarray, strides: tuple[int, ...], out: np.ndarray
     ) -> None:
-        runs, bases, ids = table[0], table[1], table[2]
-        for i in range(runs.size):
-            _scatter_tile(buffer, runs[i] * size, strides, out, bases[i], ids[i], text)  # type: ignore[call-arg]
+        for first in range(0, table.shape[1], group):
+            _scatter_tiles(buffer, table, first, strides, out, text)  # type: ignore[call-arg]
 
     return gather, scatter
