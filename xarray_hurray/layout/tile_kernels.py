@@ -4,22 +4,21 @@ Kept apart so that ``import xarray_hurray`` never pays numba's import: :mod:`.ti
 imports it on the first permutation.
 
 A tile is an aligned box of the chunk (8 x 8, 4 x 4 x 4, ...) whose elements fill
-one run of the buffer in one of a few *patterns*.  The loops move a whole tile at
-a time: its rows (the box's runs along the last axis, contiguous in the chunk) are
-loaded as short vectors, joined into one vector of the tile, permuted by the
-tile's pattern and stored as one run; decoding does the reverse.  Where a box's rows
-are short, a step moves a *group* of boxes side by side along the last axis
-(consecutive in the tiles' table), loading or storing their rows together.  The
-permutation
-is an LLVM ``shufflevector`` whose mask must be a compile-time constant, so each
-set of patterns gets its own compiled loops (:func:`kernels`), with the patterns
-in their description, a string that numba sees as a literal.  LLVM lowers such a
-shuffle to the target's vector permutes (one ``vpermb``/``vpermt2w`` per 64 bytes
-with AVX-512, a few ``pshufb`` with SSSE3/AVX2, scalar moves elsewhere): whatever
-the target, the result is the permutation itself, element for element.
+one run of the buffer in one of a few *patterns*.  The loops move a whole tile at a
+time: its rows (the box's runs along the last axis, contiguous in the chunk) are
+loaded as short vectors, joined into one vector of the tile, permuted by the tile's
+pattern and stored as one run; decoding does the reverse.  Where a box's rows are
+short, a step moves a *group* of boxes side by side along the last axis (consecutive
+in the tiles' table), loading or storing their rows together.  The permutation is an
+LLVM ``shufflevector`` whose mask must be a compile-time constant, so each set of
+patterns, element width and group gets its own compiled loops (:func:`kernels`),
+described by a string that numba sees as a literal.  LLVM lowers such a shuffle to
+the target's vector permutes (one ``vpermb``/``vpermt2w`` per 64 bytes with
+AVX-512, a few ``pshufb`` with SSSE3/AVX2, scalar moves elsewhere): whatever the
+target, the result is the permutation itself, element for element.
 
-``cache=True`` stores the machine code beside this file, keyed by the patterns
-(the closure's constant), so each pattern set compiles once per machine.
+``cache=True`` stores the machine code beside this file, keyed by that description
+(the closure's constant), so each compiles once per machine.
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
 """Tiled chunk permutation, compiled with numba when it is installed (the ``fast`` extra).
 
 A curve permutation is a gather: ``buffer[k] = flat[sources[k]]``.  Both curves fill
-each run of :data:`TILE` buffer positions (aligned) from one aligned box of the
-chunk: an 8 x 8 square, a 4 x 4 x 4 cube, for Morton with unequal bits a box of
+each aligned run of 64 buffer positions (:data:`TILE_SIZES`) from one aligned box of
+the chunk: an 8 x 8 square, a 4 x 4 x 4 cube, for Morton with unequal bits a box of
 other sides.  Inside the box the elements follow one of a few *patterns* (one for
-Morton, one per orientation for Hilbert).  So the permutation is stored as tiles:
-the box's sides, the table of patterns (for each position of a run, the box's
-row-major index of its element), and for each run the flat index of its box's
-first corner (its base) and its pattern number.  The compiled loops of
-:mod:`.tile_kernels` then move a box a time: its rows, contiguous in the chunk,
-loaded as short vectors, permuted in registers by a shuffle compiled for the
-pattern, stored as one run.  Decoding goes the other way through the same tiles.
+Morton, one per orientation for Hilbert).  So the permutation is stored as tiles
+(:class:`Tiles`): the box's sides, the table of patterns (for each position of a
+run, the box's row-major index of its element), and for each run the flat index of
+its box's first corner (its base) and its pattern number, in the row-major order of
+the boxes.  The compiled loops of :mod:`.tile_kernels` then move a box (or a few
+side by side) a step: its rows, contiguous in the chunk, loaded as short vectors,
+permuted in registers by a shuffle compiled for the pattern, stored as one run.
+Decoding goes the other way through the same tiles.
 
 Without numba, or for permutations whose runs are not boxes in few patterns
 (padded Morton chunks, chunks smaller than a tile), :func:`tiles_for` returns None
@@ -120,8 +121,11 @@ class Tiles:
         at most what a row of the chunk holds."""
         if not self.strides:  # one axis: the box is a run of the chunk already
             return 1
-        wanted = max(ROW_BYTES // (self.sides[-1] * width), 1)
-        return min(wanted, self.strides[-1] // self.sides[-1])
+        group = max(ROW_BYTES // (self.sides[-1] * width), 1)
+        per_row = self.strides[-1] // self.sides[-1]  # boxes along a row of the chunk
+        while per_row % group:  # the steps must not straddle two rows
+            group //= 2
+        return group
 
     def loops(self, width: int) -> tuple[Loop, Loop]:
         """The compiled gather and scatter loops for elements of ``width`` bytes."""
