@@ -46,7 +46,7 @@ from xarray_hurray.container.format import (
     SLOT,
     SLOT_SIZE,
 )
-from xarray_hurray.container.index import page_lengths
+from xarray_hurray.container.index import page_counts, page_reference, unpack_page
 from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.errors import HurrayError
 from xarray_hurray.io import FileObjectSource
@@ -332,12 +332,14 @@ def mutant(good: bytes, rng: random.Random) -> tuple[str, bytes]:
     return kind, build(parsed)
 
 
-# ---------------------------------------------------------------- format 1.1
+# ---------------------------------------------------------------- formats 1.1 and 1.2
 
 Edit = tuple[str, int, int, str, str, int]
-"""A change to a laid-out 1.1 field: (structure, variable, item, field, operation,
-operand); structure "entry" (item: page position), "table" (item: page) or "root"
-(item 0); operation "add" (to the laid-out value) or "set"."""
+"""A change to a laid-out 1.1 or 1.2 field: (structure, variable, item, field,
+operation, operand); structure "entry" (item: page position), "table" (item: page),
+"root" (item 0) or, in 1.2, "bitmap" (item: page; field "bit", operation "flip",
+operand: the bit's position on the page); operation "add" (to the laid-out value) or
+"set"."""
 
 SLOT_FIELDS = ["generation", "meta_offset", "meta_length", "root_offset", "root_length"]
 SLOT_FIELDS += ["file_length", "meta_crc", "root_crc", "reserved"]
@@ -345,9 +347,10 @@ SLOT_FIELDS += ["file_length", "meta_crc", "root_crc", "reserved"]
 
 @dataclass
 class Tree:
-    """A format 1.1 file taken apart: the active slot's fields, the other slot's bytes,
-    the metadata, the stored bytes of every chunk per variable (in variable number
-    order) by placement position (``b""``: a missing chunk), and how the parts lie.
+    """A format 1.1 or 1.2 file taken apart: the active slot's fields, the other slot's
+    bytes, the metadata, the stored bytes of every chunk per variable (in variable
+    number order) by placement position (``b""``: a missing chunk), and how the parts
+    lie.
 
     Edits and the choices below are applied by :func:`build_1_1` after laying out,
     so that every checksum above an edit is computed over the edited bytes."""
@@ -375,6 +378,11 @@ class Tree:
     "older" (a valid slot of the generation before), "same" (of the same generation)
     or "newer" (of the next generation, with ``other_edit`` applied)."""
     other_edit: tuple[int, str, int] | None = None
+    version: tuple[int, int] = (1, 1)
+    """The format the index is laid out in (the seed's; a mutated prefix may say else)."""
+    padding: int = 0
+    """Zeros after the page tables and the pages in front of the chunks: in 1.2, the
+    room the head keeps for pages that took less or went after the chunks."""
 
 
 def _json_variables(meta: Any) -> list[Any]:
@@ -393,8 +401,10 @@ def _json_variables(meta: Any) -> list[Any]:
 
 
 def parse_1_1(blob: bytes) -> Tree:
-    """The parts of the valid 1.1 file ``blob``."""
+    """The parts of the valid 1.1 or 1.2 file ``blob``."""
     prefix = list(PREFIX.unpack_from(blob))
+    version = (prefix[1], prefix[2])
+    reference = page_reference(version)
     slots = [list(SLOT.unpack_from(blob, PREFIX.size + k * SLOT_SIZE)) for k in (0, 1)]
     used = [
         k
@@ -408,24 +418,50 @@ def parse_1_1(blob: bytes) -> Tree:
     variables = parse_metadata(blob[slot[1] : slot[1] + slot[2]]).all_variables()
     root = np.frombuffer(blob, REFERENCE, len(variables), slot[3])
     chunks, page_at, chunk_at, empty_pages = [], [], [], False
+    tables_end, page_bytes = slot[3] + slot[4], 0
     for (_, var), ref in zip(variables, root, strict=True):
-        lengths = page_lengths(var.chunk_count) // INDEX_ENTRY.itemsize
+        counts = page_counts(var.chunk_count)
         table = (
-            np.frombuffer(blob, REFERENCE, len(lengths), int(ref["offset"])) if len(lengths) else []
+            np.frombuffer(blob, reference, len(counts), int(ref["offset"])) if len(counts) else []
         )
+        tables_end += len(counts) * reference.itemsize
         own = []
-        for count, page in zip(lengths, table, strict=True):
+        for count, page in zip(counts.tolist(), table, strict=True):
             entries = np.zeros(count, INDEX_ENTRY)
             if page["offset"]:
-                entries = np.frombuffer(blob, INDEX_ENTRY, count, int(page["offset"]))
+                length = int(page["length"]) if version >= (1, 2) else count * INDEX_ENTRY.itemsize
+                entries = unpack_page(
+                    blob[int(page["offset"]) : int(page["offset"]) + length],
+                    count,
+                    length=length,
+                    crc=int(page["crc32c"]),
+                    what="a seed page",
+                    file_length=len(blob),
+                    version=version,
+                )
                 page_at.append(int(page["offset"]))
+                page_bytes += length
                 empty_pages |= not entries["size"].any()
             chunk_at += [int(e["offset"]) for e in entries if e["size"]]
             own += [blob[int(e["offset"]) : int(e["offset"] + e["size"])] for e in entries]
         chunks.append(own)
     front = bool(page_at) and (not chunk_at or min(page_at) < min(chunk_at))
+    first_chunk = min(chunk_at) if chunk_at else slot[5] - (0 if front else page_bytes)
+    padding = first_chunk - tables_end - (page_bytes if front else 0)
     tail = blob[slot[5] :]
-    return Tree(prefix, slot, active, other, meta, chunks, front, empty_pages, tail)
+    return Tree(
+        prefix,
+        slot,
+        active,
+        other,
+        meta,
+        chunks,
+        front,
+        empty_pages,
+        tail,
+        version=version,
+        padding=padding,
+    )
 
 
 def _apply(value: int, operation: str, operand: int, bits: int) -> int:
@@ -434,8 +470,10 @@ def _apply(value: int, operation: str, operand: int, bits: int) -> int:
 
 def build_1_1(tree: Tree) -> bytes:
     """The file of ``tree``: header, metadata, root, page tables, then pages and chunks
-    (in the order ``tree.pages_front`` says), edits applied, every checksum above
-    them recomputed."""
+    (in the order ``tree.pages_front`` says, with ``tree.padding`` zeros before the
+    chunks), edits applied, every checksum above them recomputed."""
+    reference = page_reference(tree.version)
+    sparse = tree.version >= (1, 2)
     meta_bytes = json.dumps(tree.meta, separators=(",", ":")).encode()
     variables = _json_variables(tree.meta)
     laid: list[list[bytes]] = []  # per variable: chunk bytes by placement position
@@ -450,23 +488,30 @@ def build_1_1(tree: Tree) -> bytes:
     table_offsets, pages = [], []  # pages: per variable, per page: laid-out offset or 0
     for own in laid:
         table_offsets.append(position)
-        position += -(-len(own) // PAGE_ENTRIES) * REFERENCE.itemsize
+        position += -(-len(own) // PAGE_ENTRIES) * reference.itemsize
 
     def stored(own: list[bytes], page: int) -> bool:
         return tree.empty_pages or any(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES])
+
+    def page_length(rows: list[bytes]) -> int:
+        """Bytes of a page of chunks ``rows``: every entry (1.1), or a bitmap and the
+        entries of the stored chunks (1.2)."""
+        if sparse:
+            return -(-len(rows) // 8) + sum(map(bool, rows)) * INDEX_ENTRY.itemsize
+        return len(rows) * INDEX_ENTRY.itemsize
 
     def place_pages(position: int) -> int:
         for own, offsets in zip(laid, pages, strict=True):
             for page in range(len(offsets)):
                 if stored(own, page):
                     offsets[page] = position
-                    rows = len(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES])
-                    position += rows * INDEX_ENTRY.itemsize
+                    position += page_length(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES])
         return position
 
     pages = [[0] * -(-len(own) // PAGE_ENTRIES) for own in laid]
     if tree.pages_front:
         position = place_pages(position)
+    position += tree.padding
     entries = []
     for own in laid:
         table = np.zeros(len(own), INDEX_ENTRY)
@@ -495,24 +540,45 @@ def build_1_1(tree: Tree) -> bytes:
         for kind, v, item, name, operation, operand in tree.edits:
             if kind != structure or v != var or item >= len(rows):
                 continue
-            bits = 32 if name == "crc32c" else 64
+            bits = 32 if name in ("crc32c", "length") else 64
             rows[item][name] = _apply(int(rows[item][name]), operation, operand, bits)
             if name != "crc32c":
-                length = int(rows[item]["size"]) if structure == "entry" else lengths[item]
+                if structure == "entry":
+                    length = int(rows[item]["size"])
+                elif structure == "table" and sparse:
+                    length = int(rows[item]["length"])
+                else:
+                    length = lengths[item]
                 if rows[item]["offset"] and length:
                     rows[item]["crc32c"] = crc_at(int(rows[item]["offset"]), length)
+
+    def page_bytes(rows: np.ndarray, own: list[bytes], v: int, page: int) -> bytes:
+        """The laid-out bytes of a page of entries ``rows`` (chunks ``own``): in 1.2
+        the bitmap says which chunks are stored (whatever an edit made of their
+        entries) and lists their entries; bitmap edits flip its bits."""
+        if not sparse:
+            return bytes(rows.tobytes())
+        mask = np.array([bool(data) for data in own], dtype=bool)
+        bitmap = bytearray(np.packbits(mask, bitorder="little").tobytes())
+        for kind, edited, item, _, _, operand in tree.edits:
+            if kind == "bitmap" and edited == v and item == page and operand < 8 * len(bitmap):
+                bitmap[operand // 8] ^= 1 << (operand % 8)
+        return bytes(bitmap) + rows[mask].tobytes()
 
     root = np.zeros(len(laid), REFERENCE)
     for v, (table, offsets) in enumerate(zip(entries, pages, strict=True)):
         edit("entry", table, v, [])
-        refs = np.zeros(len(offsets), REFERENCE)
+        refs = np.zeros(len(offsets), reference)
         lengths = []
         for page, offset in enumerate(offsets):
-            data = table[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES].tobytes()
+            rows = slice(page * PAGE_ENTRIES, (page + 1) * PAGE_ENTRIES)
+            data = page_bytes(table[rows], laid[v][rows], v, page)
             lengths.append(len(data))
             if offset:
                 blob[offset : offset + len(data)] = data
-                refs[page] = (offset, crc32c(data))
+                refs[page]["offset"], refs[page]["crc32c"] = offset, crc32c(data)
+                if sparse:
+                    refs[page]["length"] = len(data)
         edit("table", refs, v, lengths)
         blob[table_offsets[v] : table_offsets[v] + refs.nbytes] = refs.tobytes()
         if len(refs):
@@ -596,9 +662,12 @@ def _live(tree: Tree) -> list[int]:
 
 def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
     """Change one field of a root entry, a page table entry or an index entry, or make
-    a stored chunk missing, or a missing one stored."""
+    a stored chunk missing, or a missing one stored; in 1.2 also a page's length or a
+    bit of its bitmap."""
     v = rng.choice(_live(tree))
     own = tree.chunks[v]
+    if tree.version >= (1, 2) and rng.random() < 0.4:
+        return _mutate_page_1_2(tree, rng, v)
     roll = rng.random()
     if roll < 0.15:
         tree.edits.append(
@@ -620,7 +689,9 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
         k = rng.choice(stored)
         own[k] = b""
         return "entry:now-missing"
-    if roll < 0.5 and missing:  # an entry of size 0 with other fields, or a stored range
+    # an entry of size 0 with other fields, or a stored range (1.1: 1.2 lists no
+    # entry for a missing chunk, see _mutate_page_1_2)
+    if roll < 0.5 and missing and tree.version < (1, 2):
         k = rng.choice(missing)
         name = rng.choice(["offset", "size", "crc32c"])
         tree.edits.append(("entry", v, k, name, "set", rng.choice([1, HEADER_SIZE_1_1, 2**32])))
@@ -632,6 +703,49 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
         ("entry", v, k, name, "add", rng.choice([1, -1, 4, -4, size, -size, 2**32, 2**63]))
     )
     return f"entry:{name}"
+
+
+def _mutate_page_1_2(tree: Tree, rng: random.Random, v: int) -> str:
+    """Change a 1.2 page of variable ``v``: its recorded length (the checksum taken
+    over the new range), a bit of its bitmap (of a stored chunk, a missing one or a
+    padding bit past its positions), or make a listed entry empty."""
+    own = tree.chunks[v]
+    # a page that is laid out: one holding a stored chunk, unless empty pages are too
+    laid_out = [
+        p
+        for p in range(-(-len(own) // PAGE_ENTRIES))
+        if tree.empty_pages or any(own[p * PAGE_ENTRIES : (p + 1) * PAGE_ENTRIES])
+    ]
+    if not laid_out:  # every page absent: give one a length
+        tree.edits.append(("table", v, 0, "length", "set", rng.choice([1, 20, 20608])))
+        return "page:absent-length"
+    page = rng.choice(laid_out)
+    positions = own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
+    roll = rng.random()
+    if roll < 0.35:
+        operation = rng.choice(["add", "add", "set"])
+        operand = (
+            rng.choice([1, -1, 20, -20, 128, 2**31])
+            if operation == "add"
+            else rng.choice([0, 1, 20609, 2**32 - 1])
+        )
+        tree.edits.append(("table", v, page, "length", operation, operand))
+        return "page:length"
+    if roll < 0.8:
+        padding = -(-len(positions) // 8) * 8 - len(positions)
+        stored = [j for j, data in enumerate(positions) if data]
+        missing = [j for j, data in enumerate(positions) if not data]
+        choice = rng.choice(["stored", "missing", "padding"])
+        pool = {"stored": stored, "missing": missing}.get(
+            choice, list(range(len(positions), len(positions) + padding))
+        )
+        if not pool:
+            return _mutate_page_1_2(tree, rng, v)
+        tree.edits.append(("bitmap", v, page, "bit", "flip", rng.choice(pool)))
+        return f"page:bitmap-{choice}"
+    k = rng.choice([j for j, data in enumerate(own) if data])
+    tree.edits.append(("entry", v, k, "size", "set", 0))
+    return "page:entry-size-0"
 
 
 def preserve_1_1(tree: Tree, rng: random.Random) -> str:
@@ -827,6 +941,11 @@ SEED_1_1 = Path(__file__).parent / "data" / "fuzz_seed_v1_1_tree.hurray"
 the 1.1 writer (metadata, root, page tables and every page in front of the chunks)
 and kept as it is."""
 
+SEED_1_2 = Path(__file__).parent / "data" / "fuzz_seed_v1_2_tree.hurray"
+"""The format 1.2 seed: :func:`seed_tree` with :data:`SEED_TREE_ENCODING`, written by
+the 1.2 writer (``python tests/fuzz_structure.py`` writes it; the pages in the room the
+head keeps for them, the rest of that room zeros) and kept as it is."""
+
 
 def seed_tree() -> xr.DataTree:
     """:func:`seed_dataset` as the root group of a tree; below it a group ``g`` with a
@@ -852,8 +971,8 @@ SEED_TREE_ENCODING = {
 
 def seed_file(version: tuple[int, int] = (1, 0)) -> bytes:
     """The bytes of the seed file of format ``version`` (about 3 KB in 1.0, 32 KB in
-    1.1)."""
-    return (SEED_1_1 if version >= (1, 1) else SEED).read_bytes()
+    1.1 and 1.2)."""
+    return {(1, 0): SEED, (1, 1): SEED_1_1, (1, 2): SEED_1_2}[version].read_bytes()
 
 
 def work_directory() -> Path:
@@ -867,3 +986,7 @@ def truth_of(good: bytes) -> dict[str, np.ndarray]:
     """What the seed holds, read by the container reader (checked against the dataset
     by the test suite's round-trip tests)."""
     return read_all(good)
+
+
+if __name__ == "__main__":
+    xh.to_hurray(seed_tree(), SEED_1_2, encoding=SEED_TREE_ENCODING)

@@ -3,7 +3,8 @@
 Each input is a valid seed file with one parsed field changed (a header field, a
 metadata value or its type, an index entry, the bytes of a chunk; in format 1.1 also
 a field of either header slot, a root or page table entry, a missing chunk's entry,
-the layout of pages and slots) and every checksum recomputed, so that the change
+the layout of pages and slots; in 1.2 also a page's length and the bits of its
+bitmap) and every checksum recomputed, so that the change
 reaches the checks behind the checksums.  Each input is
 read whole and in part by the container reader (with and without chunk checksums),
 checked by ``verify_file`` and by ``hurray verify``, opened and loaded by xarray, and,
@@ -12,6 +13,7 @@ are in ``tests/fuzz_structure.py``::
 
     python tools/fuzz_structure.py --inputs 3000 --seed 1
     python tools/fuzz_structure.py --inputs 3000 --seed 1 --format 1.1
+    python tools/fuzz_structure.py --inputs 3000 --seed 1 --format 1.2
 
 prints, per run: inputs, outcomes by class (overall and per step), the kinds of
 change, peak RSS growth and the input that grew it most, the slowest input in
@@ -20,7 +22,7 @@ time, and the most CPU time one input took.  Exit status 1
 when any input is a finding (a wrong value or an exception the documentation does not
 list), each printed with its seed and index so that it can be replayed::
 
-    python tools/fuzz_structure.py --replay 1:1234 [--format 1.1]
+    python tools/fuzz_structure.py --replay 1:1234 [--format 1.1 | --format 1.2]
 
 ``--bombs`` runs the hostile files of issue 18 instead, each in a fresh process, and
 prints the time and peak RSS growth of reading (and verifying) each.
@@ -225,10 +227,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--format",
-        choices=["1.0", "1.1"],
+        choices=["1.0", "1.1", "1.2"],
         default="1.0",
-        help="the seed file's format: 1.0 (flat), or 1.1 (a tree of groups, index pages, "
-        "missing chunks)",
+        help="the seed file's format: 1.0 (flat), or 1.1 or 1.2 (a tree of groups, index "
+        "pages, missing chunks; 1.2 pages list only the stored chunks)",
     )
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one input of a seed again")
     parser.add_argument("--bombs", action="store_true", help="run the hostile files of issue 18")

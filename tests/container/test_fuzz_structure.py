@@ -1,8 +1,8 @@
 """A fast subset of the structure-aware fuzzer (``tools/fuzz_structure.py`` runs
 thousands of inputs and reports figures): parsed fields changed, checksums
 recomputed, every way of reading run; no wrong value, no undocumented exception, no
-temporary file left by a write.  Seeds of format 1.0 (flat) and 1.1 (a tree of
-groups with index pages and missing chunks)."""
+temporary file left by a write.  Seeds of format 1.0 (flat), 1.1 and 1.2 (a tree of
+groups with index pages and missing chunks; 1.2 pages list only the stored chunks)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import random
 import pytest
 import xarray as xr
 from fuzz_structure import (
+    _mutate_page_1_2,
     build,
     build_1_1,
     mutant,
     overall,
     parse,
     parse_1_1,
+    read_all,
     run_input,
     seed_dataset,
     seed_file,
@@ -25,13 +27,15 @@ from fuzz_structure import (
     truth_of,
 )
 
-VERSIONS = [(1, 0), (1, 1)]
+from xarray_hurray.errors import HurrayFormatError
+
+VERSIONS = [(1, 0), (1, 1), (1, 2)]
 
 # fuzzing: slow
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module", params=VERSIONS, ids=["1.0", "1.1"])
+@pytest.fixture(scope="module", params=VERSIONS, ids=["1.0", "1.1", "1.2"])
 def seed(request, tmp_path_factory) -> tuple[bytes, dict, object]:
     work = tmp_path_factory.mktemp("fuzz")
     good = seed_file(request.param)
@@ -43,11 +47,39 @@ def test_the_seeds_hold_the_seed_data_and_rebuild_to_themselves():
     with xr.open_dataset(io.BytesIO(good), engine="hurray") as ds:
         xr.testing.assert_identical(ds.load(), xr.decode_cf(seed_dataset()))
     assert build(parse(good)) == good
-    good = seed_file((1, 1))
-    with xr.open_datatree(io.BytesIO(good), engine="hurray") as tree:
-        expected = seed_tree().map_over_datasets(xr.decode_cf)
-        xr.testing.assert_identical(tree.load(), expected)
-    assert build_1_1(parse_1_1(good)) == good
+    for version in ((1, 1), (1, 2)):
+        good = seed_file(version)
+        with xr.open_datatree(io.BytesIO(good), engine="hurray") as tree:
+            expected = seed_tree().map_over_datasets(xr.decode_cf)
+            xr.testing.assert_identical(tree.load(), expected)
+        assert build_1_1(parse_1_1(good)) == good
+
+
+def test_the_1_2_mutations_reach_the_page_checks():
+    """Each kind of change to a 1.2 page is refused by the check it aims at."""
+    good = seed_file((1, 2))
+    rng = random.Random(5)
+    seen: dict[str, set[str]] = {}
+    live = [v for v, own in enumerate(parse_1_1(good).chunks) if own]
+    for _ in range(400):
+        tree = parse_1_1(good)
+        kind = _mutate_page_1_2(tree, rng, rng.choice(live))
+        try:
+            read_all(build_1_1(tree))
+            message = "read"
+        except HurrayFormatError as err:
+            message = str(err)
+        seen.setdefault(kind, set()).add(message)
+    expected = {
+        "page:bitmap-stored": "its bitmap lists",
+        "page:bitmap-missing": "its bitmap lists",
+        "page:bitmap-padding": "is set, past the page's",
+        "page:entry-size-0": "not a stored chunk",
+        "page:absent-length": "is not 0 for an absent page",
+    }
+    for kind, phrase in expected.items():
+        assert seen[kind] and all(phrase in m for m in seen[kind]), (kind, seen.get(kind))
+    assert "read" not in seen["page:length"]
 
 
 @pytest.mark.parametrize("rng_seed", range(4))

@@ -214,3 +214,21 @@ def test_an_all_zero_bitmap_page_is_accepted(tmp_path):
     expected = values.copy()
     expected[1024:] = np.nan
     np.testing.assert_array_equal(open_reader_of(accepted).read("v"), expected)
+
+
+def test_info_tells_the_room_kept_for_pages_from_earlier_versions(tmp_path, capsys):
+    from xarray_hurray.cli import main
+
+    blob, _ = sparse_file(tmp_path)
+    path = tmp_path / "sparse.hurray"
+    room = int(unreferenced_bytes(blob))
+    # the upper bound of the two pages (every chunk stored) less what they take
+    assert room == (128 + 1024 * 20 + 35 + 276 * 20) - (128 + 20 * 342 + 35 + 20 * 92)
+    assert main(["info", str(path)]) == 0
+    assert "unreferenced (room the first 64 KiB keep for index pages" in capsys.readouterr().out
+
+
+def unreferenced_bytes(blob: bytes) -> int:
+    from xarray_hurray.container.update import storage_order
+
+    return int(storage_order(open_reader_of(blob))["unreferenced_bytes"])
