@@ -15,7 +15,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="rewrite a file with every chunk in curve order and no unreferenced bytes",
         description="Rewrite a Hurray file after appends and region writes: every chunk in "
         "the placement order of its curve, the bytes earlier versions used dropped, as "
-        "format 1.1.  Chunks are copied as stored (checked, never re-encoded); the file "
+        "format 1.2.  Chunks are copied as stored (checked, never re-encoded); the file "
         "is replaced at one instant under its writer lock.",
     )
     add_file_arguments(parser)

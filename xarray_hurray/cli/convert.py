@@ -147,7 +147,7 @@ def _open_groups(path: str, engine: str | None, kwargs: Mapping[str, Any]) -> Gr
 def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Groups:
     """Open ``path`` lazily (dask arrays): a Hurray file, a Zarr store, or anything an
     installed xarray engine opens (netCDF through netCDF4, h5netcdf or scipy); its
-    groups when it has some (Hurray 1.1, Zarr, netCDF-4), else its one dataset.
+    groups when it has some (Hurray 1.1 or 1.2, Zarr, netCDF-4), else its one dataset.
 
     Raises
     ------

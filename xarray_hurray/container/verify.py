@@ -85,7 +85,7 @@ def _overlap_problems(parts: list[tuple[int, int, str]]) -> list[str]:
 
 
 def _verify_1_1(reader: ContainerReader) -> list[str]:
-    """Every problem of a 1.1 file whose header, metadata and root are valid."""
+    """Every problem of a 1.1 or 1.2 file whose header, metadata and root are valid."""
     header = reader.header
     problems: list[str] = []
     parts = [
@@ -126,10 +126,10 @@ def verify_file(
 ) -> list[str]:
     """Every problem found in the Hurray file ``target``; an empty list for a valid file.
 
-    Checks the header, the metadata, every index (1.1: root, page tables and pages),
+    Checks the header, the metadata, every index (1.1, 1.2: root, page tables and pages),
     the crc32c and decoding of every stored chunk and that edge padding is zero.  In
     1.0 files, also the placement of every chunk (adjacent, in the recorded chunk
-    order, ending at the end of the file); in 1.1 files, that no two referenced
+    order, ending at the end of the file); in 1.1 and 1.2 files, that no two referenced
     byte ranges overlap.  A problem that stops reading (a bad header or metadata) is
     the only one reported.
 
