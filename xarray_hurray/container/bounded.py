@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import zstandard
 from numcodecs.abc import Codec
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -94,30 +95,24 @@ def _blosc_content_size(data: bytes) -> int:
 _local = threading.local()
 
 
-def _zstd_decompressor() -> Any:
-    """This thread's decompressor of the ``zstandard`` package (the optional ``fast``
-    extra), None without it.  numcodecs' Zstd makes a decompression context for every
-    chunk (about 15 us, the larger part of decoding a 4 KiB chunk); a context kept
-    per thread is made once.  Not shared between threads: a context is not thread-safe."""
-    found = getattr(_local, "zstd", False)
-    if found is False:
-        try:
-            import zstandard
-        except ImportError:
-            found = None
-        else:
-            found = zstandard.ZstdDecompressor()
-        _local.zstd = found
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
+    """This thread's zstd decompressor.  numcodecs' Zstd makes a decompression
+    context for every chunk (about 15 us, the larger part of decoding a 4 KiB
+    chunk); a context kept per thread is made once.  Not shared between threads: a
+    context is not thread-safe."""
+    found: zstandard.ZstdDecompressor | None = getattr(_local, "zstd", None)
+    if found is None:
+        found = _local.zstd = zstandard.ZstdDecompressor()
     return found
 
 
-def _zstd_decode(decompressor: Any, data: bytes, declared: int) -> bytes:
+def _zstd_decode(decompressor: zstandard.ZstdDecompressor, data: bytes, declared: int) -> bytes:
     """The ``declared`` bytes of the single Zstandard frame ``data`` (checked by
     :func:`_zstd_content_size`), decoded with ``decompressor``; a bad frame raises
     RuntimeError, as numcodecs' Zstd does."""
     try:
         out: bytes = decompressor.decompress(data)
-    except Exception as err:  # zstandard.ZstdError, named without importing the package
+    except zstandard.ZstdError as err:
         raise RuntimeError(f"Zstd decompression error: {err}") from None
     if len(out) != declared:
         raise RuntimeError(f"Zstd decompression error: expected {declared} bytes, got {len(out)}")
@@ -174,6 +169,8 @@ def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
                 f"the {codec.codec_id} frame declares {declared} bytes, more than the "
                 f"{cap} this chunk can hold"
             )
-        zstd = _zstd_decompressor() if codec.codec_id == "zstd" and declared else None
-        out = codec.decode(out) if zstd is None else _zstd_decode(zstd, out, declared)
+        if codec.codec_id == "zstd" and declared:
+            out = _zstd_decode(_zstd_decompressor(), out, declared)
+        else:  # a zstd frame of no bytes (no chunk has one) keeps numcodecs' decoder
+            out = codec.decode(out)
     return out if isinstance(out, bytes) else np.asarray(out).tobytes()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -11,12 +10,8 @@ from typing import Any, TypeAlias
 
 import numcodecs
 import numpy as np
+import zstandard
 from numcodecs.abc import Codec
-
-if sys.version_info >= (3, 14):
-    from compression import zstd
-else:
-    from backports import zstd
 
 from ..errors import HurrayValueError
 from .bounded import decode_bounded
@@ -76,42 +71,44 @@ def parse_codecs(
     return tuple(configs)
 
 
+ZSTD_MIN_LEVEL = -(1 << 17)
+"""The lowest compression level of the zstd library (``ZSTD_minCLevel``); lower
+levels are clamped to it, as the library clamps them for numcodecs."""
+
+
 class ZstdEncoder:
     """numcodecs' zstd encoding with one compression context per thread, kept
     from call to call.
 
     numcodecs makes a new context for every call, which takes longer than
     compressing a small chunk (about 9 us of the 10 us that 64 bytes take).  The
-    frames are those numcodecs writes, made by the same library: one frame that
-    records its content size, with a checksum when ``checksum`` is set; the level
-    is clamped to the library's range, as the library clamps it for numcodecs.
-    Pickles as its settings: each process and thread makes its own contexts.
+    frames are those numcodecs writes, made by the same library (``zstandard``
+    bundles it, as numcodecs does): one frame that records its content size, with a
+    checksum when ``checksum`` is set; the level is clamped to the library's range,
+    as the library clamps it for numcodecs.  Pickles as its settings: each process
+    and thread makes its own contexts.
     """
 
     def __init__(self, level: int, checksum: bool) -> None:
-        low, high = zstd.CompressionParameter.compression_level.bounds()
-        self.level = min(max(int(level), low), high)
+        self.level = min(max(int(level), ZSTD_MIN_LEVEL), zstandard.MAX_COMPRESSION_LEVEL)
         self.checksum = bool(checksum)
 
     def __call__(self, data: Any) -> bytes:
         """The zstd frame of the bytes of ``data`` (a contiguous array or bytes)."""
         key = (self.level, self.checksum)
-        contexts: dict[tuple[int, bool], zstd.ZstdCompressor] | None
+        contexts: dict[tuple[int, bool], zstandard.ZstdCompressor] | None
         contexts = getattr(_CONTEXTS, "compressors", None)  # this thread's
         if contexts is None:
             contexts = _CONTEXTS.compressors = {}
         compressor = contexts.get(key)
         if compressor is None:
-            options: dict[int, int] = {
-                zstd.CompressionParameter.compression_level: self.level,
-                zstd.CompressionParameter.checksum_flag: int(self.checksum),
-            }
-            compressor = contexts[key] = zstd.ZstdCompressor(options=options)
+            compressor = contexts[key] = zstandard.ZstdCompressor(
+                level=self.level, write_checksum=self.checksum, write_content_size=True
+            )
         try:
-            frame: bytes = compressor.compress(data, mode=zstd.ZstdCompressor.FLUSH_FRAME)
-            return frame
+            return compressor.compress(data)
         except BaseException:
-            # a frame left half written would run on into the next call's: start anew
+            # a context that failed half way is not trusted with the next frame
             del contexts[key]
             raise
 
