@@ -168,6 +168,32 @@ def as_1_1(path: Path, out: Path) -> None:
         pass
 
 
+def random_regions(
+    path: Path, values: np.ndarray, count: int, seed: int
+) -> tuple[list[int], list[int]]:
+    """Requests and bytes of opening ``path`` and reading each of ``count`` random
+    100 x 100 regions (seeded), each through a fresh open."""
+    rng = np.random.default_rng(seed)
+    requests, sizes = [], []
+    for _ in range(count):
+        y, x = (int(rng.integers(0, n - 99)) for n in values.shape)
+        key = (slice(y, y + 100), slice(x, x + 100))
+        costs = hurray_costs(path, key, values[key])
+        requests.append(costs["open_requests"] + costs["read_requests"])
+        sizes.append(costs["open_bytes"] + costs["read_bytes"])
+    return requests, sizes
+
+
+def spread(label: str, requests: list[int], sizes: list[int]) -> str:
+    """A table row of :func:`random_regions`' figures."""
+    counts = np.bincount(requests)
+    shares = ", ".join(f"{n}: {c}" for n, c in enumerate(counts.tolist()) if c)
+    return (
+        f"| {label} | {min(requests)} | {int(np.median(requests))} | {max(requests)} "
+        f"| {shares} | {kib(max(sizes))} |"
+    )
+
+
 def kib(n: int) -> str:
     return f"{n / 1024:.1f}"
 
@@ -187,6 +213,13 @@ def main() -> None:
         "--show-requests",
         action="store_true",
         help="after the table, the byte ranges each open+read requested, per file",
+    )
+    parser.add_argument(
+        "--random-regions",
+        type=int,
+        default=0,
+        help="after the table, open+read requests of this many random 100 x 100 regions "
+        "per file, in 1.2 and 1.1 (0: not measured)",
     )
     parser.add_argument(
         "--latency",
@@ -217,6 +250,7 @@ def main() -> None:
     )
     cases = [(side, False) for side in sides] + [(sides[-1], True)]
     shown: list[str] = []
+    spreads: list[str] = []
     try:
         for side, fill_only in cases:
             ds = dataset(side, fill_only)
@@ -244,6 +278,11 @@ def main() -> None:
                 row += [f"{seconds_http:.3f}", str(waves)]
             old = work / f"{side}-1.1.hurray"
             as_1_1(path, old)
+            if args.random_regions and not fill_only:
+                values = ds["v"].values
+                for name, file in (("1.2", path), ("1.1", old)):
+                    counts = random_regions(file, values, args.random_regions, side)
+                    spreads.append(spread(f"{row[0]}, {name}", *counts))
             peer_1_1 = hurray_costs(old, key, expected)
             for name, costs in (("1.2", ours), ("1.1", peer_1_1)):
                 ranges = ", ".join(f"[{a}, {b})" for a, b in costs["requests"])
@@ -272,6 +311,11 @@ def main() -> None:
         if args.show_requests:
             print("\nByte ranges requested by open+read:\n")
             print("\n".join(shown))
+        if spreads:
+            print(f"\nOpen+read of {args.random_regions} random 100 x 100 regions per file:\n")
+            print("| file | fewest requests | median | most | requests: regions | max KiB |")
+            print("|---|---:|---:|---:|---|---:|")
+            print("\n".join(spreads))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
