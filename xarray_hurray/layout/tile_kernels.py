@@ -9,7 +9,11 @@ time: its rows (the box's runs along the last axis, contiguous in the chunk) are
 loaded as short vectors, joined into one vector of the tile, permuted by the tile's
 pattern and stored as one run; decoding does the reverse.  Where a box's rows are
 short, a step moves a *group* of boxes side by side along the last axis (consecutive
-in the tiles' table), loading or storing their rows together.  The permutation is an
+in the tiles' table), loading or storing their rows together; a few passes of
+two-source interleaving shuffles take the boxes apart from their rows, or put them
+back, before each is permuted on its own (one permutation picking each box out of
+all the step's rows at once was slower: 512 bytes of input for eight 4 x 4 x 4
+boxes of bytes).  The permutation is an
 LLVM ``shufflevector`` whose mask must be a compile-time constant, so each set of
 patterns, element width and group gets its own compiled loops (:func:`kernels`),
 described by a string that numba sees as a literal.  LLVM lowers such a shuffle to
@@ -70,6 +74,48 @@ def _join(builder: ir.IRBuilder, vectors: list[ir.Value]) -> ir.Value:
             for i in range(0, len(vectors), 2)
         ]
     return vectors[0]
+
+
+def _interleave(builder: ir.IRBuilder, vectors: list[ir.Value], unit: int) -> ir.Value:
+    """The rows of boxes side by side: ``vectors`` (a power of two of them) are boxes
+    of rows of ``unit`` elements; the result holds row ``r`` of every box, box after
+    box, then row ``r + 1``...  Built by pairs, each pass interleaving the units of
+    two neighbours and doubling the unit, so that each shuffle takes two sources."""
+    while len(vectors) > 1:
+        count = vectors[0].type.count
+        mask = [
+            half * count + u * unit + k
+            for u in range(count // unit)
+            for half in (0, 1)
+            for k in range(unit)
+        ]
+        vectors = [
+            builder.shuffle_vector(vectors[i], vectors[i + 1], _mask(mask))
+            for i in range(0, len(vectors), 2)
+        ]
+        unit *= 2
+    return vectors[0]
+
+
+def _deinterleave(builder: ir.IRBuilder, rows: list[ir.Value], group: int) -> list[ir.Value]:
+    """The inverse of :func:`_interleave`: ``rows`` each hold a row of ``group``
+    boxes side by side; the result is the boxes, each its rows end to end.  Built
+    by halves, each pass splitting every unit of a vector in two."""
+    vectors = [_join(builder, rows)]
+    unit = rows[0].type.count
+    while len(vectors) < group:
+        count, half = vectors[0].type.count, unit // 2
+        masks = [
+            [u * unit + side * half + k for u in range(count // unit) for k in range(half)]
+            for side in (0, 1)
+        ]
+        vectors = [
+            builder.shuffle_vector(vector, ir.Constant(vector.type, None), _mask(mask))
+            for vector in vectors
+            for mask in masks
+        ]
+        unit = half
+    return vectors
 
 
 def _mask(indices: Sequence[int]) -> ir.Constant:
@@ -150,7 +196,7 @@ def _gather_tiles(
     if not isinstance(text, types.StringLiteral):
         return None
     _, group, sides, patterns = _parse(text.literal_value)
-    size, length = len(patterns[0]), sides[-1]
+    size = len(patterns[0])
     signature = types.void(values, table, first, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
@@ -159,21 +205,17 @@ def _gather_tiles(
         rows = _row_addresses(
             context, builder, values_v, sig.args[0], base, strides_v, sig.args[3], sides, group
         )
-        # element k of row r of box g sits at (r * group + g) * length + k
-        boxes = _join(builder, [builder.load(row, align=1) for row in rows])
+        boxes = _deinterleave(builder, [builder.load(row, align=1) for row in rows], group)
         data = context.make_array(sig.args[4])(context, builder, value=out_v).data
         for g in range(group):
             index = builder.add(first_v, ir.Constant(first_v.type, g))
             run = _entry(context, builder, table_v, sig.args[1], 0, index)
             pattern = _entry(context, builder, table_v, sig.args[1], 2, index)
-            masks = [
-                [(q // length * group + g) * length + q % length for q in mask] for mask in patterns
-            ]
             at = builder.mul(run, ir.Constant(run.type, size))
             target = builder.bitcast(
                 builder.gep(data, [at]), ir.VectorType(data.type.pointee, size).as_pointer()
             )
-            builder.store(_permuted(builder, boxes, pattern, masks), target, align=1)
+            builder.store(_permuted(builder, boxes[g], pattern, patterns), target, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -206,14 +248,14 @@ def _scatter_tiles(
                 builder.bitcast(builder.gep(data, [at]), run_type.as_pointer()), align=1
             )
             boxes.append(_permuted(builder, loaded, pattern, inverses))
-        # element q of box g sits at g * size + q of the boxes joined
-        joined = _join(builder, boxes)
+        joined = _interleave(builder, boxes, length)
         base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
         rows = _row_addresses(
             context, builder, out_v, sig.args[4], base, strides_v, sig.args[3], sides, group
         )
+        span = group * length
         for r, row in enumerate(rows):
-            part = [g * size + r * length + k for g in range(group) for k in range(length)]
+            part = list(range(r * span, (r + 1) * span))
             builder.store(builder.shuffle_vector(joined, joined, _mask(part)), row, align=1)
         return context.get_dummy_value()
 
