@@ -135,6 +135,27 @@ def test_the_tiles_of_curves(layout, sides, patterns):
     assert tiled.sides == sides and len(tiled.patterns) == patterns
 
 
+@pytest.mark.parametrize("lookup", [False, True])
+@pytest.mark.parametrize("layout", [HilbertLayout(2, 5), HilbertLayout(3, 4), HilbertLayout(3, 5)])
+def test_both_ways_of_selecting_a_pattern_give_the_numpy_bytes(layout, lookup):
+    # the loops branch on a box's pattern or, where the processor permutes bytes
+    # by a vector index, look its mask up: both are compiled and checked here
+    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
+    if lookup and not kernels.can_look_up(1, np.zeros((2, 64), dtype=np.int64)):
+        pytest.skip("this processor has no byte permute by vector index")
+    shape = layout._default_shape()
+    tiled = layout._tiles(shape)
+    text = kernels.describe(1, tiled.sides, tiled.patterns, tiled.group(1), lookup)
+    gather_loop, scatter_loop = kernels.kernels(text)
+    array = values(shape, "uint8", 3)
+    buffer = np.empty_like(array.reshape(-1))
+    gather_loop(array.reshape(-1), tiled.table, tiled.strides, buffer)
+    assert buffer.tobytes() == gather(array.reshape(-1), layout.sources(shape)).tobytes()
+    back = np.empty_like(buffer)
+    scatter_loop(buffer, tiled.table, tiled.strides, back)
+    assert back.tobytes() == array.tobytes()
+
+
 def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
     scrambled = np.random.default_rng(0).permutation(1 << 16)
     assert tiles.tiles_for(scrambled, (256, 256)) is None

@@ -19,7 +19,10 @@ patterns, element width and group gets its own compiled loops (:func:`kernels`),
 described by a string that numba sees as a literal.  LLVM lowers such a shuffle to
 the target's vector permutes (one ``vpermb``/``vpermt2w`` per 64 bytes with
 AVX-512, a few ``pshufb`` with SSSE3/AVX2, scalar moves elsewhere): whatever the
-target, the result is the permutation itself, element for element.
+target, the result is the permutation itself, element for element.  Boxes of 64
+bytes in several patterns are the exception where the processor permutes bytes by
+a vector index (:func:`can_look_up`): their mask is loaded from a table and applied
+by ``vpermb``, instead of a branch per pattern.
 
 ``cache=True`` stores the machine code beside this file, keyed by that description
 (the closure's constant), so each compiles once per machine.
@@ -27,13 +30,14 @@ target, the result is the permutation itself, element for element.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numba
 import numpy as np
-from llvmlite import ir
+from llvmlite import binding, ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -42,20 +46,52 @@ Loop = Callable[[np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
 """A compiled loop: source units, tile table (runs, bases, pattern ids), strides, out."""
 
 
-def describe(width: int, sides: Sequence[int], patterns: np.ndarray, group: int) -> str:
+def describe(
+    width: int, sides: Sequence[int], patterns: np.ndarray, group: int, lookup: bool
+) -> str:
     """The text :func:`kernels` compiles from: element width in bytes, boxes per
-    step, tile sides, then one line per pattern (``patterns[p, j]``: the tile's
-    row-major index of the element at position ``j`` of the tile's run)."""
-    lines = [f"{width} {group} " + " ".join(map(str, sides))]
+    step, whether a box's permutation is looked up (:func:`can_look_up`), tile sides,
+    then one line per pattern (``patterns[p, j]``: the tile's row-major index of the
+    element at position ``j`` of the tile's run)."""
+    lines = [f"{width} {group} {int(lookup)} " + " ".join(map(str, sides))]
     lines += [" ".join(map(str, row)) for row in patterns.tolist()]
     return "\n".join(lines)
 
 
-def _parse(text: str) -> tuple[int, int, list[int], list[list[int]]]:
-    """``(width, group, sides, patterns)`` of a :func:`describe` text."""
+def _parse(text: str) -> tuple[int, int, bool, list[int], list[list[int]]]:
+    """``(width, group, lookup, sides, patterns)`` of a :func:`describe` text."""
     head, *rows = text.split("\n")
-    width, group, *sides = (int(v) for v in head.split())
-    return width, group, sides, [[int(v) for v in row.split()] for row in rows]
+    width, group, lookup, *sides = (int(v) for v in head.split())
+    return width, group, bool(lookup), sides, [[int(v) for v in row.split()] for row in rows]
+
+
+PERMUTE_BYTES = "llvm.x86.avx512.permvar.qi.512"
+"""x86's ``vpermb`` on 64 bytes (AVX-512 VBMI): byte ``j`` of the result is byte
+``index[j]`` of the source, the index a vector like any other."""
+
+
+@lru_cache(maxsize=1)
+def _host_permutes_bytes() -> bool:
+    """Whether numba compiles for this machine's own processor and it has ``vpermb``."""
+    # numba's settings (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES: a portable target asked
+    # for) are set from the environment at import, unknown to type checkers
+    config = numba.config
+    if getattr(config, "CPU_NAME", None) or getattr(config, "CPU_FEATURES", None):
+        return False
+    try:
+        features = binding.get_host_cpu_features()
+    except RuntimeError:  # llvmlite could not read them on this platform
+        return False
+    return bool(features.get("avx512vbmi"))
+
+
+def can_look_up(width: int, patterns: np.ndarray) -> bool:
+    """Whether the loops select a box's permutation by loading its mask from a table
+    and permuting with ``vpermb`` rather than by a branch per pattern: for several
+    patterns of 64 bytes, where the processor has the instruction.  The branch,
+    mispredicted among the 24 patterns of 3-D Hilbert boxes, cost more than half the
+    time of their loops (docs/benchmarks.md)."""
+    return len(patterns) > 1 and width * patterns.shape[1] == 64 and _host_permutes_bytes()
 
 
 def _row_starts(sides: Sequence[int]) -> list[list[int]]:
@@ -160,14 +196,46 @@ def _entry(
     return builder.load(where)
 
 
-def _permuted(
+def _looked_up(
     builder: ir.IRBuilder, vector: ir.Value, pattern: ir.Value, masks: list[list[int]]
 ) -> ir.Value:
+    """``vector`` (64 bytes) permuted by ``masks[pattern]`` through ``vpermb``, the
+    masks a constant table of the module."""
+    byte = ir.IntType(8)
+    row = ir.VectorType(byte, 64)
+    table_type = ir.ArrayType(row, len(masks))
+    module = builder.module
+    # one table per set of masks in the module, however many boxes a step moves
+    name = "permute_masks_" + hashlib.sha256(repr(masks).encode()).hexdigest()[:16]
+    table = module.globals.get(name)
+    if table is None:
+        table = ir.GlobalVariable(module, table_type, name)
+        table.global_constant = True
+        table.linkage = "internal"
+        table.initializer = ir.Constant(table_type, [ir.Constant(row, m) for m in masks])
+    index = builder.load(builder.gep(table, [ir.Constant(pattern.type, 0), pattern]), align=1)
+    function = module.globals.get(PERMUTE_BYTES)
+    if function is None:
+        function = ir.Function(module, ir.FunctionType(row, [row, row]), PERMUTE_BYTES)
+    result = builder.call(function, [builder.bitcast(vector, row), index])
+    return builder.bitcast(result, vector.type)
+
+
+def _permuted(
+    builder: ir.IRBuilder,
+    vector: ir.Value,
+    pattern: ir.Value,
+    masks: list[list[int]],
+    lookup: bool,
+) -> ir.Value:
     """``vector`` permuted by ``masks[pattern]`` (the result's element ``j`` is
-    ``vector[masks[pattern][j]]``), through a switch when there are several."""
+    ``vector[masks[pattern][j]]``): looked up (:func:`can_look_up`), or through a
+    switch when there are several."""
     undefined = ir.Constant(vector.type, None)
     if len(masks) == 1:
         return builder.shuffle_vector(vector, undefined, _mask(masks[0]))
+    if lookup:
+        return _looked_up(builder, vector, pattern, masks)
     start = builder.block
     done = builder.append_basic_block("done")
     switch = builder.switch(pattern, done)
@@ -195,7 +263,7 @@ def _gather_tiles(
     the last axis) gathered: each box permuted into its run of ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, group, sides, patterns = _parse(text.literal_value)
+    _, group, lookup, sides, patterns = _parse(text.literal_value)
     size = len(patterns[0])
     signature = types.void(values, table, first, strides, out, text)
 
@@ -215,7 +283,7 @@ def _gather_tiles(
             target = builder.bitcast(
                 builder.gep(data, [at]), ir.VectorType(data.type.pointee, size).as_pointer()
             )
-            builder.store(_permuted(builder, boxes[g], pattern, patterns), target, align=1)
+            builder.store(_permuted(builder, boxes[g], pattern, patterns, lookup), target, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -229,7 +297,7 @@ def _scatter_tiles(
     ``first + group - 1`` put back as their boxes in ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, group, sides, patterns = _parse(text.literal_value)
+    _, group, lookup, sides, patterns = _parse(text.literal_value)
     inverses = [np.argsort(p).tolist() for p in patterns]
     size, length = len(patterns[0]), sides[-1]
     signature = types.void(buffer, table, first, strides, out, text)
@@ -247,7 +315,7 @@ def _scatter_tiles(
             loaded = builder.load(
                 builder.bitcast(builder.gep(data, [at]), run_type.as_pointer()), align=1
             )
-            boxes.append(_permuted(builder, loaded, pattern, inverses))
+            boxes.append(_permuted(builder, loaded, pattern, inverses, lookup))
         joined = _interleave(builder, boxes, length)
         base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
         rows = _row_addresses(

@@ -134,7 +134,13 @@ class Tiles:
             kernels = _load()
             assert kernels is not None  # tiles exist only where the kernels load
             found = kernels.kernels(
-                kernels.describe(width, self.sides, self.patterns, self.group(width))
+                kernels.describe(
+                    width,
+                    self.sides,
+                    self.patterns,
+                    self.group(width),
+                    kernels.can_look_up(width, self.patterns),
+                )
             )
             self._loops[width] = found
         return found
