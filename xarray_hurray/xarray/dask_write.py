@@ -549,6 +549,13 @@ class DaskWrite:
                             done += len(run)
                             if bar is not None:
                                 bar.update(len(run), sum(map(len, run)))
+                        # as the zip of ids and chunks once checked: a stream that ends
+                        # early would leave chunks unwritten (read back as the fill)
+                        if done != len(part.chunk_ids):
+                            raise RuntimeError(
+                                f"{done} of the {len(part.chunk_ids)} chunks of "
+                                f"{part.name!r} were encoded"
+                            )
             finally:
                 if bar is not None:
                     bar.close()
