@@ -18,17 +18,13 @@ read through fsspec as before.
 
 from __future__ import annotations
 
-import asyncio
 import http.client
 import os
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
-
-import numpy as np
 
 from .costs import OBJECT_STORE, PLAIN_HTTP
 from .plan import MergePolicy
@@ -39,13 +35,12 @@ from .remote import (
     RetryPolicy,
     Transient,
     backoff,
-    check_version,
     exhausted,
     http_answer,
     http_refusal,
     http_request_headers,
 )
-from .source import ByteSource, answers_as_completed
+from .source import PooledSource
 
 MAX_REDIRECTS = 5
 """Redirects followed by one request before it fails."""
@@ -59,7 +54,7 @@ _pool_lock = threading.Lock()
 _local = threading.local()
 
 
-def _executor() -> ThreadPoolExecutor:
+def _threads() -> ThreadPoolExecutor:
     """The threads that fetch the ranges of reads, made once per process."""
     global _pool, _pool_pid
     with _pool_lock:
@@ -170,7 +165,7 @@ def _get(url: str, headers: dict[str, str], deadline: _Deadline) -> tuple[Any, b
         raise
 
 
-class HttpSource(ByteSource):
+class HttpSource(PooledSource):
     """An ``http(s)://`` URL read with ``http.client``: pinned to the version its first
     read saw, with a timeout per attempt and bounded retries, ranges fetched
     concurrently (see the module's description).
@@ -188,19 +183,13 @@ class HttpSource(ByteSource):
     def __init__(
         self, url: str, *, retry: RetryPolicy | None = None, version: ObjectVersion | None = None
     ) -> None:
+        super().__init__(version)
         self.url = url
         self.retry = retry or DEFAULT_RETRY
-        self._version = version
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return self.url
-
-    @property
-    def version(self) -> ObjectVersion | None:
-        """The pinned version, None before the first read."""
-        return self._version
 
     def _attempt(self, start: int, stop: int) -> Fetched:
         """One attempt at bytes ``[start, stop)``, redirects followed.
@@ -249,35 +238,12 @@ class HttpSource(ByteSource):
             except Transient as err:
                 last = str(err)
                 continue
-            check_version(self, self.url, version)
+            self._check_version(version)
             return data
         raise exhausted(self.retry, f"reading bytes [{start}, {stop}) of {self.url}", last)
 
-    def read(self, start: int, stop: int) -> bytes:
-        return self._fetch(start, stop)
-
-    def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
-        if len(ranges) <= 1:
-            return [self._fetch(int(a), int(b)) for a, b in ranges]
-        return list(_executor().map(lambda row: self._fetch(int(row[0]), int(row[1])), ranges))
-
-    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
-        if len(ranges) <= 1:
-            return enumerate(self.read_ranges(ranges))
-        return answers_as_completed(_executor(), self._fetch, ranges)
-
-    async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
-        """:meth:`read_ranges` as a coroutine: every range waits in this source's pool
-        of threads, not in the event loop's default one (a few threads on a small
-        machine), so concurrent reads keep all their requests in flight."""
-        loop = asyncio.get_running_loop()
-        pool = _executor()
-        fetches = [loop.run_in_executor(pool, self._fetch, int(a), int(b)) for a, b in ranges]
-        return list(await asyncio.gather(*fetches))
-
-    def size(self) -> int | None:
-        """The size of the pinned version, once a read has pinned one."""
-        return None if self._version is None else self._version.size
+    def _executor(self) -> ThreadPoolExecutor:
+        return _threads()
 
     def default_policy(self) -> MergePolicy:
         return PLAIN_HTTP.merge_policy()

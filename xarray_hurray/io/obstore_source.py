@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
@@ -14,8 +13,8 @@ import numpy as np
 from ..errors import SourceReadError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
-from .remote import ObjectVersion, changed, check_version
-from .source import ByteSource, answers_as_completed
+from .remote import ObjectVersion, changed
+from .source import PooledSource
 
 _POOL_SIZE = 16
 """Ranges of one read fetched at the same time."""
@@ -24,7 +23,7 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def _executor() -> ThreadPoolExecutor:
+def _threads() -> ThreadPoolExecutor:
     """The threads that wait on obstore's blocking calls (which release the GIL)."""
     global _pool
     with _pool_lock:
@@ -33,7 +32,7 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-class ObstoreSource(ByteSource):
+class ObstoreSource(PooledSource):
     """One object of an obstore store (``obstore.store.S3Store``, ``GCSStore``, ...).
 
     The first read pins the object's version (ETag, version id, else Last-Modified);
@@ -63,19 +62,13 @@ class ObstoreSource(ByteSource):
     def __init__(self, store: Any, path: str, *, version: ObjectVersion | None = None) -> None:
         import obstore  # noqa: F401  (fail here, clearly, when the extra is missing)
 
+        super().__init__(version)
         self.store = store
         self.path = path
-        self._version = version
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return f"{self.path} in {self.store!r}"
-
-    @property
-    def version(self) -> ObjectVersion | None:
-        """The pinned version, None before the first read."""
-        return self._version
 
     def _options(self, start: int, stop: int) -> dict[str, Any] | None:
         """The ``get`` options asking for bytes ``[start, stop)`` of the pinned version;
@@ -133,7 +126,7 @@ class ObstoreSource(ByteSource):
             last_modified=None if modified is None else modified.isoformat(),
             size=meta.get("size"),
         )
-        check_version(self, self.name, found)
+        self._check_version(found)
         expected = min(stop, found.size if found.size is not None else stop) - start
         if len(data) != expected:
             raise SourceReadError(
@@ -142,8 +135,7 @@ class ObstoreSource(ByteSource):
             )
         return data
 
-    def _get(self, start: int, stop: int) -> bytes:
-        """Bytes ``[start, stop)`` of the pinned version (pinning it at the first read)."""
+    def _fetch(self, start: int, stop: int) -> bytes:
         import obstore
 
         options = self._options(start, stop)
@@ -159,8 +151,8 @@ class ObstoreSource(ByteSource):
             raise self._failed(err, start, stop) from err
         return self._accepted(result.meta, data, start, stop)
 
-    async def _get_async(self, start: int, stop: int) -> bytes:
-        """:meth:`_get` through obstore's asynchronous API."""
+    async def _fetch_async(self, start: int, stop: int) -> bytes:
+        """:meth:`_fetch` through obstore's asynchronous API."""
         import obstore
 
         options = self._options(start, stop)
@@ -176,19 +168,8 @@ class ObstoreSource(ByteSource):
             raise self._failed(err, start, stop) from err
         return self._accepted(result.meta, data, start, stop)
 
-    def read(self, start: int, stop: int) -> bytes:
-        return self._get(start, stop)
-
-    def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
-        if len(ranges) <= 1:
-            return [self._get(int(a), int(b)) for a, b in ranges]
-        pool = _executor()
-        return list(pool.map(lambda row: self._get(int(row[0]), int(row[1])), ranges))
-
-    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
-        if len(ranges) <= 1:
-            return enumerate(self.read_ranges(ranges))
-        return answers_as_completed(_executor(), self._get, ranges)
+    def _executor(self) -> ThreadPoolExecutor:
+        return _threads()
 
     async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
         """:meth:`read_ranges` through obstore's asynchronous API, at most as many
@@ -197,13 +178,9 @@ class ObstoreSource(ByteSource):
 
         async def one(start: int, stop: int) -> bytes:
             async with slots:
-                return await self._get_async(start, stop)
+                return await self._fetch_async(start, stop)
 
         return list(await asyncio.gather(*(one(int(a), int(b)) for a, b in ranges)))
-
-    def size(self) -> int | None:
-        """The size of the pinned version, once a read has pinned one."""
-        return None if self._version is None else self._version.size
 
     def default_policy(self) -> MergePolicy:
         return OBJECT_STORE.merge_policy()
@@ -218,8 +195,7 @@ class ObstoreSource(ByteSource):
 
         with open(local_path, "rb") as f:
             obstore.put(self.store, self.path, f)
-        with self._lock:
-            self._version = None
+        self._unpin()
 
     def __getstate__(self) -> dict[str, Any]:
         return {"store": self.store, "path": self.path, "version": self._version}

@@ -77,30 +77,6 @@ def changed(name: str, what: str) -> SourceChangedError:
     )
 
 
-class Pinning(Protocol):
-    """A source that pins the version of its object: the first version a read sees,
-    guarded by the lock."""
-
-    _lock: threading.Lock
-    _version: ObjectVersion | None
-
-
-def check_version(source: Pinning, name: str, found: ObjectVersion | None) -> None:
-    """Pin ``found`` on ``source`` if nothing is pinned yet, else require that it is
-    the pinned version (:class:`~xarray_hurray.errors.SourceChangedError` naming
-    ``name`` otherwise); None (nothing known of the answer's version) passes."""
-    if found is None:
-        return
-    # concurrent first reads race to pin: the first wins, the others are compared
-    with source._lock:
-        if source._version is None:
-            source._version = found
-            return
-        conflict = source._version.conflict(found)
-    if conflict:
-        raise changed(name, conflict)
-
-
 @dataclass(frozen=True)
 class RetryPolicy:
     """How remote reads wait and retry.

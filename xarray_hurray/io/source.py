@@ -26,7 +26,7 @@ from .remote import (
     DEFAULT_RETRY,
     ObjectVersion,
     RetryPolicy,
-    check_version,
+    changed,
     http_range,
     info_version,
     s3_range,
@@ -71,17 +71,6 @@ class ByteSource(ABC):
     def default_policy(self) -> MergePolicy:
         """The merge policy for reads from this source when the caller gives none."""
         return MergePolicy()
-
-
-def answers_as_completed(
-    pool: Executor, read: Callable[[int, int], bytes], ranges: np.ndarray
-) -> Iterator[tuple[int, bytes]]:
-    """``(row, read(start, stop))`` for each row of ``ranges``, all sent to ``pool`` at
-    once and given as they complete (:meth:`ByteSource.read_ranges_as_completed` of a
-    source that reads in threads).  The first failed read raises; reads not yet
-    started are then cancelled, as they are when the caller stops early."""
-    futures = {pool.submit(read, int(a), int(b)): row for row, (a, b) in enumerate(ranges)}
-    return _completed(futures)
 
 
 def _completed(futures: dict[Future[bytes], int]) -> Iterator[tuple[int, bytes]]:
@@ -279,7 +268,108 @@ class FileObjectSource(ByteSource):
         type(self).__init__(self, state["fileobj"])
 
 
-class FsspecSource(ByteSource):
+class RemoteSource(ByteSource):
+    """A remote object, pinned to the version of it that the first read saw.
+
+    Each answer's version is handed to :meth:`_check_version`: the first pins it and
+    every later one, in this process or after pickling, must be the same version, else
+    :class:`SourceChangedError` (:mod:`.remote`).  Subclasses pickle the pinned
+    version with what names the object and give it back to ``__init__``.
+
+    Parameters
+    ----------
+    version
+        The version to pin from the start (a pickled source carries its own).
+    """
+
+    def __init__(self, version: ObjectVersion | None = None) -> None:
+        self._version = version
+        # guards the pin; a subclass may guard its own lazily made state with it too
+        self._lock = threading.Lock()
+
+    @property
+    def version(self) -> ObjectVersion | None:
+        """The pinned version, None before the first read."""
+        return self._version
+
+    def size(self) -> int | None:
+        """The size of the pinned version, once a read has pinned one."""
+        return None if self._version is None else self._version.size
+
+    def _check_version(self, found: ObjectVersion | None) -> None:
+        """Pin ``found`` if nothing is pinned yet, else require that it is the pinned
+        version; None (nothing known of the answer's version) passes.
+
+        Raises
+        ------
+        SourceChangedError
+            When ``found`` differs from the pinned version, naming this source.
+        """
+        if found is None:
+            return
+        # concurrent first reads race to pin: the first wins, the others are compared
+        with self._lock:
+            if self._version is None:
+                self._version = found
+                return
+            conflict = self._version.conflict(found)
+        if conflict:
+            raise changed(self.name, conflict)
+
+    def _unpin(self) -> None:
+        """Forget the pinned version (this source replaced the object): the next read
+        pins the new one."""
+        with self._lock:
+            self._version = None
+
+
+class PooledSource(RemoteSource):
+    """A remote object whose ranges are fetched one request each, the ranges of one
+    read concurrently in a pool of threads (the reader's merge policy has already
+    decided what to merge).
+
+    Subclasses give :meth:`_fetch`, which reads one range and checks its version, and
+    :meth:`_executor`, the pool.
+    """
+
+    @abstractmethod
+    def _fetch(self, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of the pinned version (pinning it at the first read)."""
+
+    @abstractmethod
+    def _executor(self) -> Executor:
+        """The pool whose threads fetch the ranges of a read."""
+
+    def read(self, start: int, stop: int) -> bytes:
+        return self._fetch(start, stop)
+
+    def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
+        if len(ranges) <= 1:
+            return [self._fetch(int(a), int(b)) for a, b in ranges]
+        return list(self._executor().map(lambda row: self._fetch(int(row[0]), int(row[1])), ranges))
+
+    def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
+        """``(row, bytes)`` for each ``[start, stop)`` row of ``ranges``, every range sent
+        to the pool at once and given as it completes.  The first failed read raises;
+        reads not yet started are then cancelled, as they are when the caller stops
+        early."""
+        if len(ranges) <= 1:
+            return enumerate(self.read_ranges(ranges))
+        pool = self._executor()
+        futures = {pool.submit(self._fetch, int(a), int(b)): k for k, (a, b) in enumerate(ranges)}
+        return _completed(futures)
+
+    async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
+        """:meth:`read_ranges` as a coroutine: every range waits in this source's pool
+        of threads, not in the event loop's default one (a few threads on a small
+        machine), so concurrent reads keep all their requests in flight."""
+        loop = asyncio.get_running_loop()
+        pool = self._executor()
+        fetches = [loop.run_in_executor(pool, self._fetch, int(a), int(b)) for a, b in ranges]
+        return list(await asyncio.gather(*fetches))
+
+
+class FsspecSource(RemoteSource):
     """A URL read through fsspec; the file system is created lazily per process.
 
     The first read pins the object's version and every later read, in this process or
@@ -312,22 +402,16 @@ class FsspecSource(ByteSource):
         retry: RetryPolicy | None = None,
         version: ObjectVersion | None = None,
     ) -> None:
+        super().__init__(version)
         self.url = url
         self.storage_options = dict(storage_options or {})
         self.retry = retry or DEFAULT_RETRY
-        self._version = version
         self._fs: Any = None
         self._path = ""
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return self.url
-
-    @property
-    def version(self) -> ObjectVersion | None:
-        """The pinned version, None before the first read."""
-        return self._version
 
     def _resolve(self) -> tuple[Any, str]:
         with self._lock:
@@ -408,7 +492,7 @@ class FsspecSource(ByteSource):
                         self.retry,
                         f"reading bytes [{start}, {stop}) of {self.url}",
                     )
-                check_version(self, self.url, version)
+                self._check_version(version)
             if arrived is not None:
                 arrived((row, data))
             return data
@@ -422,16 +506,12 @@ class FsspecSource(ByteSource):
         # pinned before and checked after: bytes read while the object was replaced
         # fail the second check instead of being returned
         if self._version is None:
-            check_version(self, self.url, info_version(fs.info(path)))
+            self._check_version(info_version(fs.info(path)))
         starts = [int(s) for s in ranges[:, 0]]
         stops = [int(s) for s in ranges[:, 1]]
         blobs = fs.cat_ranges([path] * len(starts), starts, stops, on_error="raise")
-        check_version(self, self.url, info_version(fs.info(path)))
+        self._check_version(info_version(fs.info(path)))
         return [bytes(b) for b in blobs]
-
-    def size(self) -> int | None:
-        """The size of the pinned version, once a read has pinned one."""
-        return None if self._version is None else self._version.size
 
     def default_policy(self) -> MergePolicy:
         return OBJECT_STORE.merge_policy()
@@ -445,8 +525,7 @@ class FsspecSource(ByteSource):
         """
         fs, path = self._resolve()
         fs.put_file(os.fspath(local_path), path)
-        with self._lock:
-            self._version = None
+        self._unpin()
 
     def __getstate__(self) -> dict[str, Any]:
         return {
