@@ -7,19 +7,16 @@ permutation release the GIL for most of their work, so threads overlap them.
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from itertools import islice
 from typing import TypeVar
 
+from ..io.pool import ProcessPool
+
 T = TypeVar("T")
 R = TypeVar("R")
-
-_pool: ThreadPoolExecutor | None = None
-_pool_pid = -1
-_pool_lock = threading.Lock()
 
 
 def pool_threads() -> int:
@@ -27,14 +24,8 @@ def pool_threads() -> int:
     return os.cpu_count() or 1
 
 
-def _shared_pool() -> ThreadPoolExecutor:
-    """The pool of this process (a forked child makes its own: threads do not fork)."""
-    global _pool, _pool_pid
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(pool_threads(), thread_name_prefix="hurray-decode")
-            _pool_pid = os.getpid()
-        return _pool
+_shared_pool = ProcessPool(pool_threads(), "hurray-decode")
+"""The decode pool of this process."""
 
 
 def ordered_map(func: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:

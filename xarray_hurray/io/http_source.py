@@ -22,12 +22,12 @@ import http.client
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
 from .costs import OBJECT_STORE, PLAIN_HTTP
 from .plan import MergePolicy
+from .pool import ProcessPool
 from .remote import (
     DEFAULT_RETRY,
     Fetched,
@@ -48,20 +48,7 @@ MAX_REDIRECTS = 5
 _BLOCK = 1 << 20
 """Bytes of a body read between checks of the attempt's deadline."""
 
-_pool: ThreadPoolExecutor | None = None
-_pool_pid = -1
-_pool_lock = threading.Lock()
 _local = threading.local()
-
-
-def _threads() -> ThreadPoolExecutor:
-    """The threads that fetch the ranges of reads, made once per process."""
-    global _pool, _pool_pid
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(OBJECT_STORE.concurrency, thread_name_prefix="hurray-http")
-            _pool_pid = os.getpid()
-        return _pool
 
 
 def plain_http(url: str) -> bool:
@@ -180,6 +167,9 @@ class HttpSource(PooledSource):
         The version to pin from the start (a pickled source carries its own).
     """
 
+    _threads = ProcessPool(OBJECT_STORE.concurrency, "hurray-http")
+    """The threads that fetch the ranges of reads."""
+
     def __init__(
         self, url: str, *, retry: RetryPolicy | None = None, version: ObjectVersion | None = None
     ) -> None:
@@ -241,9 +231,6 @@ class HttpSource(PooledSource):
             self._check_version(version)
             return data
         raise exhausted(self.retry, f"reading bytes [{start}, {stop}) of {self.url}", last)
-
-    def _executor(self) -> ThreadPoolExecutor:
-        return _threads()
 
     def default_policy(self) -> MergePolicy:
         return PLAIN_HTTP.merge_policy()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import numpy as np
@@ -13,23 +11,12 @@ import numpy as np
 from ..errors import SourceReadError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
+from .pool import ProcessPool
 from .remote import ObjectVersion, changed
 from .source import PooledSource
 
 _POOL_SIZE = 16
 """Ranges of one read fetched at the same time."""
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _threads() -> ThreadPoolExecutor:
-    """The threads that wait on obstore's blocking calls (which release the GIL)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="hurray-obstore")
-        return _pool
 
 
 class ObstoreSource(PooledSource):
@@ -58,6 +45,9 @@ class ObstoreSource(PooledSource):
     version
         The version to pin from the start.
     """
+
+    _threads = ProcessPool(_POOL_SIZE, "hurray-obstore")
+    """The threads that wait on obstore's blocking calls (which release the GIL)."""
 
     def __init__(self, store: Any, path: str, *, version: ObjectVersion | None = None) -> None:
         import obstore  # noqa: F401  (fail here, clearly, when the extra is missing)
@@ -167,9 +157,6 @@ class ObstoreSource(PooledSource):
                 return b""
             raise self._failed(err, start, stop) from err
         return self._accepted(result.meta, data, start, stop)
-
-    def _executor(self) -> ThreadPoolExecutor:
-        return _threads()
 
     async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
         """:meth:`read_ranges` through obstore's asynchronous API, at most as many

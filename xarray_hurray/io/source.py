@@ -14,14 +14,15 @@ import stat
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Executor, Future, as_completed
-from typing import Any, BinaryIO
+from concurrent.futures import Future, as_completed
+from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
 from ..errors import HurrayTypeError, HurrayValueError, SourceChangedError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
+from .pool import ProcessPool
 from .remote import (
     DEFAULT_RETRY,
     ObjectVersion,
@@ -329,16 +330,15 @@ class PooledSource(RemoteSource):
     decided what to merge).
 
     Subclasses give :meth:`_fetch`, which reads one range and checks its version, and
-    :meth:`_executor`, the pool.
+    ``_threads``, the pool.
     """
+
+    _threads: ClassVar[ProcessPool]
+    """The pool whose threads fetch the ranges of a read."""
 
     @abstractmethod
     def _fetch(self, start: int, stop: int) -> bytes:
         """Bytes ``[start, stop)`` of the pinned version (pinning it at the first read)."""
-
-    @abstractmethod
-    def _executor(self) -> Executor:
-        """The pool whose threads fetch the ranges of a read."""
 
     def read(self, start: int, stop: int) -> bytes:
         return self._fetch(start, stop)
@@ -346,7 +346,7 @@ class PooledSource(RemoteSource):
     def read_ranges(self, ranges: np.ndarray) -> list[bytes]:
         if len(ranges) <= 1:
             return [self._fetch(int(a), int(b)) for a, b in ranges]
-        return list(self._executor().map(lambda row: self._fetch(int(row[0]), int(row[1])), ranges))
+        return list(self._threads().map(lambda row: self._fetch(int(row[0]), int(row[1])), ranges))
 
     def read_ranges_as_completed(self, ranges: np.ndarray) -> Iterator[tuple[int, bytes]]:
         """``(row, bytes)`` for each ``[start, stop)`` row of ``ranges``, every range sent
@@ -355,7 +355,7 @@ class PooledSource(RemoteSource):
         early."""
         if len(ranges) <= 1:
             return enumerate(self.read_ranges(ranges))
-        pool = self._executor()
+        pool = self._threads()
         futures = {pool.submit(self._fetch, int(a), int(b)): k for k, (a, b) in enumerate(ranges)}
         return _completed(futures)
 
@@ -364,7 +364,7 @@ class PooledSource(RemoteSource):
         of threads, not in the event loop's default one (a few threads on a small
         machine), so concurrent reads keep all their requests in flight."""
         loop = asyncio.get_running_loop()
-        pool = self._executor()
+        pool = self._threads()
         fetches = [loop.run_in_executor(pool, self._fetch, int(a), int(b)) for a, b in ranges]
         return list(await asyncio.gather(*fetches))
 
