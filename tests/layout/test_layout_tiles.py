@@ -136,24 +136,31 @@ def test_the_tiles_of_curves(layout, sides, patterns):
 
 
 @pytest.mark.parametrize("lookup", [False, True])
-@pytest.mark.parametrize("layout", [HilbertLayout(2, 5), HilbertLayout(3, 4), HilbertLayout(3, 5)])
-def test_both_ways_of_selecting_a_pattern_give_the_numpy_bytes(layout, lookup):
-    # the loops branch on a box's pattern or, where the processor permutes bytes
-    # by a vector index, look its mask up: both are compiled and checked here
+@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize(
+    "layout",
+    [HilbertLayout(2, 5), HilbertLayout(3, 4), HilbertLayout(3, 5), MortonLayout((3, 3, 4))],
+)
+def test_both_ways_of_permuting_a_box_give_the_numpy_bytes(layout, width, lookup):
+    # the loops shuffle a box by masks compiled per pattern or, where the processor
+    # permutes by a vector index, by its pattern's mask loaded at run time: both are
+    # compiled and checked here
     kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
-    if lookup and not kernels.can_look_up(1, np.zeros((2, 64), dtype=np.int64)):
-        pytest.skip("this processor has no byte permute by vector index")
     shape = layout._default_shape()
     tiled = layout._tiles(shape)
-    text = kernels.describe(1, tiled.sides, tiled.patterns, tiled.group(1), lookup)
+    if lookup and not kernels.can_look_up(width, tiled.patterns):
+        pytest.skip(f"this processor has no permute of {width}-byte elements by vector index")
+    text = kernels.describe(width, tiled.sides, tiled.patterns, tiled.group(width), lookup)
     gather_loop, scatter_loop = kernels.kernels(text)
-    array = values(shape, "uint8", 3)
-    buffer = np.empty_like(array.reshape(-1))
-    gather_loop(array.reshape(-1), tiled.table, tiled.strides, buffer)
-    assert buffer.tobytes() == gather(array.reshape(-1), layout.sources(shape)).tobytes()
-    back = np.empty_like(buffer)
-    scatter_loop(buffer, tiled.table, tiled.strides, back)
-    assert back.tobytes() == array.tobytes()
+    kernel = tiled.kernel(width)  # the masks as the loops take them
+    array = values(shape, f"u{width}", 3).reshape(-1)
+    space = np.empty(array.nbytes + tiles.ALIGNMENT - 1, dtype=np.uint8)
+    start = gather_loop(array, tiled.table, kernel.masks, tiled.strides, space)
+    buffer = space[start : start + array.nbytes].view(array.dtype)
+    assert buffer.tobytes() == gather(array, layout.sources(shape)).tobytes()
+    back = np.empty_like(space)
+    start = scatter_loop(buffer.copy(), tiled.table, kernel.inverses, tiled.strides, back)
+    assert back[start : start + array.nbytes].tobytes() == array.tobytes()
 
 
 def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
@@ -171,13 +178,36 @@ def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
     assert HilbertLayout(4, 3).decode(buffer, array.shape).tobytes() == array.tobytes()
 
 
-@pytest.mark.parametrize("shape", [(3, 5), (64, 1024), (0,)])
-@pytest.mark.parametrize("dtype", ["u1", ">f4", "c8"])
-def test_aligned_arrays(shape, dtype):
-    array = tiles._aligned_empty(shape, np.dtype(dtype))
-    assert array.shape == shape and array.dtype == dtype and array.flags.c_contiguous
-    if array.nbytes >= 1 << 16:  # smaller ones are plain arrays
-        assert array.ctypes.data % tiles.ALIGNMENT == 0
+@given(tiled_layouts(), st.sampled_from(["u1", ">i2", "f4", "c8"]))
+def test_the_kernels_output_starts_at_a_cache_line(layout_shape, dtype):
+    layout, shape = layout_shape
+    tiled = layout._tiles(shape)
+    array = values(shape, dtype, 0)
+    for out in (tiles.gather(array, tiled), tiles.scatter(array, tiled)):
+        assert out.shape == shape and out.dtype == dtype and out.flags.c_contiguous
+        assert out.ctypes.data % tiles.ALIGNMENT == 0
+
+
+@pytest.mark.parametrize(
+    ("layout", "shape", "index"),
+    [
+        (MortonLayout((12,)), (1 << 12,), np.s_[::-2]),
+        (MortonLayout((10,)), (1 << 10,), np.s_[::3]),
+        (HilbertLayout(2, 6), (64, 64), np.s_[:, ::-2]),
+        (MortonLayout((6, 6)), (64, 64), np.s_[::2, ::2]),
+    ],
+)
+def test_strided_arrays_are_permuted_as_numpy_does(layout, shape, index):
+    # the loops read elements at their flat index from the data's start: arrays
+    # that are views with other strides (a reversed 1-D array stays one after
+    # reshape(-1)) are made contiguous first
+    whole = values(tuple(3 * s for s in shape), "u2", 4)
+    array = whole[index][tuple(slice(0, s) for s in shape)]
+    assert array.shape == shape and not array.flags.c_contiguous
+    expected = gather(np.ascontiguousarray(array).reshape(-1), layout.sources(shape))
+    assert layout.encode(array).tobytes() == expected.tobytes()
+    strided_buffer = np.repeat(expected, 2)[::2]
+    assert layout.decode(strided_buffer, shape).tobytes() == array.tobytes()
 
 
 def test_the_kernels_reject_types_they_cannot_move():

@@ -30,7 +30,7 @@ by ``vpermb``, instead of a branch per pattern.
 
 from __future__ import annotations
 
-import hashlib
+import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -42,8 +42,11 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-Loop = Callable[[np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
-"""A compiled loop: source units, tile table (runs, bases, pattern ids), strides, out."""
+from .tiles import ALIGNMENT
+
+Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], int]
+"""A compiled loop: source units, tile table (runs, bases, pattern ids), masks, strides,
+space for the output; it returns where in the space the output starts."""
 
 
 def describe(
@@ -51,10 +54,12 @@ def describe(
 ) -> str:
     """The text :func:`kernels` compiles from: element width in bytes, boxes per
     step, whether a box's permutation is looked up (:func:`can_look_up`), tile sides,
-    then one line per pattern (``patterns[p, j]``: the tile's row-major index of the
-    element at position ``j`` of the tile's run)."""
+    then, unless looked up, one line per pattern (``patterns[p, j]``: the tile's
+    row-major index of the element at position ``j`` of the tile's run).  Looked-up
+    masks come at run time, so such loops serve every set of patterns."""
     lines = [f"{width} {group} {int(lookup)} " + " ".join(map(str, sides))]
-    lines += [" ".join(map(str, row)) for row in patterns.tolist()]
+    if not lookup:
+        lines += [" ".join(map(str, row)) for row in patterns.tolist()]
     return "\n".join(lines)
 
 
@@ -65,33 +70,50 @@ def _parse(text: str) -> tuple[int, int, bool, list[int], list[list[int]]]:
     return width, group, bool(lookup), sides, [[int(v) for v in row.split()] for row in rows]
 
 
-PERMUTE_BYTES = "llvm.x86.avx512.permvar.qi.512"
-"""x86's ``vpermb`` on 64 bytes (AVX-512 VBMI): byte ``j`` of the result is byte
-``index[j]`` of the source, the index a vector like any other."""
+PERMUTES = {
+    1: ("llvm.x86.avx512.permvar.qi.512", "avx512vbmi"),
+    2: ("llvm.x86.avx512.vpermi2var.hi.512", "avx512bw"),
+}
+"""Per element width, x86's permute by a vector index (AVX-512) and the processor
+feature it needs.  For bytes ``vpermb``: byte ``j`` of the result is byte
+``index[j]`` of one 64-byte source.  For 2-byte elements ``vpermi2w``: element ``j``
+is element ``index[j]`` of two 64-byte sources end to end, so a box of 64 such
+elements takes two, one for each half of the result.  Wider elements would need a
+permute per pair of their 4 or 8 source registers and selects among them: no faster
+for 4 bytes, slower for 8 (32^3 float64 gathered at 0.52-0.65x of a copy that way,
+0.77-0.80x through the compiled shuffles), so they keep the compiled shuffles."""
 
 
 @lru_cache(maxsize=1)
-def _host_permutes_bytes() -> bool:
-    """Whether numba compiles for this machine's own processor and it has ``vpermb``."""
+def _host_features() -> frozenset[str]:
+    """The processor features numba compiles for, when it compiles for this machine's
+    own processor (empty when a portable target is asked for)."""
     # numba's settings (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES: a portable target asked
     # for) are set from the environment at import, unknown to type checkers
     config = numba.config
     if getattr(config, "CPU_NAME", None) or getattr(config, "CPU_FEATURES", None):
-        return False
+        return frozenset()
     try:
         features = binding.get_host_cpu_features()
     except RuntimeError:  # llvmlite could not read them on this platform
-        return False
-    return bool(features.get("avx512vbmi"))
+        return frozenset()
+    return frozenset(name for name, present in features.items() if present)
 
 
 def can_look_up(width: int, patterns: np.ndarray) -> bool:
-    """Whether the loops select a box's permutation by loading its mask from a table
-    and permuting with ``vpermb`` rather than by a branch per pattern: for several
-    patterns of 64 bytes, where the processor has the instruction.  The branch,
-    mispredicted among the 24 patterns of 3-D Hilbert boxes, cost more than half the
-    time of their loops (docs/benchmarks.md)."""
-    return len(patterns) > 1 and width * patterns.shape[1] == 64 and _host_permutes_bytes()
+    """Whether the loops permute a box by a vector index loaded at run time (its
+    pattern's row of the masks table) rather than by a shuffle compiled per pattern:
+    for boxes of 64 elements, where the processor has the permute for their width
+    (:data:`PERMUTES`).
+
+    It is faster both ways round.  With several patterns, a branch per pattern is
+    mispredicted among the 24 patterns of 3-D Hilbert boxes and cost more than half
+    the time of their loops.  With one, LLVM merges the constant shuffle with the ones
+    that take side-by-side boxes apart into a longer sequence: 64^3 uint8 Morton
+    gathered in 15 us through it and 11 us through the looked-up index (a copy: 8 us).
+    """
+    permute = PERMUTES.get(width)
+    return patterns.shape[1] == 64 and permute is not None and permute[1] in _host_features()
 
 
 def _row_starts(sides: Sequence[int]) -> list[list[int]]:
@@ -196,29 +218,44 @@ def _entry(
     return builder.load(where)
 
 
-def _looked_up(
-    builder: ir.IRBuilder, vector: ir.Value, pattern: ir.Value, masks: list[list[int]]
-) -> ir.Value:
-    """``vector`` (64 bytes) permuted by ``masks[pattern]`` through ``vpermb``, the
-    masks a constant table of the module."""
-    byte = ir.IntType(8)
-    row = ir.VectorType(byte, 64)
-    table_type = ir.ArrayType(row, len(masks))
-    module = builder.module
-    # one table per set of masks in the module, however many boxes a step moves
-    name = "permute_masks_" + hashlib.sha256(repr(masks).encode()).hexdigest()[:16]
-    table = module.globals.get(name)
-    if table is None:
-        table = ir.GlobalVariable(module, table_type, name)
-        table.global_constant = True
-        table.linkage = "internal"
-        table.initializer = ir.Constant(table_type, [ir.Constant(row, m) for m in masks])
-    index = builder.load(builder.gep(table, [ir.Constant(pattern.type, 0), pattern]), align=1)
-    function = module.globals.get(PERMUTE_BYTES)
+def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> ir.Value:
+    """``vector`` (64 elements of 1 or 2 bytes) permuted by the 64 indices at
+    ``index_at`` (elements of its width): element ``j`` of the result is element
+    ``index[j]`` of ``vector``, through :data:`PERMUTES`."""
+    element = vector.type.element
+    width = element.width // 8
+    lanes = 64 // width  # elements in a register of 64 bytes
+    register = ir.VectorType(element, lanes)
+    name = PERMUTES[width][0]
+    function = builder.module.globals.get(name)
     if function is None:
-        function = ir.Function(module, ir.FunctionType(row, [row, row]), PERMUTE_BYTES)
-    result = builder.call(function, [builder.bitcast(vector, row), index])
-    return builder.bitcast(result, vector.type)
+        arguments = [register] * (2 if width == 1 else 3)
+        function = ir.Function(builder.module, ir.FunctionType(register, arguments), name)
+
+    def indices(at: int) -> ir.Value:
+        """The register of indices from the ``at``-th."""
+        where = builder.gep(index_at, [ir.Constant(ir.IntType(64), at)])
+        return builder.load(builder.bitcast(where, register.as_pointer()), align=1)
+
+    if width == 1:
+        return builder.call(function, [vector, indices(0)])
+    # two registers of 32 elements, each half of the result picking from both
+    undefined = ir.Constant(vector.type, None)
+    low, high = (
+        builder.shuffle_vector(vector, undefined, _mask(range(r * lanes, (r + 1) * lanes)))
+        for r in (0, 1)
+    )
+    halves = [builder.call(function, [low, indices(at), high]) for at in (0, lanes)]
+    return _join(builder, halves)
+
+
+def _masks_row(
+    context: Any, builder: ir.IRBuilder, masks: ir.Value, maskstype: Any, pattern: ir.Value
+) -> ir.Value:
+    """A pointer to row ``pattern`` of the run-time masks (a C-contiguous table of 64
+    columns)."""
+    data = context.make_array(maskstype)(context, builder, value=masks).data
+    return builder.gep(data, [builder.mul(pattern, ir.Constant(pattern.type, 64))])
 
 
 def _permuted(
@@ -226,16 +263,16 @@ def _permuted(
     vector: ir.Value,
     pattern: ir.Value,
     masks: list[list[int]],
-    lookup: bool,
+    looked_up: ir.Value | None,
 ) -> ir.Value:
-    """``vector`` permuted by ``masks[pattern]`` (the result's element ``j`` is
-    ``vector[masks[pattern][j]]``): looked up (:func:`can_look_up`), or through a
-    switch when there are several."""
+    """``vector`` permuted by pattern ``pattern``'s mask (the result's element ``j``
+    is ``vector[mask[j]]``): by the mask at ``looked_up`` (:func:`can_look_up`), or by
+    one of the compiled ``masks``, through a switch when there are several."""
+    if looked_up is not None:
+        return _looked_up(builder, vector, looked_up)
     undefined = ir.Constant(vector.type, None)
     if len(masks) == 1:
         return builder.shuffle_vector(vector, undefined, _mask(masks[0]))
-    if lookup:
-        return _looked_up(builder, vector, pattern, masks)
     start = builder.block
     done = builder.append_basic_block("done")
     switch = builder.switch(pattern, done)
@@ -257,24 +294,31 @@ def _permuted(
 
 @intrinsic
 def _gather_tiles(
-    typingctx: Any, values: Any, table: Any, first: Any, strides: Any, out: Any, text: Any
+    typingctx: Any,
+    values: Any,
+    table: Any,
+    masks: Any,
+    first: Any,
+    strides: Any,
+    out: Any,
+    text: Any,
 ) -> Any:
     """Tiles ``first`` to ``first + group - 1`` of ``table`` (boxes side by side along
     the last axis) gathered: each box permuted into its run of ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
     _, group, lookup, sides, patterns = _parse(text.literal_value)
-    size = len(patterns[0])
-    signature = types.void(values, table, first, strides, out, text)
+    size = math.prod(sides)
+    signature = types.void(values, table, masks, first, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
-        values_v, table_v, first_v, strides_v, out_v, _ = args
+        values_v, table_v, masks_v, first_v, strides_v, out_v, _ = args
         base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
         rows = _row_addresses(
-            context, builder, values_v, sig.args[0], base, strides_v, sig.args[3], sides, group
+            context, builder, values_v, sig.args[0], base, strides_v, sig.args[4], sides, group
         )
         boxes = _deinterleave(builder, [builder.load(row, align=1) for row in rows], group)
-        data = context.make_array(sig.args[4])(context, builder, value=out_v).data
+        data = context.make_array(sig.args[5])(context, builder, value=out_v).data
         for g in range(group):
             index = builder.add(first_v, ir.Constant(first_v.type, g))
             run = _entry(context, builder, table_v, sig.args[1], 0, index)
@@ -283,7 +327,8 @@ def _gather_tiles(
             target = builder.bitcast(
                 builder.gep(data, [at]), ir.VectorType(data.type.pointee, size).as_pointer()
             )
-            builder.store(_permuted(builder, boxes[g], pattern, patterns, lookup), target, align=1)
+            row = _masks_row(context, builder, masks_v, sig.args[2], pattern) if lookup else None
+            builder.store(_permuted(builder, boxes[g], pattern, patterns, row), target, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -291,7 +336,14 @@ def _gather_tiles(
 
 @intrinsic
 def _scatter_tiles(
-    typingctx: Any, buffer: Any, table: Any, first: Any, strides: Any, out: Any, text: Any
+    typingctx: Any,
+    buffer: Any,
+    table: Any,
+    masks: Any,
+    first: Any,
+    strides: Any,
+    out: Any,
+    text: Any,
 ) -> Any:
     """The inverse of :func:`_gather_tiles`: the runs of tiles ``first`` to
     ``first + group - 1`` put back as their boxes in ``out``."""
@@ -299,11 +351,11 @@ def _scatter_tiles(
         return None
     _, group, lookup, sides, patterns = _parse(text.literal_value)
     inverses = [np.argsort(p).tolist() for p in patterns]
-    size, length = len(patterns[0]), sides[-1]
-    signature = types.void(buffer, table, first, strides, out, text)
+    size, length = math.prod(sides), sides[-1]
+    signature = types.void(buffer, table, masks, first, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
-        buffer_v, table_v, first_v, strides_v, out_v, _ = args
+        buffer_v, table_v, masks_v, first_v, strides_v, out_v, _ = args
         data = context.make_array(sig.args[0])(context, builder, value=buffer_v).data
         run_type = ir.VectorType(data.type.pointee, size)
         boxes = []
@@ -315,11 +367,12 @@ def _scatter_tiles(
             loaded = builder.load(
                 builder.bitcast(builder.gep(data, [at]), run_type.as_pointer()), align=1
             )
-            boxes.append(_permuted(builder, loaded, pattern, inverses, lookup))
+            row = _masks_row(context, builder, masks_v, sig.args[2], pattern) if lookup else None
+            boxes.append(_permuted(builder, loaded, pattern, inverses, row))
         joined = _interleave(builder, boxes, length)
         base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
         rows = _row_addresses(
-            context, builder, out_v, sig.args[4], base, strides_v, sig.args[3], sides, group
+            context, builder, out_v, sig.args[5], base, strides_v, sig.args[4], sides, group
         )
         span = group * length
         for r, row in enumerate(rows):
@@ -334,27 +387,49 @@ def _scatter_tiles(
 def kernels(text: str) -> tuple[Loop, Loop]:
     """The gather and scatter loops for the tiles :func:`describe` gave ``text``.
 
-    ``gather(values, table, strides, out)`` sets the run ``out[r*T : (r+1)*T]``,
-    ``r = table[0, i]``, from the box at ``values[table[1, i]]`` in pattern
-    ``table[2, i]``, for every ``i``; ``scatter(buffer, table, strides, out)`` is its
-    inverse.  ``strides`` are the chunk's element strides of all axes but the last;
-    ``values``, ``buffer`` and ``out`` are unsigned integers of the described width.
+    ``gather(values, table, masks, strides, space)`` fills the output, ``out``: for
+    every ``i``, the run ``out[r*T : (r+1)*T]``, ``r = table[0, i]``, from the box at
+    ``values[table[1, i]]`` in pattern ``table[2, i]``.  ``scatter(buffer, table,
+    masks, strides, space)`` is its inverse.  ``out`` lies in ``space``, bytes of at
+    least :data:`ALIGNMENT` - 1 more than it needs, from the returned offset, the
+    first at a multiple of :data:`ALIGNMENT` in memory.
+
+    ``masks`` are the looked-up masks, one row of 64 per pattern (the patterns for
+    gather, their inverses for scatter), unsigned integers of the width and
+    C-contiguous; loops that do not look up ignore them.  ``strides`` are the chunk's
+    element strides of all axes but the last; ``values`` and ``buffer`` are unsigned
+    integers of the described width.
     """
-    group = _parse(text)[1]
+    width, group = _parse(text)[:2]
+    unit = np.dtype(f"u{width}").type
 
     @numba.njit(nogil=True, cache=True)
     def gather(
-        values: np.ndarray, table: np.ndarray, strides: tuple[int, ...], out: np.ndarray
-    ) -> None:
+        values: np.ndarray,
+        table: np.ndarray,
+        masks: np.ndarray,
+        strides: tuple[int, ...],
+        space: np.ndarray,
+    ) -> int:
+        start = -space.ctypes.data % ALIGNMENT
+        out = space[start : start + values.size * width].view(unit)
         for first in range(0, table.shape[1], group):
             # (numba supplies the intrinsic's typing context: mypy sees one argument short)
-            _gather_tiles(values, table, first, strides, out, text)  # type: ignore[call-arg]
+            _gather_tiles(values, table, masks, first, strides, out, text)  # type: ignore[call-arg]
+        return start
 
     @numba.njit(nogil=True, cache=True)
     def scatter(
-        buffer: np.ndarray, table: np.ndarray, strides: tuple[int, ...], out: np.ndarray
-    ) -> None:
+        buffer: np.ndarray,
+        table: np.ndarray,
+        masks: np.ndarray,
+        strides: tuple[int, ...],
+        space: np.ndarray,
+    ) -> int:
+        start = -space.ctypes.data % ALIGNMENT
+        out = space[start : start + buffer.size * width].view(unit)
         for first in range(0, table.shape[1], group):
-            _scatter_tiles(buffer, table, first, strides, out, text)  # type: ignore[call-arg]
+            _scatter_tiles(buffer, table, masks, first, strides, out, text)  # type: ignore[call-arg]
+        return start
 
     return gather, scatter

@@ -57,8 +57,8 @@ elements, 128 KiB of bytes)."""
 BLOCK = 1 << 18
 """Buffer positions examined at a time by :func:`tiles_for` (bounds its memory)."""
 
-Loop = Callable[[np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
-"""A compiled loop of :mod:`.tile_kernels`: values, tile table, strides, out."""
+Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
+"""A compiled loop of :mod:`.tile_kernels`: values, tile table, masks, strides, out."""
 
 _kernels: ModuleType | None = None
 _looked = False
@@ -91,6 +91,21 @@ def wanted(elements: int) -> bool:
     return elements >= MIN_ELEMENTS and available()
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """The compiled loops of some tiles for elements of one width, and the masks they
+    take (unsigned integers of that width; used where the loops look them up)."""
+
+    gather: Loop
+    scatter: Loop
+    masks: np.ndarray
+    """The patterns (row ``p``: the box index of each position of a run in pattern
+    ``p``), for gather."""
+    inverses: np.ndarray
+    """Each pattern's inverse (row ``p``: the run position of each box index), for
+    scatter."""
+
+
 @dataclass(frozen=True, eq=False)
 class Tiles:
     """A permutation as tiles, with what a call of the compiled loops needs at hand
@@ -108,7 +123,7 @@ class Tiles:
     """Rows ``runs``, ``bases``, ``ids``: tile ``i`` fills run ``runs[i]`` of the
     buffer from its box at flat index ``bases[i]`` in pattern ``ids[i]``; the tiles
     in the row-major order of their boxes."""
-    _loops: dict[int, tuple[Loop, Loop]] = field(default_factory=dict, repr=False)
+    _kernels: dict[int, Kernel] = field(default_factory=dict, repr=False)
 
     @property
     def nbytes(self) -> int:
@@ -127,13 +142,13 @@ class Tiles:
             group //= 2
         return group
 
-    def loops(self, width: int) -> tuple[Loop, Loop]:
-        """The compiled gather and scatter loops for elements of ``width`` bytes."""
-        found = self._loops.get(width)
+    def kernel(self, width: int) -> Kernel:
+        """The compiled loops and their masks for elements of ``width`` bytes."""
+        found = self._kernels.get(width)
         if found is None:
             kernels = _load()
             assert kernels is not None  # tiles exist only where the kernels load
-            found = kernels.kernels(
+            gather, scatter = kernels.kernels(
                 kernels.describe(
                     width,
                     self.sides,
@@ -142,7 +157,10 @@ class Tiles:
                     kernels.can_look_up(width, self.patterns),
                 )
             )
-            self._loops[width] = found
+            unit = np.dtype(f"u{width}")
+            masks = np.ascontiguousarray(self.patterns, dtype=unit)
+            inverses = np.ascontiguousarray(np.argsort(self.patterns, axis=1), dtype=unit)
+            found = self._kernels[width] = Kernel(gather, scatter, masks, inverses)
         return found
 
 
@@ -213,12 +231,28 @@ def _box_tiles(sources: np.ndarray, shape: tuple[int, ...], size: int) -> Tiles 
     return Tiles(tuple(sides), patterns, tuple(int(s) for s in strides[:-1]), table)
 
 
+ALIGNMENT = 64
+"""Bytes to which the loops align their output inside the space given to them: a
+cache line, and the widest vector store.  numpy's own arrays start 16 bytes past a
+line, so each 64-byte store of a run (or of a box row of 8-byte elements) would
+straddle two lines: aligned, scatter ran 1.4-1.8x faster on 1 MiB chunks of 4- and
+8-byte elements.  The loops find the aligned start themselves, as asking numpy for an
+array's address costs a microsecond, a tenth of permuting 256 KiB."""
+
+
+UNITS = {width: np.dtype(f"u{width}") for width in (1, 2, 4, 8)}
+"""The unsigned integers the loops move, by width."""
+
+
 def _as_units(array: np.ndarray) -> np.ndarray | None:
-    """``array`` viewed as unsigned integers of its width, or None when the kernels
-    cannot move them (objects, or a width other than 1, 2, 4, 8 bytes)."""
-    if array.dtype.hasobject or array.dtype.itemsize not in (1, 2, 4, 8):
+    """``array`` as C-contiguous unsigned integers of its width (a view where it is
+    contiguous already), or None when the kernels cannot move them (objects, or a
+    width other than 1, 2, 4, 8 bytes)."""
+    unit = UNITS.get(array.dtype.itemsize)
+    if unit is None or array.dtype.hasobject:
         return None
-    return array.view(f"u{array.dtype.itemsize}")
+    # the loops read elements at their flat index from the data's start
+    return np.ascontiguousarray(array).view(unit)
 
 
 def gather(values: np.ndarray, tiles: Tiles) -> np.ndarray | None:
@@ -233,34 +267,19 @@ def scatter(buffer: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     return _permute(1, buffer, tiles)
 
 
-ALIGNMENT = 64
-"""Bytes to which :func:`_aligned_empty` aligns the loops' output: a cache line, and
-the widest vector store.  numpy's own arrays start 16 bytes past a line, so each
-64-byte store of a run (or of a box row of 8-byte elements) would straddle two lines:
-aligned, scatter ran 1.4-1.8x faster on 1 MiB chunks of 4- and 8-byte elements."""
-
-
-def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An uninitialised array of ``shape`` and ``dtype`` whose data starts at a
-    multiple of :data:`ALIGNMENT` bytes (a view into a slightly larger allocation);
-    below 64 KiB a plain array, as finding an address costs about a microsecond."""
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < 1 << 16:
-        return np.empty(shape, dtype=dtype)
-    raw = np.empty(nbytes + ALIGNMENT - 1, dtype=np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
-    return raw[start : start + nbytes].view(dtype).reshape(shape)
-
-
 def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | None:
-    """Run the gather (0) or scatter (1) loop on ``array``; None where it cannot."""
+    """Run the gather (0) or scatter (1) loop on ``array``; None where it cannot.
+    The result starts at a multiple of :data:`ALIGNMENT` bytes within a slightly
+    larger allocation."""
     units = _as_units(array)
     if units is None:
         return None
-    out = _aligned_empty(array.shape, array.dtype)
+    kernel = tiles.kernel(array.dtype.itemsize)
+    space = np.empty(array.nbytes + ALIGNMENT - 1, dtype=np.uint8)
     # The loops move unsigned integers of the elements' width: the elements' own bytes,
     # so floats (NaN payloads, -0.0) pass bit for bit.
-    tiles.loops(units.dtype.itemsize)[direction](
-        units, tiles.table, tiles.strides, out.view(units.dtype)
-    )
-    return out
+    if direction:
+        start = kernel.scatter(units, tiles.table, kernel.inverses, tiles.strides, space)
+    else:
+        start = kernel.gather(units, tiles.table, kernel.masks, tiles.strides, space)
+    return space[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
