@@ -31,7 +31,7 @@ by ``vpermb``, instead of a branch per pattern.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -42,11 +42,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .tiles import ALIGNMENT
-
-Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], int]
-"""A compiled loop: source units, tile table (runs, bases, pattern ids), masks, strides,
-space for the output; it returns where in the space the output starts."""
+from .tiles import ALIGNMENT, Loop
 
 
 def describe(

@@ -57,8 +57,9 @@ elements, 128 KiB of bytes)."""
 BLOCK = 1 << 18
 """Buffer positions examined at a time by :func:`tiles_for` (bounds its memory)."""
 
-Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], None]
-"""A compiled loop of :mod:`.tile_kernels`: values, tile table, masks, strides, out."""
+Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], int]
+"""A compiled loop of :mod:`.tile_kernels`: values, tile table, masks, strides, space
+for the output; it returns where in the space the output starts."""
 
 _kernels: ModuleType | None = None
 _looked = False
