@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import textwrap
@@ -58,7 +59,10 @@ def test_compiled_path_gives_the_numpy_bytes(layout_shape, dtype, seed):
     buffer = layout.encode(array)
     assert buffer.dtype == array.dtype
     assert buffer.tobytes() == expected.tobytes()
-    assert layout.decode(buffer, shape).tobytes() == array.tobytes()
+    decoded = layout.decode(buffer, shape)
+    assert decoded.tobytes() == array.tobytes()
+    # the kernels' output starts at a cache line
+    assert buffer.ctypes.data % tiles.ALIGNMENT == 0 == decoded.ctypes.data % tiles.ALIGNMENT
     assert gather(buffer, positions).tobytes() == array.tobytes()
 
 
@@ -135,22 +139,23 @@ def test_the_tiles_of_curves(layout, sides, patterns):
     assert tiled.sides == sides and len(tiled.patterns) == patterns
 
 
-@pytest.mark.parametrize("lookup", [False, True])
+@pytest.mark.parametrize(("lookup", "stream"), [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("width", [1, 2])
 @pytest.mark.parametrize(
     "layout",
     [HilbertLayout(2, 5), HilbertLayout(3, 4), HilbertLayout(3, 5), MortonLayout((3, 3, 4))],
 )
-def test_both_ways_of_permuting_a_box_give_the_numpy_bytes(layout, width, lookup):
+def test_every_way_of_compiling_the_loops_gives_the_numpy_bytes(layout, width, lookup, stream):
     # the loops shuffle a box by masks compiled per pattern or, where the processor
-    # permutes by a vector index, by its pattern's mask loaded at run time: both are
-    # compiled and checked here
+    # permutes by a vector index, by its pattern's mask loaded at run time; gather
+    # stores large outputs past the caches: each is compiled and checked here, on a
+    # chunk small enough for a test
     kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
     shape = layout._default_shape()
     tiled = layout._tiles(shape)
     if lookup and not kernels.can_look_up(width, tiled.patterns):
         pytest.skip(f"this processor has no permute of {width}-byte elements by vector index")
-    text = kernels.describe(width, tiled.sides, tiled.patterns, tiled.group(width), lookup)
+    text = kernels.describe(width, tiled.sides, tiled.patterns, tiled.group(width), lookup, stream)
     gather_loop, scatter_loop = kernels.kernels(text)
     kernel = tiled.kernel(width)  # the masks as the loops take them
     array = values(shape, f"u{width}", 3).reshape(-1)
@@ -161,6 +166,15 @@ def test_both_ways_of_permuting_a_box_give_the_numpy_bytes(layout, width, lookup
     back = np.empty_like(space)
     start = scatter_loop(buffer.copy(), tiled.table, kernel.inverses, tiled.strides, back)
     assert back[start : start + array.nbytes].tobytes() == array.tobytes()
+
+
+def test_a_large_chunk_streams_its_gather():
+    layout, shape = MortonLayout((11, 11)), (2048, 2048)  # 4 MiB of bytes
+    assert math.prod(shape) == tiles.STREAM_BYTES
+    array = values(shape, "u1", 5)
+    buffer = layout.encode(array)
+    assert buffer.tobytes() == gather(array.reshape(-1), layout.sources(shape)).tobytes()
+    assert layout.decode(buffer, shape).tobytes() == array.tobytes()
 
 
 def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
@@ -176,16 +190,6 @@ def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
     array = values((8, 8, 8, 8), "float32", 1)
     buffer = HilbertLayout(4, 3).encode(array)
     assert HilbertLayout(4, 3).decode(buffer, array.shape).tobytes() == array.tobytes()
-
-
-@given(tiled_layouts(), st.sampled_from(["u1", ">i2", "f4", "c8"]))
-def test_the_kernels_output_starts_at_a_cache_line(layout_shape, dtype):
-    layout, shape = layout_shape
-    tiled = layout._tiles(shape)
-    array = values(shape, dtype, 0)
-    for out in (tiles.gather(array, tiled), tiles.scatter(array, tiled)):
-        assert out.shape == shape and out.dtype == dtype and out.flags.c_contiguous
-        assert out.ctypes.data % tiles.ALIGNMENT == 0
 
 
 @pytest.mark.parametrize(

@@ -30,10 +30,11 @@ by ``vpermb``, instead of a branch per pattern.
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -45,25 +46,43 @@ from numba.extending import intrinsic
 from .tiles import ALIGNMENT, Loop
 
 
+class Description(NamedTuple):
+    """What a set of compiled loops is compiled for (:func:`kernels`)."""
+
+    width: int
+    """Element width in bytes."""
+    group: int
+    """Boxes side by side that a step moves."""
+    lookup: bool
+    """Whether a box's mask is looked up at run time (:func:`can_look_up`)."""
+    stream: bool
+    """Whether gather stores its runs past the caches (:data:`.tiles.STREAM_BYTES`)."""
+    sides: tuple[int, ...]
+    """The box's sides."""
+    patterns: tuple[tuple[int, ...], ...]
+    """Unless looked up, the patterns compiled in (``patterns[p][j]``: the box's
+    row-major index of the element at position ``j`` of a run in pattern ``p``);
+    looked-up masks come at run time, so such loops serve every set of patterns."""
+
+
 def describe(
-    width: int, sides: Sequence[int], patterns: np.ndarray, group: int, lookup: bool
+    width: int,
+    sides: Sequence[int],
+    patterns: np.ndarray,
+    group: int,
+    lookup: bool,
+    stream: bool = False,
 ) -> str:
-    """The text :func:`kernels` compiles from: element width in bytes, boxes per
-    step, whether a box's permutation is looked up (:func:`can_look_up`), tile sides,
-    then, unless looked up, one line per pattern (``patterns[p, j]``: the tile's
-    row-major index of the element at position ``j`` of the tile's run).  Looked-up
-    masks come at run time, so such loops serve every set of patterns."""
-    lines = [f"{width} {group} {int(lookup)} " + " ".join(map(str, sides))]
-    if not lookup:
-        lines += [" ".join(map(str, row)) for row in patterns.tolist()]
-    return "\n".join(lines)
+    """The text :func:`kernels` compiles from: the fields of a :class:`Description`
+    as a Python literal (numba sees the text as a constant, and the loops compile
+    once for each)."""
+    compiled = () if lookup else tuple(map(tuple, patterns.tolist()))
+    return repr(tuple(Description(width, group, lookup, stream, tuple(sides), compiled)))
 
 
-def _parse(text: str) -> tuple[int, int, bool, list[int], list[list[int]]]:
-    """``(width, group, lookup, sides, patterns)`` of a :func:`describe` text."""
-    head, *rows = text.split("\n")
-    width, group, lookup, *sides = (int(v) for v in head.split())
-    return width, group, bool(lookup), sides, [[int(v) for v in row.split()] for row in rows]
+def _parse(text: str) -> Description:
+    """The :class:`Description` of a :func:`describe` text."""
+    return Description(*ast.literal_eval(text))
 
 
 PERMUTES = {
@@ -184,7 +203,7 @@ def _row_addresses(
     base: ir.Value,
     strides: ir.Value,
     stridestype: types.BaseTuple,
-    sides: list[int],
+    sides: Sequence[int],
     group: int,
 ) -> list[ir.Value]:
     """Pointers to each row of the ``group`` boxes side by side from flat index
@@ -258,7 +277,7 @@ def _permuted(
     builder: ir.IRBuilder,
     vector: ir.Value,
     pattern: ir.Value,
-    masks: list[list[int]],
+    masks: Sequence[Sequence[int]],
     looked_up: ir.Value | None,
 ) -> ir.Value:
     """``vector`` permuted by pattern ``pattern``'s mask (the result's element ``j``
@@ -303,8 +322,10 @@ def _gather_tiles(
     the last axis) gathered: each box permuted into its run of ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, group, lookup, sides, patterns = _parse(text.literal_value)
+    width, group, lookup, stream, sides, patterns = _parse(text.literal_value)
     size = math.prod(sides)
+    # runs start at multiples of their bytes from an aligned output (kernels())
+    align = min(ALIGNMENT, size * width & -(size * width))
     signature = types.void(values, table, masks, first, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
@@ -324,7 +345,10 @@ def _gather_tiles(
                 builder.gep(data, [at]), ir.VectorType(data.type.pointee, size).as_pointer()
             )
             row = _masks_row(context, builder, masks_v, sig.args[2], pattern) if lookup else None
-            builder.store(_permuted(builder, boxes[g], pattern, patterns, row), target, align=1)
+            permuted = _permuted(builder, boxes[g], pattern, patterns, row)
+            store = builder.store(permuted, target, align=align)
+            if stream:  # a whole line at once, past the caches (no read for ownership)
+                store.set_metadata("nontemporal", builder.module.add_metadata([_ONE]))
         return context.get_dummy_value()
 
     return signature, codegen
@@ -345,7 +369,7 @@ def _scatter_tiles(
     ``first + group - 1`` put back as their boxes in ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, group, lookup, sides, patterns = _parse(text.literal_value)
+    _, group, lookup, _, sides, patterns = _parse(text.literal_value)
     inverses = [np.argsort(p).tolist() for p in patterns]
     size, length = math.prod(sides), sides[-1]
     signature = types.void(buffer, table, masks, first, strides, out, text)
@@ -379,6 +403,22 @@ def _scatter_tiles(
     return signature, codegen
 
 
+_ONE = ir.Constant(ir.IntType(32), 1)
+
+
+@intrinsic
+def _drain(typingctx: Any) -> Any:
+    """A full memory fence.  Streaming stores (:attr:`Description.stream`) are
+    weakly ordered, and another thread may read the output as soon as gather
+    returns: the fence makes them visible first."""
+
+    def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 @lru_cache(maxsize=64)
 def kernels(text: str) -> tuple[Loop, Loop]:
     """The gather and scatter loops for the tiles :func:`describe` gave ``text``.
@@ -396,7 +436,8 @@ def kernels(text: str) -> tuple[Loop, Loop]:
     element strides of all axes but the last; ``values`` and ``buffer`` are unsigned
     integers of the described width.
     """
-    width, group = _parse(text)[:2]
+    described = _parse(text)
+    width, group, stream = described.width, described.group, described.stream
     unit = np.dtype(f"u{width}").type
 
     @numba.njit(nogil=True, cache=True)
@@ -412,6 +453,8 @@ def kernels(text: str) -> tuple[Loop, Loop]:
         for first in range(0, table.shape[1], group):
             # (numba supplies the intrinsic's typing context: mypy sees one argument short)
             _gather_tiles(values, table, masks, first, strides, out, text)  # type: ignore[call-arg]
+        if stream:
+            _drain()  # type: ignore[call-arg]
         return start
 
     @numba.njit(nogil=True, cache=True)

@@ -98,6 +98,9 @@ class Kernel:
     take (unsigned integers of that width; used where the loops look them up)."""
 
     gather: Loop
+    streaming_gather: Loop
+    """:attr:`gather` storing its runs past the caches, for large outputs
+    (:data:`STREAM_BYTES`)."""
     scatter: Loop
     masks: np.ndarray
     """The patterns (row ``p``: the box index of each position of a run in pattern
@@ -149,19 +152,20 @@ class Tiles:
         if found is None:
             kernels = _load()
             assert kernels is not None  # tiles exist only where the kernels load
-            gather, scatter = kernels.kernels(
-                kernels.describe(
-                    width,
-                    self.sides,
-                    self.patterns,
-                    self.group(width),
-                    kernels.can_look_up(width, self.patterns),
-                )
+            described = (
+                width,
+                self.sides,
+                self.patterns,
+                self.group(width),
+                kernels.can_look_up(width, self.patterns),
             )
-            unit = np.dtype(f"u{width}")
-            masks = np.ascontiguousarray(self.patterns, dtype=unit)
-            inverses = np.ascontiguousarray(np.argsort(self.patterns, axis=1), dtype=unit)
-            found = self._kernels[width] = Kernel(gather, scatter, masks, inverses)
+            # (numba compiles a loop at its first call: the unused ones never)
+            gather, scatter = kernels.kernels(kernels.describe(*described))
+            streaming_gather = kernels.kernels(kernels.describe(*described, stream=True))[0]
+            masks = np.ascontiguousarray(self.patterns, dtype=UNITS[width])
+            inverses = np.ascontiguousarray(np.argsort(self.patterns, axis=1), dtype=UNITS[width])
+            found = Kernel(gather, streaming_gather, scatter, masks, inverses)
+            self._kernels[width] = found
         return found
 
 
@@ -241,6 +245,15 @@ straddle two lines: aligned, scatter ran 1.4-1.8x faster on 1 MiB chunks of 4- a
 array's address costs a microsecond, a tenth of permuting 256 KiB."""
 
 
+STREAM_BYTES = 4 << 20
+"""Outputs of gather from this size on are stored past the caches (streaming stores
+of whole lines): the runs land all over the output, and each normal store of a line
+first reads it in.  Measured with ``benchmarks/reorder.py``: 4096 x 4096 bytes
+gathered at 1.3x of a copy streaming, 0.8x not.  Smaller outputs stay in the caches, where whatever reads them next
+(the codec) finds them: streaming gathered 1 MiB faster (0.8x against 0.6x) but left
+it in memory.  4 MiB is twice a core's second-level cache on large processors."""
+
+
 UNITS = {width: np.dtype(f"u{width}") for width in (1, 2, 4, 8)}
 """The unsigned integers the loops move, by width."""
 
@@ -282,5 +295,8 @@ def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | No
     if direction:
         start = kernel.scatter(units, tiles.table, kernel.inverses, tiles.strides, space)
     else:
-        start = kernel.gather(units, tiles.table, kernel.masks, tiles.strides, space)
+        # a run of a box of 64 elements is whole cache lines: large outputs stream
+        stream = array.nbytes >= STREAM_BYTES and tiles.patterns.shape[1] == 64
+        gather = kernel.streaming_gather if stream else kernel.gather
+        start = gather(units, tiles.table, kernel.masks, tiles.strides, space)
     return space[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
