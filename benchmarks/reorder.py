@@ -1,13 +1,13 @@
 """Chunk permutation throughput per element type and layout, against ``numpy.copy``.
 
-For square and cubic chunks of 1-, 2-, 4- and 8-byte elements of at most 1 MiB and
-16 MiB (the largest power-of-two side, which Hilbert layouts need), encode
-(array -> buffer) and decode (buffer -> array) through the numpy path (``numpy.take``
-through the cached index) and through the compiled tiled kernels
-(:mod:`xarray_hurray.layout.tiles`, with the ``fast`` extra: numba), as fractions of
-``numpy.copy`` of the same chunk timed in turns with them (so that a neighbour's load
-weighs on all alike), each after an untimed call of its own (warm caches, as a
-chunk of 1 MiB stays in the second-level cache between calls).  Both paths are
+For 2-D and 3-D chunks of 1-, 2-, 4- and 8-byte elements of 1 MiB and 16 MiB
+(Morton) or the largest square or cube of a power-of-two side within them (Hilbert,
+which needs one), encode (array -> buffer) and decode (buffer -> array) through the
+numpy path (``numpy.take`` through the cached index) and through the compiled tiled
+kernels (:mod:`xarray_hurray.layout.tiles`, with the ``fast`` extra: numba), as
+fractions of ``numpy.copy`` of the same chunk timed in turns with them (so that a
+neighbour's load weighs on all alike), each after an untimed call of its own (warm
+caches, as a chunk of 1 MiB stays in the second-level cache between calls).  Both paths are
 checked to give the same bytes.  Everything runs on one thread, as ``numpy.copy``
 does.  Without numba the compiled columns read ``n/a``.
 
@@ -54,10 +54,15 @@ def main() -> int:
         for rank in (2, 3):
             for name in TYPES:
                 dtype = np.dtype(name)
-                side = 1 << int(math.log2(nbytes / dtype.itemsize) / rank)
-                shape = (side,) * rank
-                array = rng.integers(0, 100, shape).astype(dtype)
-                for layout in (HilbertLayout.for_shape(shape), MortonLayout.for_shape(shape)):
+                bits = int(math.log2(nbytes / dtype.itemsize))
+                # Hilbert needs a cube; Morton takes the whole size in any sides
+                cube = (1 << bits // rank,) * rank
+                whole = tuple(1 << (bits + axis) // rank for axis in range(rank))
+                for layout, shape in (
+                    (HilbertLayout.for_shape(cube), cube),
+                    (MortonLayout.for_shape(whole), whole),
+                ):
+                    array = rng.integers(0, 100, shape).astype(dtype)
                     print(row(layout, array, repeats))
     return 0
 
@@ -85,8 +90,6 @@ def row(layout: Layout, array: np.ndarray, repeats: int) -> str:
         f"| {chunk} {array.dtype} ({array.nbytes / 2**20:.3g} MiB) | {layout.name} "
         f"| {array.nbytes / copy_s / 1e9:.3g} | " + " | ".join(text) + " |"
     )
-
-    return 0
 
 
 if __name__ == "__main__":
