@@ -74,11 +74,20 @@ def test_padding_holds_the_fill_value_and_is_never_read(case):
         (lambda: MortonLayout((2, 2)), (4,), "morton rank"),
         (lambda: RowMajorLayout(), (-1, 3), "non-negative"),
         (lambda: RowMajorLayout(), ("a",), "sequence of integers"),
+        (lambda: RowMajorLayout(), (2.5, 3), "sequence of integers"),  # not cut to 2
+        (lambda: HilbertLayout(2, 2), (4.0, 4), "sequence of integers"),
+        (lambda: HilbertLayout(2, 2), [4, -4], "non-negative"),
     ],
 )
 def test_validation_names_the_violated_rule(make, shape, message):
     with pytest.raises(LayoutError, match=message):
         make().validate(shape)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), [4, 4], (np.int64(4), np.array(4)), np.array([4, 4])])
+def test_a_shape_of_any_integers_validates_to_a_tuple_of_ints(shape):
+    parsed = HilbertLayout(2, 2).validate(shape)
+    assert parsed == (4, 4) and all(type(n) is int for n in parsed)
 
 
 def test_layout_error_is_a_value_error():

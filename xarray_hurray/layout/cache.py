@@ -42,9 +42,9 @@ class ByteLRU:
         """Return the value cached under ``key``, building and caching it if absent
         (an array is made read-only; other values keep their arrays read-only)."""
         with self._lock:
-            if key in self._items:
+            hit: T | None = self._items.get(key)
+            if hit is not None:
                 self._items.move_to_end(key)
-                hit: T = self._items[key]
                 return hit
         value = build()
         if isinstance(value, np.ndarray):

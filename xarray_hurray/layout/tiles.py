@@ -247,11 +247,12 @@ array's address costs a microsecond, a tenth of permuting 256 KiB."""
 
 STREAM_BYTES = 4 << 20
 """Outputs of gather from this size on are stored past the caches (streaming stores
-of whole lines): the runs land all over the output, and each normal store of a line
-first reads it in.  Measured with ``benchmarks/reorder.py``: 4096 x 4096 bytes
-gathered at 1.3x of a copy streaming, 0.8x not.  Smaller outputs stay in the caches, where whatever reads them next
-(the codec) finds them: streaming gathered 1 MiB faster (0.8x against 0.6x) but left
-it in memory.  4 MiB is twice a core's second-level cache on large processors."""
+of whole lines): the runs land all over the output, and a normal store of a line
+first reads it in.  Measured with ``benchmarks/reorder.py``, 4096 x 4096 bytes
+gathered at 1.3x of a copy streaming, 0.8x not.  Smaller outputs stay in the caches,
+where whatever reads them next (the codec) finds them: streaming gathered 1 MiB faster
+(0.8x against 0.6x) but left it in memory.  4 MiB is twice a core's second-level
+cache on large processors."""
 
 
 UNITS = {width: np.dtype(f"u{width}") for width in (1, 2, 4, 8)}
