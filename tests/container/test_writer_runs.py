@@ -66,6 +66,31 @@ def test_a_run_is_refused_at_its_first_chunk_out_of_order(tmp_path):
     assert not (tmp_path / "f.hurray").exists()
 
 
+@pytest.mark.parametrize("name", ["line", "nope"])
+def test_a_run_of_another_variable_than_the_next_is_refused(tmp_path, name):
+    meta = metadata()
+    with pytest.raises(HurrayValueError) as err:
+        with ContainerWriter(tmp_path / "f.hurray", meta) as writer:
+            writer.write_chunks(name, np.arange(2), [b"x"] * 2)
+    expected = meta.variables[0].placement[0]
+    assert str(err.value) == (
+        f"chunk 0 of {name!r} written out of order; the next chunk is 'field' {expected}"
+    )
+    assert not (tmp_path / "f.hurray").exists()
+
+
+def test_a_run_after_the_last_chunk_is_refused(tmp_path):
+    meta = metadata()
+    with pytest.raises(
+        HurrayValueError, match="chunk 0 of 'line' written out of order; the next chunk is none"
+    ):
+        with ContainerWriter(tmp_path / "f.hurray", meta) as writer:
+            for var in meta.variables:
+                writer.write_chunks(var.name, var.placement, [b"x"] * var.chunk_count)
+            writer.write_chunks("line", np.arange(2), [b"x"] * 2)
+    assert not (tmp_path / "f.hurray").exists()
+
+
 @pytest.mark.parametrize(
     ("data", "count", "match"),
     [

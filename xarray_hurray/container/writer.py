@@ -64,13 +64,13 @@ class ContainerWriter(AllOrNothing):
         self.metadata = metadata
         self.exclusive = exclusive
         self._layout = HeadLayout(metadata, version)
-        self._variables = self._layout.variables
+        self._variables = dict(self._layout.variables)
         # entries in placement order: a variable's chunks arrive in that order
         self._entries = {
-            name: np.zeros(var.chunk_count, dtype=INDEX_ENTRY) for name, var in self._variables
+            name: np.zeros(var.chunk_count, dtype=INDEX_ENTRY)
+            for name, var in self._variables.items()
         }
         self._written = dict.fromkeys(self._entries, 0)
-        self._placements = {name: var.placement for name, var in self._variables}
         self._expected = self.placement()
         self._next = next(self._expected, None)
         self.path = writable_target(self.path)
@@ -93,7 +93,7 @@ class ContainerWriter(AllOrNothing):
     def placement(self) -> Iterator[tuple[str, int]]:
         """Every ``(variable path, row-major chunk index)`` in the order chunks are
         written."""
-        for name, var in self._variables:
+        for name, var in self._variables.items():
             # a list of every chunk id of a variable of 10 million chunks takes 360 MB
             for start in range(0, var.chunk_count, PLACEMENT_SLICE):
                 for chunk_id in var.placement[start : start + PLACEMENT_SLICE].tolist():
@@ -139,15 +139,16 @@ class ContainerWriter(AllOrNothing):
         if len(chunk_ids) != count:
             raise HurrayValueError(f"{len(chunk_ids)} chunk ids for {count} chunks of {name!r}")
         position = self._written.get(name, 0)
-        placement = self._placements.get(name)
         # -1: missing; 0 (no bytes) is refused below
         sizes = np.fromiter((-1 if d is None else len(d) for d in data), np.int64, count)
         if (
             not count
-            or placement is None
             or self._next is None
             or self._next[0] != name
-            or not np.array_equal(placement[position : position + count], chunk_ids)
+            # name is a variable of the file here: the one self._next names
+            or not np.array_equal(
+                self._variables[name].placement[position : position + count], chunk_ids
+            )
             or not sizes.all()
         ):
             # chunk by chunk, to refuse the right one the way write_chunk does
