@@ -1,4 +1,5 @@
-"""Print the runtime dependencies of pyproject.toml pinned to their declared floors.
+"""Print the runtime dependencies of pyproject.toml, and those of its ``fast`` extra
+(the compiled kernels), pinned to their declared floors.
 
 ``name[extras]>=X`` becomes ``name==X`` (an environment marker, ``; python_version <
 '3.14'``, kept), one per line, for use as a pip constraints file: CI installs the
@@ -21,7 +22,8 @@ REQUIREMENT = re.compile(
 
 def main() -> int:
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
-    for requirement in project["project"]["dependencies"]:
+    fast = project["project"]["optional-dependencies"]["fast"]
+    for requirement in project["project"]["dependencies"] + fast:
         match = REQUIREMENT.match(requirement)
         if match is None:
             print(f"no single >= floor in dependency {requirement!r}", file=sys.stderr)
