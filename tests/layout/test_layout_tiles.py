@@ -32,7 +32,7 @@ DTYPES = ["uint8", "bool", "<i2", ">i2", "float32", ">f4", "float64", "complex64
 def tiled_layouts(draw):
     """A curve layout and a chunk shape without padding, at least one tile large."""
     if draw(st.booleans()):
-        rank = draw(st.integers(2, 3))
+        rank = draw(st.integers(2, 4))
         order = draw(st.integers(6 // rank, 12 // rank))
         return HilbertLayout(rank, order), (1 << order,) * rank
     rank = draw(st.integers(1, 3))
@@ -131,6 +131,9 @@ def test_a_step_moves_boxes_side_by_side(layout_shape):
         (HilbertLayout(2, 10), (8, 8), 4),
         (HilbertLayout(3, 3), (4, 4, 4), 7),
         (HilbertLayout(3, 5), (4, 4, 4), 24),
+        (HilbertLayout(4, 2), (2, 2, 4, 4), 4),
+        # more than MAX_PATTERNS: loops that look the masks up, where there are any
+        (HilbertLayout(4, 3), (2, 2, 2, 2), 106),
     ],
 )
 def test_the_tiles_of_curves(layout, sides, patterns):
@@ -140,10 +143,15 @@ def test_the_tiles_of_curves(layout, sides, patterns):
 
 
 @pytest.mark.parametrize(("lookup", "stream"), [(False, False), (True, False), (True, True)])
-@pytest.mark.parametrize("width", [1, 2])
 @pytest.mark.parametrize(
-    "layout",
-    [HilbertLayout(2, 5), HilbertLayout(3, 4), HilbertLayout(3, 5), MortonLayout((3, 3, 4))],
+    ("layout", "width"),
+    [
+        (layout, width)
+        for layout in (HilbertLayout(2, 5), HilbertLayout(3, 4), MortonLayout((3, 3, 4)))
+        for width in (1, 2)
+    ]
+    # a box of 16 elements: one register of 1, 2 and 4 bytes, or two of 8
+    + [(MortonLayout((1, 1, 1, 1)), width) for width in (1, 2, 4, 8)],
 )
 def test_every_way_of_compiling_the_loops_gives_the_numpy_bytes(layout, width, lookup, stream):
     # the loops shuffle a box by masks compiled per pattern or, where the processor
@@ -185,11 +193,21 @@ def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
     assert tiles.tiles_for(np.arange(96), (8, 12)) is None
     padded = MortonLayout((3, 3))
     assert padded._tiles((5, 8)) is None  # padding: numpy path
-    # 4-D Hilbert curves turn their boxes too many ways (106 patterns at order 3)
-    assert HilbertLayout(4, 3)._tiles((8, 8, 8, 8)) is None
-    array = values((8, 8, 8, 8), "float32", 1)
-    buffer = HilbertLayout(4, 3).encode(array)
-    assert HilbertLayout(4, 3).decode(buffer, array.shape).tobytes() == array.tobytes()
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
+def test_tiles_in_too_many_patterns_to_branch_on_keep_the_numpy_gather(monkeypatch, width):
+    # a 4-D Hilbert curve turns its 2 x 2 x 2 x 2 boxes 106 ways at order 3: loops
+    # that look the masks up take them; on a processor without such permutes (as
+    # when numba is told to compile for a portable target) the numpy gather stays
+    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
+    layout, shape = HilbertLayout(4, 3), (8, 8, 8, 8)
+    monkeypatch.setattr(kernels, "_host_features", lambda: frozenset())
+    tiled = tiles.tiles_for(layout.sources(shape), shape)  # not the cached ones
+    assert len(tiled.patterns) > tiles.MAX_PATTERNS
+    array = values(shape, f"u{width}", 1)
+    assert tiled.kernel(width) is None
+    assert tiles.gather(array, tiled) is None and tiles.scatter(array, tiled) is None
 
 
 @pytest.mark.parametrize(

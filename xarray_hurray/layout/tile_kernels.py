@@ -86,17 +86,22 @@ def _parse(text: str) -> Description:
 
 
 PERMUTES = {
-    1: ("llvm.x86.avx512.permvar.qi.512", "avx512vbmi"),
-    2: ("llvm.x86.avx512.vpermi2var.hi.512", "avx512bw"),
+    (64, 1): ("llvm.x86.avx512.permvar.qi.512", ("avx512vbmi",)),
+    (64, 2): ("llvm.x86.avx512.vpermi2var.hi.512", ("avx512bw",)),
+    (16, 1): ("llvm.x86.ssse3.pshuf.b.128", ("ssse3",)),
+    (16, 2): ("llvm.x86.avx512.permvar.hi.256", ("avx512bw", "avx512vl")),
+    (16, 4): ("llvm.x86.avx512.permvar.si.512", ("avx512f",)),
+    (16, 8): ("llvm.x86.avx512.vpermi2var.q.512", ("avx512f",)),
 }
-"""Per element width, x86's permute by a vector index (AVX-512) and the processor
-feature it needs.  For bytes ``vpermb``: byte ``j`` of the result is byte
-``index[j]`` of one 64-byte source.  For 2-byte elements ``vpermi2w``: element ``j``
-is element ``index[j]`` of two 64-byte sources end to end, so a box of 64 such
-elements takes two, one for each half of the result.  Wider elements would need a
-permute per pair of their 4 or 8 source registers and selects among them: no faster
-for 4 bytes, slower for 8 (32^3 float64 gathered at 0.52-0.65x of a copy that way,
-0.77-0.80x through the compiled shuffles), so they keep the compiled shuffles."""
+"""Per box of (elements, element width in bytes), x86's permute by a vector index and
+the processor features it needs.  A box of up to 64 bytes is one register and one
+permute (``vpermb``, ``pshufb``, ``vpermw``, ``vpermd``): element ``j`` of the result
+is element ``index[j]`` of the box.  A box of 128 bytes is two registers, and each
+half of the result is a two-source permute of both (``vpermi2w``, ``vpermi2q``):
+element ``index[j]`` of the two end to end.  Boxes of 64 elements of 4 or 8 bytes
+would need a permute per pair of their 4 or 8 registers and selects among them: no
+faster for 4 bytes, slower for 8 (32^3 float64 gathered at 0.52-0.65x of a copy that
+way, 0.77-0.80x through the compiled shuffles), so they keep the compiled shuffles."""
 
 
 @lru_cache(maxsize=1)
@@ -118,8 +123,10 @@ def _host_features() -> frozenset[str]:
 def can_look_up(width: int, patterns: np.ndarray) -> bool:
     """Whether the loops permute a box by a vector index loaded at run time (its
     pattern's row of the masks table) rather than by a shuffle compiled per pattern:
-    for boxes of 64 elements, where the processor has the permute for their width
-    (:data:`PERMUTES`).
+    for the boxes of :data:`PERMUTES`, where the processor has their permute.  Any
+    number of patterns can be looked up (the 2 x 2 x 2 x 2 boxes of 4-D Hilbert
+    curves turn 106 ways at order 3, 185 at order 4), while a branch per pattern is
+    compiled for at most :data:`.tiles.MAX_PATTERNS`.
 
     It is faster both ways round.  With several patterns, a branch per pattern is
     mispredicted among the 24 patterns of 3-D Hilbert boxes and cost more than half
@@ -127,8 +134,8 @@ def can_look_up(width: int, patterns: np.ndarray) -> bool:
     that take side-by-side boxes apart into a longer sequence: 64^3 uint8 Morton
     gathered in 15 us through it and 11 us through the looked-up index (a copy: 8 us).
     """
-    permute = PERMUTES.get(width)
-    return patterns.shape[1] == 64 and permute is not None and permute[1] in _host_features()
+    permute = PERMUTES.get((patterns.shape[1], width))
+    return permute is not None and set(permute[1]) <= _host_features()
 
 
 def _row_starts(sides: Sequence[int]) -> list[list[int]]:
@@ -234,17 +241,18 @@ def _entry(
 
 
 def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> ir.Value:
-    """``vector`` (64 elements of 1 or 2 bytes) permuted by the 64 indices at
+    """``vector`` (a box in :data:`PERMUTES`) permuted by as many indices at
     ``index_at`` (elements of its width): element ``j`` of the result is element
-    ``index[j]`` of ``vector``, through :data:`PERMUTES`."""
-    element = vector.type.element
+    ``index[j]`` of ``vector``."""
+    element, count = vector.type.element, vector.type.count
     width = element.width // 8
-    lanes = 64 // width  # elements in a register of 64 bytes
+    lanes = min(count, 64 // width)  # elements in one register
     register = ir.VectorType(element, lanes)
-    name = PERMUTES[width][0]
+    pair = count > lanes  # 128 bytes: two registers
+    name = PERMUTES[count, width][0]
     function = builder.module.globals.get(name)
     if function is None:
-        arguments = [register] * (2 if width == 1 else 3)
+        arguments = [register] * (3 if pair else 2)
         function = ir.Function(builder.module, ir.FunctionType(register, arguments), name)
 
     def indices(at: int) -> ir.Value:
@@ -252,9 +260,9 @@ def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> i
         where = builder.gep(index_at, [ir.Constant(ir.IntType(64), at)])
         return builder.load(builder.bitcast(where, register.as_pointer()), align=1)
 
-    if width == 1:
+    if not pair:
         return builder.call(function, [vector, indices(0)])
-    # two registers of 32 elements, each half of the result picking from both
+    # each half of the result picks from both registers
     undefined = ir.Constant(vector.type, None)
     low, high = (
         builder.shuffle_vector(vector, undefined, _mask(range(r * lanes, (r + 1) * lanes)))
@@ -265,12 +273,17 @@ def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> i
 
 
 def _masks_row(
-    context: Any, builder: ir.IRBuilder, masks: ir.Value, maskstype: Any, pattern: ir.Value
+    context: Any,
+    builder: ir.IRBuilder,
+    masks: ir.Value,
+    maskstype: Any,
+    pattern: ir.Value,
+    size: int,
 ) -> ir.Value:
-    """A pointer to row ``pattern`` of the run-time masks (a C-contiguous table of 64
-    columns)."""
+    """A pointer to row ``pattern`` of the run-time masks (a C-contiguous table of
+    ``size`` columns)."""
     data = context.make_array(maskstype)(context, builder, value=masks).data
-    return builder.gep(data, [builder.mul(pattern, ir.Constant(pattern.type, 64))])
+    return builder.gep(data, [builder.mul(pattern, ir.Constant(pattern.type, size))])
 
 
 def _permuted(
@@ -344,7 +357,11 @@ def _gather_tiles(
             target = builder.bitcast(
                 builder.gep(data, [at]), ir.VectorType(data.type.pointee, size).as_pointer()
             )
-            row = _masks_row(context, builder, masks_v, sig.args[2], pattern) if lookup else None
+            row = (
+                _masks_row(context, builder, masks_v, sig.args[2], pattern, size)
+                if lookup
+                else None
+            )
             permuted = _permuted(builder, boxes[g], pattern, patterns, row)
             store = builder.store(permuted, target, align=align)
             if stream:  # a whole line at once, past the caches (no read for ownership)
@@ -387,7 +404,11 @@ def _scatter_tiles(
             loaded = builder.load(
                 builder.bitcast(builder.gep(data, [at]), run_type.as_pointer()), align=1
             )
-            row = _masks_row(context, builder, masks_v, sig.args[2], pattern) if lookup else None
+            row = (
+                _masks_row(context, builder, masks_v, sig.args[2], pattern, size)
+                if lookup
+                else None
+            )
             boxes.append(_permuted(builder, loaded, pattern, inverses, row))
         joined = _interleave(builder, boxes, length)
         base = _entry(context, builder, table_v, sig.args[1], 1, first_v)

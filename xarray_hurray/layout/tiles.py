@@ -47,8 +47,13 @@ side, so that each load or store covers 32 bytes.  Fewer, wider accesses: decodi
 and 16 bytes fell between."""
 
 MAX_PATTERNS = 64
-"""More patterns than this and the tiles are not worth their compiled loops (3-D
-Hilbert needs up to 24): keep the numpy gather."""
+"""Patterns that loops compile in, a branch each (3-D Hilbert needs up to 24); tiles
+in more patterns go through loops that look their masks up (where the processor
+can, :func:`.tile_kernels.can_look_up`), else through the numpy gather."""
+
+MAX_LOOKED_UP = 512
+"""Patterns of the tiles the loops take at most, their masks looked up: the ways a
+box of rank 4 can turn (384) and more; more than this and the numpy gather stays."""
 
 MIN_ELEMENTS = 1 << 17
 """Elements of the smallest permutation that loads the kernels (1 MiB of 8-byte
@@ -146,19 +151,17 @@ class Tiles:
             group //= 2
         return group
 
-    def kernel(self, width: int) -> Kernel:
-        """The compiled loops and their masks for elements of ``width`` bytes."""
+    def kernel(self, width: int) -> Kernel | None:
+        """The compiled loops and their masks for elements of ``width`` bytes; None
+        where they would branch among more than :data:`MAX_PATTERNS` patterns."""
         found = self._kernels.get(width)
         if found is None:
             kernels = _load()
             assert kernels is not None  # tiles exist only where the kernels load
-            described = (
-                width,
-                self.sides,
-                self.patterns,
-                self.group(width),
-                kernels.can_look_up(width, self.patterns),
-            )
+            lookup = kernels.can_look_up(width, self.patterns)
+            if not lookup and len(self.patterns) > MAX_PATTERNS:
+                return None
+            described = (width, self.sides, self.patterns, self.group(width), lookup)
             # (numba compiles a loop at its first call: the unused ones never)
             gather, scatter = kernels.kernels(kernels.describe(*described))
             streaming_gather = kernels.kernels(kernels.describe(*described, stream=True))[0]
@@ -179,7 +182,7 @@ def tiles_for(sources: np.ndarray, shape: tuple[int, ...]) -> Tiles | None:
     ``sources`` is the row-major element index held at each buffer position of a
     chunk of ``shape``, a permutation of ``range(len(sources))``.  None when the
     kernels are not available or no tile size gives boxes of one shape in at most
-    :data:`MAX_PATTERNS` patterns.
+    :data:`MAX_LOOKED_UP` patterns.
     """
     if not available() or sources.size == 0 or sources.size != math.prod(shape):
         return None
@@ -220,7 +223,7 @@ def _box_tiles(sources: np.ndarray, shape: tuple[int, ...], size: int) -> Tiles 
         rows = np.ascontiguousarray(local).view(np.dtype((np.void, 8 * size))).reshape(-1)
         distinct, inverse = np.unique(rows, return_inverse=True)
         numbers = np.array([found.setdefault(row.tobytes(), len(found)) for row in distinct])
-        if len(found) > MAX_PATTERNS:
+        if len(found) > MAX_LOOKED_UP:
             return None
         at = start // size
         bases[at : at + len(low)] = low
@@ -272,13 +275,14 @@ def _as_units(array: np.ndarray) -> np.ndarray | None:
 
 def gather(values: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     """``values[sources]`` for the permutation of ``tiles``; None when the element
-    type is not one the kernels move (the caller gathers with numpy)."""
+    type is not one the kernels move, or its loops would branch among too many
+    patterns (:meth:`Tiles.kernel`): the caller gathers with numpy."""
     return _permute(0, values, tiles)
 
 
 def scatter(buffer: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     """The elements of ``buffer`` put back at their sources (the inverse of
-    :func:`gather`); None when the element type is not one the kernels move."""
+    :func:`gather`); None where :func:`gather` gives None."""
     return _permute(1, buffer, tiles)
 
 
@@ -287,9 +291,9 @@ def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | No
     The result starts at a multiple of :data:`ALIGNMENT` bytes within a slightly
     larger allocation."""
     units = _as_units(array)
-    if units is None:
+    kernel = None if units is None else tiles.kernel(array.dtype.itemsize)
+    if units is None or kernel is None:
         return None
-    kernel = tiles.kernel(array.dtype.itemsize)
     space = np.empty(array.nbytes + ALIGNMENT - 1, dtype=np.uint8)
     # The loops move unsigned integers of the elements' width: the elements' own bytes,
     # so floats (NaN payloads, -0.0) pass bit for bit.
