@@ -1,7 +1,7 @@
 """Chunk permutation throughput per element type and layout, against ``numpy.copy``.
 
-For 2-D and 3-D chunks of 1-, 2-, 4- and 8-byte elements of 1 MiB and 16 MiB
-(Morton) or the largest square or cube of a power-of-two side within them (Hilbert,
+For 2-D, 3-D and 4-D chunks of 1-, 2-, 4- and 8-byte elements of 1 MiB and 16 MiB
+(Morton) or the largest square, cube or 4-cube of a power-of-two side within them (Hilbert,
 which needs one), encode (array -> buffer) and decode (buffer -> array) through the
 numpy path (``numpy.take`` through the cached index) and through the compiled tiled
 kernels (:mod:`xarray_hurray.layout.tiles`, with the ``fast`` extra: numba), as
@@ -51,7 +51,7 @@ def main() -> int:
     )
     rng = np.random.default_rng(5)
     for nbytes in sizes:
-        for rank in (2, 3):
+        for rank in (2, 3, 4):
             for name in TYPES:
                 dtype = np.dtype(name)
                 bits = int(math.log2(nbytes / dtype.itemsize))
