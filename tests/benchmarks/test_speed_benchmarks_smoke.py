@@ -44,5 +44,5 @@ def test_reorder_benchmark_quick():
     stdout = run_script("benchmarks/reorder.py", "--quick", timeout=120)
     for dtype in ("uint8", "int16", "float32", "float64"):
         assert f"{dtype} (" in stdout
-    # square and cubic chunks of each type
-    assert stdout.count("| hilbert |") == stdout.count("| morton |") == 8
+    # 2-D, 3-D and 4-D chunks of each type
+    assert stdout.count("| hilbert |") == stdout.count("| morton |") == 12
