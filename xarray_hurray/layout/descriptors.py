@@ -37,10 +37,6 @@ PERMUTATION_CACHE = ByteLRU(max_bytes=256 * 2**20)
 
 def parse_shape(shape: Sequence[int]) -> tuple[int, ...]:
     """Return ``shape`` as a tuple of non-negative ints or raise a :class:`LayoutError`."""
-    # every chunk's encode and decode parses its shape, most often an array's own: a
-    # tuple of ints needs only its signs checked (a third of the time)
-    if type(shape) is tuple and all(type(n) is int for n in shape) and min(shape, default=0) >= 0:
-        return shape
     try:
         # operator.index, not int: a side of 2.5 is refused, not cut to 2
         parsed = tuple(operator.index(n) for n in shape)
