@@ -19,10 +19,10 @@ patterns, element width and group gets its own compiled loops (:func:`kernels`),
 described by a string that numba sees as a literal.  LLVM lowers such a shuffle to
 the target's vector permutes (one ``vpermb``/``vpermt2w`` per 64 bytes with
 AVX-512, a few ``pshufb`` with SSSE3/AVX2, scalar moves elsewhere): whatever the
-target, the result is the permutation itself, element for element.  Boxes of 64
-bytes in several patterns are the exception where the processor permutes bytes by
-a vector index (:func:`can_look_up`): their mask is loaded from a table and applied
-by ``vpermb``, instead of a branch per pattern.
+target, the result is the permutation itself, element for element.  Where the
+processor permutes a box by a vector index (:data:`PERMUTES`, :func:`can_look_up`),
+the mask is loaded at run time from the tiles' table of masks instead, whatever the
+number of patterns, and the loops do not depend on the patterns at all.
 
 ``cache=True`` stores the machine code beside this file, keyed by that description
 (the closure's constant), so each compiles once per machine.
