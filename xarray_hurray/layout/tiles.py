@@ -132,7 +132,7 @@ class Tiles:
     """Rows ``runs``, ``bases``, ``ids``: tile ``i`` fills run ``runs[i]`` of the
     buffer from its box at flat index ``bases[i]`` in pattern ``ids[i]``; the tiles
     in the row-major order of their boxes."""
-    _kernels: dict[int, Kernel] = field(default_factory=dict, repr=False)
+    _kernels: dict[int, Kernel | None] = field(default_factory=dict, repr=False)
 
     @property
     def nbytes(self) -> int:
@@ -154,13 +154,13 @@ class Tiles:
     def kernel(self, width: int) -> Kernel | None:
         """The compiled loops and their masks for elements of ``width`` bytes; None
         where they would branch among more than :data:`MAX_PATTERNS` patterns."""
-        found = self._kernels.get(width)
-        if found is None:
-            kernels = _load()
-            assert kernels is not None  # tiles exist only where the kernels load
-            lookup = kernels.can_look_up(width, self.patterns)
-            if not lookup and len(self.patterns) > MAX_PATTERNS:
-                return None
+        if width in self._kernels:  # a refusal (None) is kept too: every chunk asks
+            return self._kernels[width]
+        kernels = _load()
+        assert kernels is not None  # tiles exist only where the kernels load
+        lookup = kernels.can_look_up(width, self.patterns)
+        found: Kernel | None = None
+        if lookup or len(self.patterns) <= MAX_PATTERNS:
             described = (width, self.sides, self.patterns, self.group(width), lookup)
             # (numba compiles a loop at its first call: the unused ones never)
             gather, scatter = kernels.kernels(kernels.describe(*described))
@@ -168,7 +168,7 @@ class Tiles:
             masks = np.ascontiguousarray(self.patterns, dtype=UNITS[width])
             inverses = np.ascontiguousarray(np.argsort(self.patterns, axis=1), dtype=UNITS[width])
             found = Kernel(gather, streaming_gather, scatter, masks, inverses)
-            self._kernels[width] = found
+        self._kernels[width] = found
         return found
 
 
