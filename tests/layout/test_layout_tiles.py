@@ -82,8 +82,9 @@ def brute_sources(tiled: tiles.Tiles, shape: tuple[int, ...]) -> np.ndarray:
     a tile's element ``j`` is the box's element ``patterns[id, j]`` in row-major order,
     counted from the box's first corner ``base``."""
     patterns = tiled.patterns
-    out = np.full(tiled.table.shape[1] * patterns.shape[1], -1)
-    for run, base, pattern in tiled.table.T:
+    out = np.full(tiled.runs.size * patterns.shape[1], -1)
+    for word, base in zip(tiled.runs.tolist(), tiled.bases.tolist(), strict=True):
+        run, pattern = word >> tiles.PATTERN_BITS, word % tiles.MAX_LOOKED_UP
         corner = np.unravel_index(base, shape)
         for j, local in enumerate(patterns[pattern]):
             inside = np.unravel_index(local, tiled.sides)
@@ -101,7 +102,9 @@ def test_the_tiles_describe_the_permutation(layout_shape):
     assert tiled.strides == tuple(int(np.prod(shape[a + 1 :])) for a in range(len(shape) - 1))
     assert np.array_equal(brute_sources(tiled, shape), layout.sources(shape))
     # the tiles in the row-major order of their boxes
-    assert np.all(np.diff(tiled.table[1]) > 0)
+    assert np.all(np.diff(tiled.bases) > 0)
+    # a word of 4 bytes per tile where it holds the tile's run and pattern
+    assert tiled.runs.dtype == np.uint32
 
 
 @given(tiled_layouts())
@@ -116,9 +119,19 @@ def test_a_step_moves_boxes_side_by_side(layout_shape):
         assert group * row <= max(tiles.ROW_BYTES, row) and group * tiled.sides[-1] <= shape[-1]
         if len(shape) > 1 and row < tiles.ROW_BYTES and group * tiled.sides[-1] < shape[-1]:
             assert group * row == tiles.ROW_BYTES
-        # the boxes of a step are consecutive in the table, next to each other
-        bases = tiled.table[1].reshape(-1, group)
+        # the boxes of a step are consecutive in the tiles, next to each other
+        bases = tiled.bases.reshape(-1, group)
         assert np.all(np.diff(bases, axis=1) == tiled.sides[-1])
+        kernel = tiled.kernel(width)
+        assert kernel is None or np.array_equal(kernel.starts, bases[:, 0])
+
+
+def test_a_tile_word_holds_the_last_run_and_any_pattern():
+    for count in (1, 2**23, 2**23 + 1, 2**40):
+        word = tiles.word_for(count)
+        last = (count - 1) << tiles.PATTERN_BITS | (tiles.MAX_LOOKED_UP - 1)
+        assert last <= np.iinfo(word).max
+        assert word == np.uint32 or (last >> 32) > 0  # 8 bytes only where 4 do not hold
 
 
 @pytest.mark.parametrize(
@@ -168,11 +181,13 @@ def test_every_way_of_compiling_the_loops_gives_the_numpy_bytes(layout, width, l
     kernel = tiled.kernel(width)  # the masks as the loops take them
     array = values(shape, f"u{width}", 3).reshape(-1)
     space = np.empty(array.nbytes + tiles.ALIGNMENT - 1, dtype=np.uint8)
-    start = gather_loop(array, tiled.table, kernel.masks, tiled.strides, space)
+    start = gather_loop(array, tiled.runs, kernel.starts, kernel.masks, tiled.strides, space)
     buffer = space[start : start + array.nbytes].view(array.dtype)
     assert buffer.tobytes() == gather(array, layout.sources(shape)).tobytes()
     back = np.empty_like(space)
-    start = scatter_loop(buffer.copy(), tiled.table, kernel.inverses, tiled.strides, back)
+    start = scatter_loop(
+        buffer.copy(), tiled.runs, kernel.starts, kernel.inverses, tiled.strides, back
+    )
     assert back[start : start + array.nbytes].tobytes() == array.tobytes()
 
 

@@ -9,7 +9,7 @@ time: its rows (the box's runs along the last axis, contiguous in the chunk) are
 loaded as short vectors, joined into one vector of the tile, permuted by the tile's
 pattern and stored as one run; decoding does the reverse.  Where a box's rows are
 short, a step moves a *group* of boxes side by side along the last axis (consecutive
-in the tiles' table), loading or storing their rows together; a few passes of
+in the tiles' runs), loading or storing their rows together; a few passes of
 two-source interleaving shuffles take the boxes apart from their rows, or put them
 back, before each is permuted on its own (one permutation picking each box out of
 all the step's rows at once was slower: 512 bytes of input for eight 4 x 4 x 4
@@ -43,7 +43,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .tiles import ALIGNMENT, Loop
+from .tiles import ALIGNMENT, MAX_LOOKED_UP, PATTERN_BITS, Loop
 
 
 class Description(NamedTuple):
@@ -228,16 +228,23 @@ def _row_addresses(
     return addresses
 
 
-def _entry(
-    context: Any, builder: ir.IRBuilder, table: ir.Value, tabletype: Any, row: int, index: Any
-) -> ir.Value:
-    """``table[row, index]``: row 0 the tiles' runs, 1 their bases, 2 their patterns."""
-    array = context.make_array(tabletype)(context, builder, value=table)
+def _item(context: Any, builder: ir.IRBuilder, array: ir.Value, arraytype: Any, index: Any) -> Any:
+    """``array[index]`` (an array of unsigned integers) as a 64-bit integer."""
+    data = context.make_array(arraytype)(context, builder, value=array)
     # numba's own indexing of an array of any layout (cgutils is unannotated)
     where = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
-        context, builder, tabletype, array, [ir.Constant(index.type, row), index]
+        context, builder, arraytype, data, [index]
     )
-    return builder.load(where)
+    return builder.zext(builder.load(where), ir.IntType(64))
+
+
+def _tile(
+    context: Any, builder: ir.IRBuilder, runs: ir.Value, runstype: Any, index: Any
+) -> tuple[ir.Value, ir.Value]:
+    """The run and the pattern of tile ``index`` (:attr:`.tiles.Tiles.runs`)."""
+    word = _item(context, builder, runs, runstype, index)
+    pattern = builder.and_(word, ir.Constant(word.type, MAX_LOOKED_UP - 1))
+    return builder.lshr(word, ir.Constant(word.type, PATTERN_BITS)), pattern
 
 
 def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> ir.Value:
@@ -324,41 +331,42 @@ def _permuted(
 def _gather_tiles(
     typingctx: Any,
     values: Any,
-    table: Any,
+    runs: Any,
+    starts: Any,
     masks: Any,
-    first: Any,
+    step: Any,
     strides: Any,
     out: Any,
     text: Any,
 ) -> Any:
-    """Tiles ``first`` to ``first + group - 1`` of ``table`` (boxes side by side along
-    the last axis) gathered: each box permuted into its run of ``out``."""
+    """Step ``step``'s tiles (``group`` boxes side by side along the last axis, from
+    ``starts[step]``) gathered: each box permuted into its run of ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
     width, group, lookup, stream, sides, patterns = _parse(text.literal_value)
     size = math.prod(sides)
     # runs start at multiples of their bytes from an aligned output (kernels())
     align = min(ALIGNMENT, size * width & -(size * width))
-    signature = types.void(values, table, masks, first, strides, out, text)
+    signature = types.void(values, runs, starts, masks, step, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
-        values_v, table_v, masks_v, first_v, strides_v, out_v, _ = args
-        base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
+        values_v, runs_v, starts_v, masks_v, step_v, strides_v, out_v, _ = args
+        base = _item(context, builder, starts_v, sig.args[2], step_v)
         rows = _row_addresses(
-            context, builder, values_v, sig.args[0], base, strides_v, sig.args[4], sides, group
+            context, builder, values_v, sig.args[0], base, strides_v, sig.args[5], sides, group
         )
         boxes = _deinterleave(builder, [builder.load(row, align=1) for row in rows], group)
-        data = context.make_array(sig.args[5])(context, builder, value=out_v).data
+        data = context.make_array(sig.args[6])(context, builder, value=out_v).data
+        first = builder.mul(step_v, ir.Constant(step_v.type, group))
         for g in range(group):
-            index = builder.add(first_v, ir.Constant(first_v.type, g))
-            run = _entry(context, builder, table_v, sig.args[1], 0, index)
-            pattern = _entry(context, builder, table_v, sig.args[1], 2, index)
+            index = builder.add(first, ir.Constant(first.type, g))
+            run, pattern = _tile(context, builder, runs_v, sig.args[1], index)
             at = builder.mul(run, ir.Constant(run.type, size))
             target = builder.bitcast(
                 builder.gep(data, [at]), ir.VectorType(data.type.pointee, size).as_pointer()
             )
             row = (
-                _masks_row(context, builder, masks_v, sig.args[2], pattern, size)
+                _masks_row(context, builder, masks_v, sig.args[3], pattern, size)
                 if lookup
                 else None
             )
@@ -375,45 +383,46 @@ def _gather_tiles(
 def _scatter_tiles(
     typingctx: Any,
     buffer: Any,
-    table: Any,
+    runs: Any,
+    starts: Any,
     masks: Any,
-    first: Any,
+    step: Any,
     strides: Any,
     out: Any,
     text: Any,
 ) -> Any:
-    """The inverse of :func:`_gather_tiles`: the runs of tiles ``first`` to
-    ``first + group - 1`` put back as their boxes in ``out``."""
+    """The inverse of :func:`_gather_tiles`: the runs of step ``step``'s tiles put
+    back as their boxes in ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
     _, group, lookup, _, sides, patterns = _parse(text.literal_value)
     inverses = [np.argsort(p).tolist() for p in patterns]
     size, length = math.prod(sides), sides[-1]
-    signature = types.void(buffer, table, masks, first, strides, out, text)
+    signature = types.void(buffer, runs, starts, masks, step, strides, out, text)
 
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
-        buffer_v, table_v, masks_v, first_v, strides_v, out_v, _ = args
+        buffer_v, runs_v, starts_v, masks_v, step_v, strides_v, out_v, _ = args
         data = context.make_array(sig.args[0])(context, builder, value=buffer_v).data
         run_type = ir.VectorType(data.type.pointee, size)
+        first = builder.mul(step_v, ir.Constant(step_v.type, group))
         boxes = []
         for g in range(group):
-            index = builder.add(first_v, ir.Constant(first_v.type, g))
-            run = _entry(context, builder, table_v, sig.args[1], 0, index)
-            pattern = _entry(context, builder, table_v, sig.args[1], 2, index)
+            index = builder.add(first, ir.Constant(first.type, g))
+            run, pattern = _tile(context, builder, runs_v, sig.args[1], index)
             at = builder.mul(run, ir.Constant(run.type, size))
             loaded = builder.load(
                 builder.bitcast(builder.gep(data, [at]), run_type.as_pointer()), align=1
             )
             row = (
-                _masks_row(context, builder, masks_v, sig.args[2], pattern, size)
+                _masks_row(context, builder, masks_v, sig.args[3], pattern, size)
                 if lookup
                 else None
             )
             boxes.append(_permuted(builder, loaded, pattern, inverses, row))
         joined = _interleave(builder, boxes, length)
-        base = _entry(context, builder, table_v, sig.args[1], 1, first_v)
+        base = _item(context, builder, starts_v, sig.args[2], step_v)
         rows = _row_addresses(
-            context, builder, out_v, sig.args[5], base, strides_v, sig.args[4], sides, group
+            context, builder, out_v, sig.args[6], base, strides_v, sig.args[5], sides, group
         )
         span = group * length
         for r, row in enumerate(rows):
@@ -444,12 +453,13 @@ def _drain(typingctx: Any) -> Any:
 def kernels(text: str) -> tuple[Loop, Loop]:
     """The gather and scatter loops for the tiles :func:`describe` gave ``text``.
 
-    ``gather(values, table, masks, strides, space)`` fills the output, ``out``: for
-    every ``i``, the run ``out[r*T : (r+1)*T]``, ``r = table[0, i]``, from the box at
-    ``values[table[1, i]]`` in pattern ``table[2, i]``.  ``scatter(buffer, table,
-    masks, strides, space)`` is its inverse.  ``out`` lies in ``space``, bytes of at
-    least :data:`ALIGNMENT` - 1 more than it needs, from the returned offset, the
-    first at a multiple of :data:`ALIGNMENT` in memory.
+    ``gather(values, runs, starts, masks, strides, space)`` fills the output, ``out``:
+    for every tile ``i``, of run ``r`` and pattern ``p`` (:attr:`.tiles.Tiles.runs`),
+    the run ``out[r*T : (r+1)*T]`` from its box, the ``i % group``-th side by side
+    from ``values[starts[i // group]]``.  ``scatter(buffer, runs, starts, masks,
+    strides, space)`` is its inverse.  ``out`` lies in ``space``, bytes of at least
+    :data:`ALIGNMENT` - 1 more than it needs, from the returned offset, the first at
+    a multiple of :data:`ALIGNMENT` in memory.
 
     ``masks`` are the looked-up masks, one row of 64 per pattern (the patterns for
     gather, their inverses for scatter), unsigned integers of the width and
@@ -458,22 +468,23 @@ def kernels(text: str) -> tuple[Loop, Loop]:
     integers of the described width.
     """
     described = _parse(text)
-    width, group, stream = described.width, described.group, described.stream
+    width, stream = described.width, described.stream
     unit = np.dtype(f"u{width}").type
 
     @numba.njit(nogil=True, cache=True)
     def gather(
         values: np.ndarray,
-        table: np.ndarray,
+        runs: np.ndarray,
+        starts: np.ndarray,
         masks: np.ndarray,
         strides: tuple[int, ...],
         space: np.ndarray,
     ) -> int:
         start = -space.ctypes.data % ALIGNMENT
         out = space[start : start + values.size * width].view(unit)
-        for first in range(0, table.shape[1], group):
+        for step in range(starts.size):
             # (numba supplies the intrinsic's typing context: mypy sees one argument short)
-            _gather_tiles(values, table, masks, first, strides, out, text)  # type: ignore[call-arg]
+            _gather_tiles(values, runs, starts, masks, step, strides, out, text)  # type: ignore[call-arg]
         if stream:
             _drain()  # type: ignore[call-arg]
         return start
@@ -481,15 +492,16 @@ def kernels(text: str) -> tuple[Loop, Loop]:
     @numba.njit(nogil=True, cache=True)
     def scatter(
         buffer: np.ndarray,
-        table: np.ndarray,
+        runs: np.ndarray,
+        starts: np.ndarray,
         masks: np.ndarray,
         strides: tuple[int, ...],
         space: np.ndarray,
     ) -> int:
         start = -space.ctypes.data % ALIGNMENT
         out = space[start : start + buffer.size * width].view(unit)
-        for first in range(0, table.shape[1], group):
-            _scatter_tiles(buffer, table, masks, first, strides, out, text)  # type: ignore[call-arg]
+        for step in range(starts.size):
+            _scatter_tiles(buffer, runs, starts, masks, step, strides, out, text)  # type: ignore[call-arg]
         return start
 
     return gather, scatter

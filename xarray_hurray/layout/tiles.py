@@ -6,11 +6,12 @@ the chunk: an 8 x 8 square, a 4 x 4 x 4 cube, for Morton with unequal bits a box
 other sides.  Inside the box the elements follow one of a few *patterns* (one for
 Morton, one per orientation for Hilbert).  So the permutation is stored as tiles
 (:class:`Tiles`): the box's sides, the table of patterns (for each position of a
-run, the box's row-major index of its element), and for each run the flat index of
-its box's first corner (its base) and its pattern number, in the row-major order of
-the boxes.  The compiled loops of :mod:`.tile_kernels` then move a box (or a few
-side by side) a step: its rows, contiguous in the chunk, loaded as short vectors,
-permuted in registers by a shuffle compiled for the pattern, stored as one run.
+run, the box's row-major index of its element), and for each tile, in the row-major
+order of the boxes, the flat index of its box's first corner (its base) and its run
+and pattern number packed into one word.  The compiled loops of :mod:`.tile_kernels`
+then move a box (or a few side by side) a step: its rows, contiguous in the chunk,
+loaded as short vectors, permuted in registers by the pattern's shuffle, stored as one
+run.
 Decoding goes the other way through the same tiles.
 
 Without numba, or for permutations whose runs are not boxes in few patterns
@@ -51,7 +52,10 @@ MAX_PATTERNS = 64
 in more patterns go through loops that look their masks up (where the processor
 can, :func:`.tile_kernels.can_look_up`), else through the numpy gather."""
 
-MAX_LOOKED_UP = 512
+PATTERN_BITS = 9
+"""Low bits of a tile's word (:attr:`Tiles.runs`) that hold its pattern."""
+
+MAX_LOOKED_UP = 1 << PATTERN_BITS
 """Patterns of the tiles the loops take at most, their masks looked up: the ways a
 box of rank 4 can turn (384) and more; more than this and the numpy gather stays."""
 
@@ -62,9 +66,10 @@ elements, 128 KiB of bytes)."""
 BLOCK = 1 << 18
 """Buffer positions examined at a time by :func:`tiles_for` (bounds its memory)."""
 
-Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], int]
-"""A compiled loop of :mod:`.tile_kernels`: values, tile table, masks, strides, space
-for the output; it returns where in the space the output starts."""
+Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], int]
+"""A compiled loop of :mod:`.tile_kernels`: values, the tiles' runs, the bases of the
+steps, masks, strides, space for the output; it returns where in the space the output
+starts."""
 
 _kernels: ModuleType | None = None
 _looked = False
@@ -107,6 +112,9 @@ class Kernel:
     """:attr:`gather` storing its runs past the caches, for large outputs
     (:data:`STREAM_BYTES`)."""
     scatter: Loop
+    starts: np.ndarray
+    """The base of each step's first tile (:meth:`Tiles.group`): a step's boxes lie
+    side by side from it."""
     masks: np.ndarray
     """The patterns (row ``p``: the box index of each position of a run in pattern
     ``p``), for gather."""
@@ -128,20 +136,25 @@ class Tiles:
     of a run in pattern ``p``."""
     strides: tuple[int, ...]
     """The chunk's element strides of every axis but the last."""
-    table: np.ndarray
-    """Rows ``runs``, ``bases``, ``ids``: tile ``i`` fills run ``runs[i]`` of the
-    buffer from its box at flat index ``bases[i]`` in pattern ``ids[i]``; the tiles
-    in the row-major order of their boxes."""
+    runs: np.ndarray
+    """One word per tile, the tiles in the row-major order of their boxes: tile ``i``
+    fills run ``runs[i] >> PATTERN_BITS`` of the buffer in pattern ``runs[i] &
+    (MAX_LOOKED_UP - 1)``.  Unsigned integers of 4 bytes where they hold every run,
+    else 8: the loops read a word per tile, and for boxes of 16 bytes, three of 8
+    bytes (run, base, pattern) were more than the data (4-D chunks of bytes were
+    permuted 1.4x slower)."""
+    bases: np.ndarray
+    """``bases[i]``: the flat index of tile ``i``'s box's first corner (increasing)."""
     _kernels: dict[int, Kernel | None] = field(default_factory=dict, repr=False)
 
     @property
     def nbytes(self) -> int:
         """Bytes held (for the permutation cache's budget)."""
-        return int(self.patterns.nbytes + self.table.nbytes)
+        return int(self.patterns.nbytes + self.runs.nbytes + self.bases.nbytes)
 
     def group(self, width: int) -> int:
         """Boxes side by side along the last axis that one step of the loops moves
-        (consecutive in :attr:`table`): enough for :data:`ROW_BYTES` of each row,
+        (consecutive in :attr:`runs`): enough for :data:`ROW_BYTES` of each row,
         at most what a row of the chunk holds."""
         if not self.strides:  # one axis: the box is a run of the chunk already
             return 1
@@ -161,18 +174,20 @@ class Tiles:
         lookup = kernels.can_look_up(width, self.patterns)
         found: Kernel | None = None
         if lookup or len(self.patterns) <= MAX_PATTERNS:
-            described = (width, self.sides, self.patterns, self.group(width), lookup)
+            group = self.group(width)
+            described = (width, self.sides, self.patterns, group, lookup)
             # (numba compiles a loop at its first call: the unused ones never)
             gather, scatter = kernels.kernels(kernels.describe(*described))
             streaming_gather = kernels.kernels(kernels.describe(*described, stream=True))[0]
+            starts = np.ascontiguousarray(self.bases[::group])
             masks = np.ascontiguousarray(self.patterns, dtype=UNITS[width])
             inverses = np.ascontiguousarray(np.argsort(self.patterns, axis=1), dtype=UNITS[width])
-            found = Kernel(gather, streaming_gather, scatter, masks, inverses)
+            found = Kernel(gather, streaming_gather, scatter, starts, masks, inverses)
         self._kernels[width] = found
         return found
 
 
-NO_TILES = Tiles((), np.empty((0, 0), dtype=np.intp), (), np.empty((3, 0), dtype=np.intp))
+NO_TILES = Tiles((), np.empty((0, 0), np.intp), (), np.empty(0, np.uint32), np.empty(0, np.intp))
 """What the permutation cache keeps for a permutation that does not tile."""
 
 
@@ -234,9 +249,17 @@ def _box_tiles(sources: np.ndarray, shape: tuple[int, ...], size: int) -> Tiles 
     # before moving on.  Scattering in the curve's order instead leaves lines
     # partly written, to be fetched again later: 1.2-1.5x slower on 1 MiB chunks.
     runs = np.argsort(bases, kind="stable")
-    table = np.stack((runs, bases[runs], ids[runs]))
-    table.flags.writeable = False
-    return Tiles(tuple(sides), patterns, tuple(int(s) for s in strides[:-1]), table)
+    word = word_for(tiles)
+    words = runs.astype(word) << word(PATTERN_BITS) | ids[runs].astype(word)
+    bases = bases[runs]
+    words.flags.writeable = bases.flags.writeable = False
+    return Tiles(tuple(sides), patterns, tuple(int(s) for s in strides[:-1]), words, bases)
+
+
+def word_for(tiles: int) -> type[np.unsignedinteger]:
+    """The unsigned integers of :attr:`Tiles.runs` for ``tiles`` tiles: 4 bytes where
+    they hold the last run and any pattern."""
+    return np.uint32 if tiles << PATTERN_BITS <= 1 << 32 else np.uint64
 
 
 ALIGNMENT = 64
@@ -298,10 +321,10 @@ def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | No
     # The loops move unsigned integers of the elements' width: the elements' own bytes,
     # so floats (NaN payloads, -0.0) pass bit for bit.
     if direction:
-        start = kernel.scatter(units, tiles.table, kernel.inverses, tiles.strides, space)
+        loop, masks = kernel.scatter, kernel.inverses
     else:
         # a run of a box of 64 elements is whole cache lines: large outputs stream
         stream = array.nbytes >= STREAM_BYTES and tiles.patterns.shape[1] == 64
-        gather = kernel.streaming_gather if stream else kernel.gather
-        start = gather(units, tiles.table, kernel.masks, tiles.strides, space)
+        loop, masks = (kernel.streaming_gather if stream else kernel.gather), kernel.masks
+    start = loop(units, tiles.runs, kernel.starts, masks, tiles.strides, space)
     return space[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
