@@ -57,6 +57,9 @@ class Description(NamedTuple):
     """Whether a box's mask is looked up at run time (:func:`can_look_up`)."""
     stream: bool
     """Whether gather stores its runs past the caches (:data:`.tiles.STREAM_BYTES`)."""
+    apart: bool
+    """Whether scatter keeps its passes of interleaving apart (:func:`_opaque`): where
+    numba compiles for a processor with AVX-512."""
     sides: tuple[int, ...]
     """The box's sides."""
     patterns: tuple[tuple[int, ...], ...]
@@ -77,7 +80,9 @@ def describe(
     as a Python literal (numba sees the text as a constant, and the loops compile
     once for each)."""
     compiled = () if lookup else tuple(map(tuple, patterns.tolist()))
-    return repr(tuple(Description(width, group, lookup, stream, tuple(sides), compiled)))
+    apart = "avx512f" in _host_features()
+    described = Description(width, group, lookup, stream, apart, tuple(sides), compiled)
+    return repr(tuple(described))
 
 
 def _parse(text: str) -> Description:
@@ -156,11 +161,12 @@ def _join(builder: ir.IRBuilder, vectors: list[ir.Value]) -> ir.Value:
     return vectors[0]
 
 
-def _interleave(builder: ir.IRBuilder, vectors: list[ir.Value], unit: int) -> ir.Value:
+def _interleave(builder: ir.IRBuilder, vectors: list[ir.Value], unit: int, apart: bool) -> ir.Value:
     """The rows of boxes side by side: ``vectors`` (a power of two of them) are boxes
     of rows of ``unit`` elements; the result holds row ``r`` of every box, box after
     box, then row ``r + 1``...  Built by pairs, each pass interleaving the units of
-    two neighbours and doubling the unit, so that each shuffle takes two sources."""
+    two neighbours and doubling the unit, so that each shuffle takes two sources;
+    ``apart``: the passes are kept apart (:func:`_opaque`)."""
     while len(vectors) > 1:
         count = vectors[0].type.count
         mask = [
@@ -173,6 +179,8 @@ def _interleave(builder: ir.IRBuilder, vectors: list[ir.Value], unit: int) -> ir
             builder.shuffle_vector(vectors[i], vectors[i + 1], _mask(mask))
             for i in range(0, len(vectors), 2)
         ]
+        if apart:
+            vectors = [_opaque(builder, vector) for vector in vectors]
         unit *= 2
     return vectors[0]
 
@@ -196,6 +204,30 @@ def _deinterleave(builder: ir.IRBuilder, rows: list[ir.Value], group: int) -> li
         ]
         unit = half
     return vectors
+
+
+def _opaque(builder: ir.IRBuilder, vector: ir.Value) -> ir.Value:
+    """``vector`` as it is, hidden from LLVM's combining of shuffles: each register
+    of it passes through an empty assembly statement.
+
+    Left to combine them, LLVM fuses the passes of :func:`_interleave` into one
+    shuffle per output register, each built from every box of the step: for eight
+    4 x 4 x 4 boxes of bytes, 48 two-source permutes where the passes take 24.
+    Kept apart, 64^3 uint8 scattered in 12.5 us instead of 15.7 us (a copy: 8 us).
+    The statement names x86's vector registers, 64 bytes wide with AVX-512
+    (:attr:`Description.apart`).
+    """
+    element, count = vector.type.element, vector.type.count
+    lanes = min(count, 512 // element.width)  # elements of one 64-byte register
+    register = ir.VectorType(element, lanes)
+    barrier = ir.FunctionType(register, [register])
+    undefined = ir.Constant(vector.type, None)
+    parts = [
+        builder.shuffle_vector(vector, undefined, _mask(range(r, r + lanes)))
+        for r in range(0, count, lanes)
+    ]
+    # "=v,0": the output in a vector register, the same one as the input
+    return _join(builder, [builder.asm(barrier, "", "=v,0", [part], False) for part in parts])
 
 
 def _mask(indices: Sequence[int]) -> ir.Constant:
@@ -343,7 +375,7 @@ def _gather_tiles(
     ``starts[step]``) gathered: each box permuted into its run of ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    width, group, lookup, stream, sides, patterns = _parse(text.literal_value)
+    width, group, lookup, stream, _, sides, patterns = _parse(text.literal_value)
     size = math.prod(sides)
     # runs start at multiples of their bytes from an aligned output (kernels())
     align = min(ALIGNMENT, size * width & -(size * width))
@@ -395,7 +427,7 @@ def _scatter_tiles(
     back as their boxes in ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, group, lookup, _, sides, patterns = _parse(text.literal_value)
+    _, group, lookup, _, apart, sides, patterns = _parse(text.literal_value)
     inverses = [np.argsort(p).tolist() for p in patterns]
     size, length = math.prod(sides), sides[-1]
     signature = types.void(buffer, runs, starts, masks, step, strides, out, text)
@@ -419,7 +451,7 @@ def _scatter_tiles(
                 else None
             )
             boxes.append(_permuted(builder, loaded, pattern, inverses, row))
-        joined = _interleave(builder, boxes, length)
+        joined = _interleave(builder, boxes, length, apart)
         base = _item(context, builder, starts_v, sig.args[2], step_v)
         rows = _row_addresses(
             context, builder, out_v, sig.args[6], base, strides_v, sig.args[5], sides, group
