@@ -327,4 +327,5 @@ def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | No
         stream = array.nbytes >= STREAM_BYTES and tiles.patterns.shape[1] == 64
         loop, masks = (kernel.streaming_gather if stream else kernel.gather), kernel.masks
     start = loop(units, tiles.runs, kernel.starts, masks, tiles.strides, space)
-    return space[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
+    # (one constructor: slicing, viewing and reshaping took 0.7 us, this 0.4 us)
+    return np.ndarray(array.shape, array.dtype, space, start)
