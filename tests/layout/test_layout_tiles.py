@@ -126,6 +126,22 @@ def test_a_step_moves_boxes_side_by_side(layout_shape):
         assert kernel is None or np.array_equal(kernel.starts, bases[:, 0])
 
 
+def test_the_loops_read_tile_words_of_eight_bytes_too():
+    # words of 8 bytes are for chunks of more than 2**23 tiles, too large for a test:
+    # the loops are given this chunk's words widened
+    layout, shape = HilbertLayout(3, 6), (64, 64, 64)
+    tiled = layout._tiles(shape)
+    kernel = tiled.kernel(1)
+    wide = tiled.runs.astype(np.uint64)
+    array = values(shape, "u1", 4).reshape(-1)
+    space = np.empty(array.nbytes + tiles.ALIGNMENT - 1, dtype=np.uint8)
+    start = kernel.gather(array, wide, kernel.starts, kernel.masks, tiled.strides, space)
+    buffer = space[start : start + array.nbytes].copy()
+    assert buffer.tobytes() == gather(array, layout.sources(shape)).tobytes()
+    start = kernel.scatter(buffer, wide, kernel.starts, kernel.inverses, tiled.strides, space)
+    assert space[start : start + array.nbytes].tobytes() == array.tobytes()
+
+
 def test_a_tile_word_holds_the_last_run_and_any_pattern():
     for count in (1, 2**23, 2**23 + 1, 2**40):
         word = tiles.word_for(count)

@@ -260,14 +260,18 @@ def _row_addresses(
     return addresses
 
 
-def _item(context: Any, builder: ir.IRBuilder, array: ir.Value, arraytype: Any, index: Any) -> Any:
-    """``array[index]`` (an array of unsigned integers) as a 64-bit integer."""
+def _item(
+    context: Any, builder: ir.IRBuilder, array: ir.Value, arraytype: Any, index: Any
+) -> ir.Value:
+    """``array[index]`` (an array of non-negative integers of 4 or 8 bytes) as a
+    64-bit integer."""
     data = context.make_array(arraytype)(context, builder, value=array)
     # numba's own indexing of an array of any layout (cgutils is unannotated)
     where = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
         context, builder, arraytype, data, [index]
     )
-    return builder.zext(builder.load(where), ir.IntType(64))
+    value = builder.load(where)
+    return value if value.type.width == 64 else builder.zext(value, ir.IntType(64))
 
 
 def _tile(
