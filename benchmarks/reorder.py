@@ -80,7 +80,7 @@ def row(layout: Layout, array: np.ndarray, repeats: int) -> str:
     sources, positions = layout.sources(shape), layout.positions(shape)
     buffer = gather(flat, sources)
     paths = [lambda: gather(flat, sources), lambda: gather(buffer, positions)]
-    tiled = layout._tiles(shape)
+    tiled = layout._tiles(shape, array.dtype.itemsize)
     if tiled is not None:
         assert np.array_equal(tiles.gather(flat, tiled), buffer)
         assert np.array_equal(tiles.scatter(buffer, tiled), flat)

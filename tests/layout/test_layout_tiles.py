@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
@@ -54,7 +55,7 @@ def test_compiled_path_gives_the_numpy_bytes(layout_shape, dtype, seed):
     layout, shape = layout_shape
     array = values(shape, dtype, seed)
     sources, positions = layout.sources(shape), layout.positions(shape)
-    assert layout._tiles(shape) is not None  # curve runs are boxes in few patterns
+    assert layout._tiles(shape, array.itemsize) is not None  # runs: boxes in few patterns
     expected = gather(array.reshape(-1), sources)  # the numpy path
     buffer = layout.encode(array)
     assert buffer.dtype == array.dtype
@@ -94,10 +95,10 @@ def brute_sources(tiled: tiles.Tiles, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-@given(tiled_layouts())
-def test_the_tiles_describe_the_permutation(layout_shape):
+@given(tiled_layouts(), st.sampled_from([1, 2]))
+def test_the_tiles_describe_the_permutation(layout_shape, width):
     layout, shape = layout_shape
-    tiled = layout._tiles(shape)
+    tiled = layout._tiles(shape, width)
     assert np.prod(tiled.sides) == tiled.patterns.shape[1] and len(tiled.sides) == len(shape)
     assert tiled.strides == tuple(int(np.prod(shape[a + 1 :])) for a in range(len(shape) - 1))
     assert np.array_equal(brute_sources(tiled, shape), layout.sources(shape))
@@ -110,8 +111,8 @@ def test_the_tiles_describe_the_permutation(layout_shape):
 @given(tiled_layouts())
 def test_a_step_moves_boxes_side_by_side(layout_shape):
     layout, shape = layout_shape
-    tiled = layout._tiles(shape)
     for width in (1, 2, 4, 8):
+        tiled = layout._tiles(shape, width)
         group = tiled.group(width)
         row = tiled.sides[-1] * width
         # rows of ROW_BYTES where the chunk's rows are long enough, else whole rows
@@ -130,7 +131,7 @@ def test_the_loops_read_tile_words_of_eight_bytes_too():
     # words of 8 bytes are for chunks of more than 2**23 tiles, too large for a test:
     # the loops are given this chunk's words widened
     layout, shape = HilbertLayout(3, 6), (64, 64, 64)
-    tiled = layout._tiles(shape)
+    tiled = layout._tiles(shape, 1)
     kernel = tiled.kernel(1)
     wide = tiled.runs.astype(np.uint64)
     array = values(shape, "u1", 4).reshape(-1)
@@ -150,25 +151,78 @@ def test_a_tile_word_holds_the_last_run_and_any_pattern():
         assert word == np.uint32 or (last >> 32) > 0  # 8 bytes only where 4 do not hold
 
 
+CURVE_TILES = [
+    (MortonLayout((4, 4)), (8, 8), 1),
+    (MortonLayout((1, 2, 6)), (2, 4, 8), 1),
+    (MortonLayout((12,)), (64,), 1),  # one axis: the identity, copied
+    (HilbertLayout(2, 4), (8, 8), 3),
+    (HilbertLayout(2, 10), (8, 8), 4),
+    (HilbertLayout(3, 3), (4, 4, 4), 7),
+    (HilbertLayout(3, 5), (4, 4, 4), 24),
+    (HilbertLayout(4, 2), (2, 2, 4, 4), 4),
+]
+"""Curves and the tiles of their default chunk, whatever the elements' width."""
+
+WIDE_TILES = [
+    # more than MAX_PATTERNS: loops that look the masks up, where there are any
+    (HilbertLayout(4, 3), (2, 2, 2, 2), 106),
+    (HilbertLayout(4, 4), (2, 2, 2, 2), 185),
+]
+"""4-D Hilbert curves, whose runs of 64 are not boxes, with elements of 2 bytes or more."""
+
+
 @pytest.mark.parametrize(
-    ("layout", "sides", "patterns"),
+    ("layout", "sides", "patterns", "width"),
+    [(*case, width) for case in CURVE_TILES for width in (1, 2, 4, 8)]
+    + [(*case, width) for case in WIDE_TILES for width in (2, 4, 8)],
+)
+def test_the_tiles_of_curves(layout, sides, patterns, width):
+    tiled = layout._tiles(layout._default_shape(), width)
+    assert tiled.sides == sides and len(tiled.patterns) == patterns
+
+
+@pytest.mark.parametrize(
+    ("layout", "patterns"), [(HilbertLayout(4, 3), 15), (HilbertLayout(4, 4), 106)]
+)
+def test_bytes_of_4d_hilbert_chunks_tile_in_runs_of_four_lines(monkeypatch, layout, patterns):
+    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
+    shape = layout._default_shape()
+    if not kernels.can_permute(tiles.LINES, 1):
+        pytest.skip("this processor has no permute of 256 bytes by vector index")
+    tiled = tiles.tiles_for(layout.sources(shape), shape, 1)
+    assert tiled.sides == (4, 4, 4, 4) and len(tiled.patterns) == patterns
+    # without that permute, their patterns are too many to compile in: runs of 16
+    monkeypatch.setattr(kernels, "_host_features", lambda: frozenset())
+    assert tiles.tiles_for(layout.sources(shape), shape, 1).sides == (2, 2, 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("rows", "group", "length", "lanes"),
     [
-        (MortonLayout((4, 4)), (8, 8), 1),
-        (MortonLayout((1, 2, 6)), (2, 4, 8), 1),
-        (MortonLayout((12,)), (64,), 1),  # one axis: the identity, copied
-        (HilbertLayout(2, 4), (8, 8), 3),
-        (HilbertLayout(2, 10), (8, 8), 4),
-        (HilbertLayout(3, 3), (4, 4, 4), 7),
-        (HilbertLayout(3, 5), (4, 4, 4), 24),
-        (HilbertLayout(4, 2), (2, 2, 4, 4), 4),
-        # more than MAX_PATTERNS: loops that look the masks up, where there are any
-        (HilbertLayout(4, 3), (2, 2, 2, 2), 106),
+        (8, 4, 8, 64),  # 8 x 8 bytes: a box a register
+        (16, 8, 4, 64),  # 4 x 4 x 4 bytes: a box a register
+        (64, 8, 4, 64),  # 4 x 4 x 4 x 4 bytes: four registers a box
+        (8, 16, 2, 64),  # 2 x 2 x 2 x 2 bytes: four boxes a register
+        (16, 2, 4, 16),  # 4 x 4 x 4 of 4 bytes: a box in four registers
+        (4, 1, 8, 8),  # one box a step: no pass
+        (2, 4, 2, 32),  # fewer rows than a register holds
     ],
 )
-def test_the_tiles_of_curves(layout, sides, patterns):
-    shape = layout._default_shape()
-    tiled = layout._tiles(shape)
-    assert tiled.sides == sides and len(tiled.patterns) == patterns
+def test_each_pass_makes_a_register_of_two(rows, group, length, lanes):
+    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
+    layouts = kernels._passes(rows, group, length, lanes)
+    every = sorted((g, r) for g in range(group) for r in range(rows))
+    for layout in layouts:  # each unit once, each register full
+        assert sorted(unit for register in layout for unit in register) == every
+        assert {len(register) for register in layout} == {len(layouts[0][0])}
+        assert len(layouts[0][0]) * length <= lanes
+    for before, after in itertools.pairwise(layouts):
+        holder = {unit: n for n, register in enumerate(before) for unit in register}
+        assert all(len({holder[unit] for unit in register}) == 2 for register in after)
+    # at the end, a register holds one box, or every row of its boxes
+    for register in layouts[-1]:
+        boxes = {g for g, _ in register}
+        assert len(register) == len(boxes) * rows or register == sorted(register)
 
 
 @pytest.mark.parametrize(
@@ -183,7 +237,9 @@ def test_the_tiles_of_curves(layout, sides, patterns):
         for width in (1, 2)
     ]
     # a box of 16 elements: one register of 1, 2 and 4 bytes, or two of 8
-    + [(MortonLayout((1, 1, 1, 1)), width) for width in (1, 2, 4, 8)],
+    + [(MortonLayout((1, 1, 1, 1)), width) for width in (1, 2, 4, 8)]
+    # a box of 256 bytes, four registers, where the processor permutes them
+    + [(HilbertLayout(4, 3), 1)],
 )
 def test_every_way_of_compiling_the_loops_gives_the_numpy_bytes(
     monkeypatch, layout, width, lookup, stream, portable
@@ -197,9 +253,12 @@ def test_every_way_of_compiling_the_loops_gives_the_numpy_bytes(
     if portable:
         monkeypatch.setattr(kernels, "_host_features", lambda: frozenset())
     shape = layout._default_shape()
-    tiled = layout._tiles(shape)
+    tiled = layout._tiles(shape, width)
     if lookup and not kernels.can_look_up(width, tiled.patterns):
         pytest.skip(f"this processor has no permute of {width}-byte elements by vector index")
+    if tiled.kernel(width) is None:
+        assert portable and len(tiled.patterns) > tiles.MAX_PATTERNS
+        pytest.skip("too many patterns to compile in: the numpy gather (tested below)")
     text = kernels.describe(width, tiled.sides, tiled.patterns, tiled.group(width), lookup, stream)
     gather_loop, scatter_loop = kernels.kernels(text)
     kernel = tiled.kernel(width)  # the masks as the loops take them
@@ -226,12 +285,12 @@ def test_a_large_chunk_streams_its_gather():
 
 def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
     scrambled = np.random.default_rng(0).permutation(1 << 16)
-    assert tiles.tiles_for(scrambled, (256, 256)) is None
-    assert tiles.tiles_for(np.arange(100), (10, 10)) is None  # not a whole number of tiles
+    assert tiles.tiles_for(scrambled, (256, 256), 1) is None
+    assert tiles.tiles_for(np.arange(100), (10, 10), 1) is None  # not a whole number of tiles
     # boxes that wrap around a row end: runs of 8 from a chunk 12 wide
-    assert tiles.tiles_for(np.arange(96), (8, 12)) is None
+    assert tiles.tiles_for(np.arange(96), (8, 12), 1) is None
     padded = MortonLayout((3, 3))
-    assert padded._tiles((5, 8)) is None  # padding: numpy path
+    assert padded._tiles((5, 8), 1) is None  # padding: numpy path
 
 
 @pytest.mark.parametrize("width", [1, 2, 4, 8])
@@ -242,7 +301,7 @@ def test_tiles_in_too_many_patterns_to_branch_on_keep_the_numpy_gather(monkeypat
     kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
     layout, shape = HilbertLayout(4, 3), (8, 8, 8, 8)
     monkeypatch.setattr(kernels, "_host_features", lambda: frozenset())
-    tiled = tiles.tiles_for(layout.sources(shape), shape)  # not the cached ones
+    tiled = tiles.tiles_for(layout.sources(shape), shape, width)  # not the cached ones
     assert len(tiled.patterns) > tiles.MAX_PATTERNS
     array = values(shape, f"u{width}", 1)
     assert tiled.kernel(width) is None
@@ -273,7 +332,7 @@ def test_strided_arrays_are_permuted_as_numpy_does(layout, shape, index):
 
 def test_the_kernels_reject_types_they_cannot_move():
     layout, shape = HilbertLayout(2, 3), (8, 8)
-    tiled = layout._tiles(shape)
+    tiled = layout._tiles(shape, 8)
     strings = np.array([str(i) for i in range(64)], dtype=object)
     assert tiles.gather(strings, tiled) is None
     assert layout.encode(strings.reshape(shape)).tolist() == strings[layout.sources(shape)].tolist()
@@ -291,10 +350,10 @@ def test_only_a_large_chunk_loads_numba():
         small, large = HilbertLayout(2, 7), HilbertLayout(2, 9)
         array = np.arange(128 * 128, dtype="f4").reshape(128, 128)
         assert small.decode(small.encode(array), array.shape).tobytes() == array.tobytes()
-        assert "numba" not in sys.modules and small._tiles(array.shape) is None
+        assert "numba" not in sys.modules and small._tiles(array.shape, 4) is None
         assert 512 * 512 >= tiles.MIN_ELEMENTS
         large.encode(np.zeros((512, 512), dtype="f4"))
-        assert "numba" in sys.modules and small._tiles(array.shape) is not None
+        assert "numba" in sys.modules and small._tiles(array.shape, 4) is not None
         """
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)

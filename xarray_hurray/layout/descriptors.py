@@ -135,18 +135,19 @@ class Layout(ABC):
 
         return PERMUTATION_CACHE.get((self, shape, "sources"), build)
 
-    def _tiles(self, shape: tuple[int, ...]) -> tiles.Tiles | None:
-        """The permutation as tiles for the compiled kernels (:mod:`.tiles`); None
-        when they do not apply: no numba, kernels not loaded for a small chunk
-        (:func:`.tiles.wanted`; not cached, a later load serves it), padding, or runs
-        that are not boxes in few patterns."""
+    def _tiles(self, shape: tuple[int, ...], width: int) -> tiles.Tiles | None:
+        """The permutation as tiles for the compiled kernels (:mod:`.tiles`), for
+        elements of ``width`` bytes; None when they do not apply: no numba, kernels
+        not loaded for a small chunk (:func:`.tiles.wanted`; not cached, a later load
+        serves it), padding, or runs that are not boxes in few patterns."""
         if not tiles.wanted(math.prod(shape)) or self._size(shape) != math.prod(shape):
             return None
+        sizes = tiles.tile_sizes(width)  # the same tiles serve the widths that try the same
 
         def build() -> tiles.Tiles:
-            return tiles.tiles_for(self._sources(shape), shape) or tiles.NO_TILES
+            return tiles.tiles_for(self._sources(shape), shape, width) or tiles.NO_TILES
 
-        found = PERMUTATION_CACHE.get((self, shape, "tiles"), build)
+        found = PERMUTATION_CACHE.get((self, shape, "tiles", sizes), build)
         return None if found is tiles.NO_TILES else found
 
     def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
@@ -154,7 +155,7 @@ class Layout(ABC):
         array = np.asarray(array)
         shape = self.validate(array.shape)
         flat = array.reshape(-1)
-        if (tiled := self._tiles(shape)) is not None:
+        if (tiled := self._tiles(shape, array.dtype.itemsize)) is not None:
             out = tiles.gather(flat, tiled)
             if out is not None:
                 return out
@@ -170,7 +171,7 @@ class Layout(ABC):
         """The array of ``shape`` held by ``buffer``; padding is never read."""
         shape = self.validate(shape)
         buffer = self._check_buffer(buffer, shape)
-        if (tiled := self._tiles(shape)) is not None:
+        if (tiled := self._tiles(shape, buffer.dtype.itemsize)) is not None:
             out = tiles.scatter(buffer, tiled)
             if out is not None:
                 return out.reshape(shape)

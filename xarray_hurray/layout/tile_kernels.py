@@ -10,10 +10,10 @@ loaded as short vectors, joined into one vector of the tile, permuted by the til
 pattern and stored as one run; decoding does the reverse.  Where a box's rows are
 short, a step moves a *group* of boxes side by side along the last axis (consecutive
 in the tiles' runs), loading or storing their rows together; a few passes of
-two-source interleaving shuffles take the boxes apart from their rows, or put them
-back, before each is permuted on its own (one permutation picking each box out of
-all the step's rows at once was slower: 512 bytes of input for eight 4 x 4 x 4
-boxes of bytes).  The permutation is an
+two-source shuffles, a register at a time (:func:`_passes`), take the boxes apart
+from their rows, or put them back, before each is permuted on its own (one
+permutation picking each box out of all the step's rows at once was slower: 512
+bytes of input for eight 4 x 4 x 4 boxes of bytes).  The permutation is an
 LLVM ``shufflevector`` whose mask must be a compile-time constant, so each set of
 patterns, element width and group gets its own compiled loops (:func:`kernels`),
 described by a string that numba sees as a literal.  LLVM lowers such a shuffle to
@@ -31,6 +31,7 @@ number of patterns, and the loops do not depend on the patterns at all.
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 from collections.abc import Sequence
 from functools import lru_cache
@@ -58,8 +59,8 @@ class Description(NamedTuple):
     stream: bool
     """Whether gather stores its runs past the caches (:data:`.tiles.STREAM_BYTES`)."""
     apart: bool
-    """Whether scatter keeps its passes of interleaving apart (:func:`_opaque`): where
-    numba compiles for a processor with AVX-512."""
+    """Whether scatter keeps its passes (:func:`_passes`) apart (:func:`_opaque`):
+    where numba compiles for a processor with AVX-512."""
     sides: tuple[int, ...]
     """The box's sides."""
     patterns: tuple[tuple[int, ...], ...]
@@ -91,6 +92,7 @@ def _parse(text: str) -> Description:
 
 
 PERMUTES = {
+    (256, 1): ("llvm.x86.avx512.vpermi2var.qi.512", ("avx512vbmi",)),
     (64, 1): ("llvm.x86.avx512.permvar.qi.512", ("avx512vbmi",)),
     (64, 2): ("llvm.x86.avx512.vpermi2var.hi.512", ("avx512bw",)),
     (16, 1): ("llvm.x86.ssse3.pshuf.b.128", ("ssse3",)),
@@ -103,7 +105,9 @@ the processor features it needs.  A box of up to 64 bytes is one register and on
 permute (``vpermb``, ``pshufb``, ``vpermw``, ``vpermd``): element ``j`` of the result
 is element ``index[j]`` of the box.  A box of 128 bytes is two registers, and each
 half of the result is a two-source permute of both (``vpermi2w``, ``vpermi2q``):
-element ``index[j]`` of the two end to end.  Boxes of 64 elements of 4 or 8 bytes
+element ``index[j]`` of the two end to end.  A box of 256 bytes is four registers:
+each register of the result is a two-source permute of each pair (``vpermi2b``), the
+index's top bit picking between the two.  Boxes of 64 elements of 4 or 8 bytes
 would need a permute per pair of their 4 or 8 registers and selects among them: no
 faster for 4 bytes, slower for 8 (32^3 float64 gathered at 0.52-0.65x of a copy that
 way, 0.77-0.80x through the compiled shuffles), so they keep the compiled shuffles."""
@@ -125,6 +129,13 @@ def _host_features() -> frozenset[str]:
     return frozenset(name for name, present in features.items() if present)
 
 
+def can_permute(elements: int, width: int) -> bool:
+    """Whether this processor permutes a box of ``elements`` elements of ``width``
+    bytes by a vector index (:data:`PERMUTES`)."""
+    permute = PERMUTES.get((elements, width))
+    return permute is not None and set(permute[1]) <= _host_features()
+
+
 def can_look_up(width: int, patterns: np.ndarray) -> bool:
     """Whether the loops permute a box by a vector index loaded at run time (its
     pattern's row of the masks table) rather than by a shuffle compiled per pattern:
@@ -139,8 +150,7 @@ def can_look_up(width: int, patterns: np.ndarray) -> bool:
     that take side-by-side boxes apart into a longer sequence: 64^3 uint8 Morton
     gathered in 15 us through it and 11 us through the looked-up index (a copy: 8 us).
     """
-    permute = PERMUTES.get((patterns.shape[1], width))
-    return permute is not None and set(permute[1]) <= _host_features()
+    return can_permute(patterns.shape[1], width)
 
 
 def _row_starts(sides: Sequence[int]) -> list[list[int]]:
@@ -161,56 +171,100 @@ def _join(builder: ir.IRBuilder, vectors: list[ir.Value]) -> ir.Value:
     return vectors[0]
 
 
-def _interleave(builder: ir.IRBuilder, vectors: list[ir.Value], unit: int, apart: bool) -> ir.Value:
-    """The rows of boxes side by side: ``vectors`` (a power of two of them) are boxes
-    of rows of ``unit`` elements; the result holds row ``r`` of every box, box after
-    box, then row ``r + 1``...  Built by pairs, each pass interleaving the units of
-    two neighbours and doubling the unit, so that each shuffle takes two sources;
-    ``apart``: the passes are kept apart (:func:`_opaque`)."""
-    while len(vectors) > 1:
-        count = vectors[0].type.count
-        mask = [
-            half * count + u * unit + k
-            for u in range(count // unit)
-            for half in (0, 1)
-            for k in range(unit)
-        ]
-        vectors = [
-            builder.shuffle_vector(vectors[i], vectors[i + 1], _mask(mask))
-            for i in range(0, len(vectors), 2)
-        ]
-        if apart:
+Unit = tuple[int, int]
+"""A row of a box in a step: (the box's place among the step's boxes side by side,
+the row's place in the box).  Its elements are contiguous in the chunk."""
+
+Layout = list[list[Unit]]
+"""The units each of a list of vectors holds, in order."""
+
+
+def _passes(rows: int, group: int, length: int, lanes: int) -> list[Layout]:
+    """How a step's ``rows`` rows become its ``group`` boxes (rows of ``length``
+    elements) through registers of ``lanes`` elements: the registers' layouts before
+    the first pass and after each.
+
+    Before, each register holds a few consecutive rows of the step (each the row of
+    every box).  A pass takes each two registers that hold the same boxes, the
+    second the rows after the first's, and makes of them two: the first half of
+    their boxes, with the rows of both, then the second half.  So each register a
+    pass makes is one two-source permute.  The passes end when a register holds one
+    box, or all the rows of its boxes.  (Passes over the whole step as one long
+    vector, left to LLVM to cut into registers, spilled them to memory where boxes
+    are 256 bytes: 32^4 bytes gathered at 0.48-0.56x of a copy that way, 0.52-0.65x
+    by registers.)
+    """
+    per = max(min(lanes // (group * length), rows), 1)  # rows per register
+    layout = [
+        [(g, r) for r in range(s, s + per) for g in range(group)] for s in range(0, rows, per)
+    ]
+    layouts = [layout]
+    # (sorted, the registers of the same boxes are neighbours)
+    while len(layout) > 1 and len(_boxes(layout[0])) > 1 and _boxes(layout[0]) == _boxes(layout[1]):
+        after = []
+        for a in range(0, len(layout), 2):
+            units = layout[a] + layout[a + 1]
+            boxes = _boxes(layout[a])
+            for half in (boxes[: len(boxes) // 2], boxes[len(boxes) // 2 :]):
+                after.append(sorted(unit for unit in units if unit[0] in half))
+        # the registers of the same boxes next to each other, in the order of their rows
+        layout = sorted(after)
+        layouts.append(layout)
+    return layouts
+
+
+def _boxes(units: list[Unit]) -> list[int]:
+    """The boxes of which ``units`` hold rows, in order."""
+    return sorted({box for box, _ in units})
+
+
+def _chain(rows: int, group: int, length: int, width: int) -> list[Layout]:
+    """The layouts from a step's rows (vectors of a row of each box) to its boxes
+    (vectors of a box's rows) for elements of ``width`` bytes: the registers'
+    layouts of :func:`_passes` between."""
+    by_rows = [[(g, r) for g in range(group)] for r in range(rows)]
+    by_boxes = [[(g, r) for r in range(rows)] for g in range(group)]
+    return [by_rows, *_passes(rows, group, length, 64 // width), by_boxes]
+
+
+def _regroup(
+    builder: ir.IRBuilder, vectors: list[ir.Value], chain: list[Layout], length: int, apart: bool
+) -> list[ir.Value]:
+    """``vectors``, holding the units of layout ``chain[0]``, rearranged into
+    vectors holding those of ``chain[-1]`` through each layout between; ``apart``:
+    the registers between are kept apart (:func:`_opaque`)."""
+    for n, (before, after) in enumerate(itertools.pairwise(chain)):
+        vectors = [_pick(builder, vectors, before, wanted, length) for wanted in after]
+        if apart and 0 < n < len(chain) - 2:
             vectors = [_opaque(builder, vector) for vector in vectors]
-        unit *= 2
-    return vectors[0]
-
-
-def _deinterleave(builder: ir.IRBuilder, rows: list[ir.Value], group: int) -> list[ir.Value]:
-    """The inverse of :func:`_interleave`: ``rows`` each hold a row of ``group``
-    boxes side by side; the result is the boxes, each its rows end to end.  Built
-    by halves, each pass splitting every unit of a vector in two."""
-    vectors = [_join(builder, rows)]
-    unit = rows[0].type.count
-    while len(vectors) < group:
-        count, half = vectors[0].type.count, unit // 2
-        masks = [
-            [u * unit + side * half + k for u in range(count // unit) for k in range(half)]
-            for side in (0, 1)
-        ]
-        vectors = [
-            builder.shuffle_vector(vector, ir.Constant(vector.type, None), _mask(mask))
-            for vector in vectors
-            for mask in masks
-        ]
-        unit = half
     return vectors
+
+
+def _pick(
+    builder: ir.IRBuilder, vectors: list[ir.Value], layout: Layout, wanted: list[Unit], length: int
+) -> ir.Value:
+    """The units ``wanted``, in order, from ``vectors`` that hold those of ``layout``
+    (units of ``length`` elements): one shuffle of the vectors that hold them, joined
+    where they are more than two."""
+    where = {unit: (v, slot) for v, units in enumerate(layout) for slot, unit in enumerate(units)}
+    sources = sorted({where[unit][0] for unit in wanted})
+    size = len(layout[sources[0]]) * length  # the vectors' elements (all alike)
+    mask = [
+        sources.index(where[unit][0]) * size + where[unit][1] * length + k
+        for unit in wanted
+        for k in range(length)
+    ]
+    if len(sources) == 2:
+        return builder.shuffle_vector(vectors[sources[0]], vectors[sources[1]], _mask(mask))
+    joined = _join(builder, [vectors[v] for v in sources])
+    return builder.shuffle_vector(joined, ir.Constant(joined.type, None), _mask(mask))
 
 
 def _opaque(builder: ir.IRBuilder, vector: ir.Value) -> ir.Value:
     """``vector`` as it is, hidden from LLVM's combining of shuffles: each register
     of it passes through an empty assembly statement.
 
-    Left to combine them, LLVM fuses the passes of :func:`_interleave` into one
+    Left to combine them, LLVM fuses scatter's passes (:func:`_passes`) into one
     shuffle per output register, each built from every box of the step: for eight
     4 x 4 x 4 boxes of bytes, 48 two-source permutes where the passes take 24.
     Kept apart, 64^3 uint8 scattered in 12.5 us instead of 15.7 us (a copy: 8 us).
@@ -291,11 +345,11 @@ def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> i
     width = element.width // 8
     lanes = min(count, 64 // width)  # elements in one register
     register = ir.VectorType(element, lanes)
-    pair = count > lanes  # 128 bytes: two registers
+    registers = count // lanes  # 1, 2 or 4
     name = PERMUTES[count, width][0]
     function = builder.module.globals.get(name)
     if function is None:
-        arguments = [register] * (3 if pair else 2)
+        arguments = [register] * (2 if registers == 1 else 3)
         function = ir.Function(builder.module, ir.FunctionType(register, arguments), name)
 
     def indices(at: int) -> ir.Value:
@@ -303,16 +357,28 @@ def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> i
         where = builder.gep(index_at, [ir.Constant(ir.IntType(64), at)])
         return builder.load(builder.bitcast(where, register.as_pointer()), align=1)
 
-    if not pair:
+    if registers == 1:
         return builder.call(function, [vector, indices(0)])
-    # each half of the result picks from both registers
+    # each register of the result picks from every register of the box: from each
+    # pair by a two-source permute, then (four registers) from the pair that the
+    # index's top bit names: a byte's index of 128 or more is negative
     undefined = ir.Constant(vector.type, None)
-    low, high = (
+    parts = [
         builder.shuffle_vector(vector, undefined, _mask(range(r * lanes, (r + 1) * lanes)))
-        for r in (0, 1)
-    )
-    halves = [builder.call(function, [low, indices(at), high]) for at in (0, lanes)]
-    return _join(builder, halves)
+        for r in range(registers)
+    ]
+    picked = []
+    for at in range(0, count, lanes):
+        index = indices(at)
+        pairs = [
+            builder.call(function, [parts[r], index, parts[r + 1]])
+            for r in (0, 2)[: registers // 2]
+        ]
+        if len(pairs) == 2:
+            high = builder.icmp_signed("<", index, ir.Constant(register, None))
+            pairs = [builder.select(high, pairs[1], pairs[0])]
+        picked.append(pairs[0])
+    return _join(builder, picked)
 
 
 def _masks_row(
@@ -391,7 +457,9 @@ def _gather_tiles(
         rows = _row_addresses(
             context, builder, values_v, sig.args[0], base, strides_v, sig.args[5], sides, group
         )
-        boxes = _deinterleave(builder, [builder.load(row, align=1) for row in rows], group)
+        loaded = [builder.load(row, align=1) for row in rows]
+        chain = _chain(len(rows), group, sides[-1], width)
+        boxes = _regroup(builder, loaded, chain, sides[-1], False)
         data = context.make_array(sig.args[6])(context, builder, value=out_v).data
         first = builder.mul(step_v, ir.Constant(step_v.type, group))
         for g in range(group):
@@ -431,7 +499,7 @@ def _scatter_tiles(
     back as their boxes in ``out``."""
     if not isinstance(text, types.StringLiteral):
         return None
-    _, group, lookup, _, apart, sides, patterns = _parse(text.literal_value)
+    width, group, lookup, _, apart, sides, patterns = _parse(text.literal_value)
     inverses = [np.argsort(p).tolist() for p in patterns]
     size, length = math.prod(sides), sides[-1]
     signature = types.void(buffer, runs, starts, masks, step, strides, out, text)
@@ -455,15 +523,14 @@ def _scatter_tiles(
                 else None
             )
             boxes.append(_permuted(builder, loaded, pattern, inverses, row))
-        joined = _interleave(builder, boxes, length, apart)
+        chain = _chain(size // length, group, length, width)[::-1]
+        parts = _regroup(builder, boxes, chain, length, apart)
         base = _item(context, builder, starts_v, sig.args[2], step_v)
         rows = _row_addresses(
             context, builder, out_v, sig.args[6], base, strides_v, sig.args[5], sides, group
         )
-        span = group * length
-        for r, row in enumerate(rows):
-            part = list(range(r * span, (r + 1) * span))
-            builder.store(builder.shuffle_vector(joined, joined, _mask(part)), row, align=1)
+        for part, row in zip(parts, rows, strict=True):
+            builder.store(part, row, align=1)
         return context.get_dummy_value()
 
     return signature, codegen
