@@ -564,7 +564,7 @@ def kernels(text: str) -> tuple[Loop, Loop]:
     :data:`ALIGNMENT` - 1 more than it needs, from the returned offset, the first at
     a multiple of :data:`ALIGNMENT` in memory.
 
-    ``masks`` are the looked-up masks, one row of 64 per pattern (the patterns for
+    ``masks`` are the looked-up masks, a row of ``T`` per pattern (the patterns for
     gather, their inverses for scatter), unsigned integers of the width and
     C-contiguous; loops that do not look up ignore them.  ``strides`` are the chunk's
     element strides of all axes but the last; ``values`` and ``buffer`` are unsigned
