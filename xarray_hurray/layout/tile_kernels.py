@@ -371,8 +371,7 @@ def _looked_up(builder: ir.IRBuilder, vector: ir.Value, index_at: ir.Value) -> i
     for at in range(0, count, lanes):
         index = indices(at)
         pairs = [
-            builder.call(function, [parts[r], index, parts[r + 1]])
-            for r in (0, 2)[: registers // 2]
+            builder.call(function, [parts[r], index, parts[r + 1]]) for r in range(0, registers, 2)
         ]
         if len(pairs) == 2:
             high = builder.icmp_signed("<", index, ir.Constant(register, None))
