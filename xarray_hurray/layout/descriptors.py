@@ -142,12 +142,13 @@ class Layout(ABC):
         serves it), padding, or runs that are not boxes in few patterns."""
         if not tiles.wanted(math.prod(shape)) or self._size(shape) != math.prod(shape):
             return None
-        sizes = tiles.tile_sizes(width)  # the same tiles serve the widths that try the same
 
         def build() -> tiles.Tiles:
             return tiles.tiles_for(self._sources(shape), shape, width) or tiles.NO_TILES
 
-        found = PERMUTATION_CACHE.get((self, shape, "tiles", sizes), build)
+        # by width, as bytes may tile otherwise (tiles.tile_sizes, too slow to ask
+        # on every call: a microsecond)
+        found = PERMUTATION_CACHE.get((self, shape, "tiles", width), build)
         return None if found is tiles.NO_TILES else found
 
     def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
