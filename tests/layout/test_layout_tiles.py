@@ -215,7 +215,7 @@ def test_each_pass_makes_a_register_of_two(rows, group, length, lanes):
     for layout in layouts:  # each unit once, each register full
         assert sorted(unit for register in layout for unit in register) == every
         assert {len(register) for register in layout} == {len(layouts[0][0])}
-        assert len(layouts[0][0]) * length <= lanes
+        assert len(layout[0]) * length <= lanes
     for before, after in itertools.pairwise(layouts):
         holder = {unit: n for n, register in enumerate(before) for unit in register}
         assert all(len({holder[unit] for unit in register}) == 2 for register in after)
