@@ -11,21 +11,21 @@ from hurray_datasets import everything
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, verify_file
 from xarray_hurray.container.format import INDEX_ENTRY
-from xarray_hurray.container.head import HeadLayout, pack_index
+from xarray_hurray.container.head import HeadPlan, pack_head
 
 
-def _chunks_and_entries(path) -> tuple[HeadLayout, dict[str, np.ndarray], list[bytes]]:
-    """The head layout of the file at ``path``, its entries in placement order, and
+def _chunks_and_entries(path) -> tuple[HeadPlan, dict[str, np.ndarray], list[bytes]]:
+    """The head plan of the file at ``path``, its entries in placement order, and
     the stored bytes of every chunk in file order."""
     reader = open_reader(path)
-    layout = HeadLayout(reader.metadata)
+    plan = HeadPlan(reader.metadata)
     blob = path.read_bytes()
     entries, chunks = {}, []
-    for name, var in layout.variables:
+    for name, var in plan.variables:
         rows = reader.entries(name, var.placement)
         entries[name] = rows
         chunks += [blob[o : o + s] for o, s in zip(rows["offset"], rows["size"], strict=True)]
-    return layout, entries, chunks
+    return plan, entries, chunks
 
 
 def _many_chunks() -> xr.Dataset:
@@ -47,10 +47,10 @@ def test_same_bytes_as_the_streaming_writer(tmp_path, dataset, front):
     packing the index after the chunks gives the same bytes."""
     path = tmp_path / "file.hurray"
     xh.to_hurray(dataset(), path)
-    layout, entries, chunks = _chunks_and_entries(path)
+    plan, entries, chunks = _chunks_and_entries(path)
     blob = path.read_bytes()
     body = b"".join(chunks)
-    index = pack_index(layout, entries, layout.length + len(body))
+    index = pack_head(plan, entries, plan.length + len(body))
     assert index.front_pages is front
     assert index.head + body + index.pages == blob
     if not front:
@@ -68,8 +68,8 @@ def test_chunks_apart_read_the_same(tmp_path, gap):
     original = tmp_path / "everything.hurray"
     ds = everything()
     xh.to_hurray(ds, original, write_empty_chunks=True)
-    layout, old, chunks = _chunks_and_entries(original)
-    at = layout.length + gap
+    plan, old, chunks = _chunks_and_entries(original)
+    at = plan.length + gap
     body, moved = [], {}
     sizes = iter(chunks)
     for name, rows in old.items():
@@ -82,7 +82,7 @@ def test_chunks_apart_read_the_same(tmp_path, gap):
                 at += len(data) + gap
         moved[name] = new
     path = tmp_path / "apart.hurray"
-    index = pack_index(layout, moved, at)
+    index = pack_head(plan, moved, at)
     path.write_bytes(index.head + bytes(gap) + b"".join(body) + index.pages)
     assert verify_file(path) == []
     with xr.open_dataset(path, engine="hurray") as back:

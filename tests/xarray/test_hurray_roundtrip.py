@@ -21,7 +21,7 @@ import xarray_hurray as xh
 from xarray_hurray.cli.demo import REGIONS
 from xarray_hurray.container.select import OuterSelection
 from xarray_hurray.layout import chunk_placement
-from xarray_hurray.xarray.writer import DEFAULT_CHUNK_BYTES, auto_chunks, default_chunk_axes
+from xarray_hurray.xarray.encoding import DEFAULT_CHUNK_BYTES, auto_chunks, default_chunk_axes
 
 
 def roundtrip(ds: xr.Dataset, path, **kwargs) -> xr.Dataset:

@@ -19,8 +19,8 @@ import xarray as xr
 from ..container import ContainerReader
 from ..container.select import OuterSelection
 from ..io import LocalFileSource, MergePolicy
+from ..io.counting import CountingSource
 from ..layout import LAYOUT_NAMES
-from ..testing import CountingSource
 from ..xarray.writer import to_hurray
 
 VARIABLE = "temperature"
@@ -141,7 +141,7 @@ def count_zarr(path: Path, keys: list[tuple[int | slice, ...]], truth: np.ndarra
     """Requests and bytes of each region read by zarr-python, after opening the array."""
     import zarr
 
-    from ..testing import CountingStore
+    from ..zarr.counting import CountingStore
 
     store = CountingStore(zarr.storage.LocalStore(path, read_only=True))
     array = zarr.open_array(store, path=VARIABLE, mode="r")

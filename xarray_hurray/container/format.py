@@ -134,10 +134,10 @@ class Header:
             metadata_crc32c=fields[9],
             version=(major, minor),
         )
-        header.check_layout()
+        header.check_offsets()
         return header
 
-    def check_layout(self) -> None:
+    def check_offsets(self) -> None:
         """Check that header, metadata and index follow each other inside the file."""
         if self.metadata_offset != HEADER_SIZE:
             raise HurrayFormatError(

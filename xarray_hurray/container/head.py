@@ -38,7 +38,7 @@ from .index import pack_page, page_lengths, page_reference, set_reference
 from .metadata import DatasetMeta
 
 
-class HeadLayout:
+class HeadPlan:
     """Where the pieces of the head of ``metadata`` go.
 
     Parameters
@@ -82,7 +82,7 @@ class HeadLayout:
 
 
 @dataclass(frozen=True)
-class PackedIndex:
+class PackedHead:
     """A new file's index, packed: ``head`` goes at offset 0 and ``pages`` (empty
     when the pages are in the head) right after the chunks."""
 
@@ -95,13 +95,13 @@ class PackedIndex:
         return not self.pages
 
 
-def pack_index(layout: HeadLayout, entries: dict[str, np.ndarray], chunks_end: int) -> PackedIndex:
+def pack_head(plan: HeadPlan, entries: dict[str, np.ndarray], chunks_end: int) -> PackedHead:
     """The head and the trailing pages of a file whose chunks ``entries`` describe.
 
     Parameters
     ----------
-    layout
-        The head's layout.
+    plan
+        The head's plan.
     entries
         For each variable path, its index entries (``INDEX_ENTRY``) in placement
         order: absolute offset, size and CRC32C of each chunk, all zero for a
@@ -112,39 +112,39 @@ def pack_index(layout: HeadLayout, entries: dict[str, np.ndarray], chunks_end: i
 
     Returns
     -------
-    PackedIndex
-        ``layout.length`` bytes of head and the trailing pages.
+    PackedHead
+        ``plan.length`` bytes of head and the trailing pages.
     """
-    meta = layout.metadata_bytes
-    root = np.zeros(len(layout.variables), dtype=REFERENCE)
+    meta = plan.metadata_bytes
+    root = np.zeros(len(plan.variables), dtype=REFERENCE)
     tables: list[np.ndarray] = []
     pages: list[tuple[np.ndarray, int, bytes]] = []  # (table, page number, bytes)
-    for path, var in layout.variables:
+    for path, var in plan.variables:
         rows = np.ascontiguousarray(entries[path], dtype=INDEX_ENTRY)
         if len(rows) != var.chunk_count:
             raise ValueError(
                 f"{len(rows)} index entries for the {var.chunk_count} chunks of {path!r}"
             )
-        table = np.zeros(len(page_lengths(var.chunk_count)), dtype=page_reference(layout.version))
+        table = np.zeros(len(page_lengths(var.chunk_count)), dtype=page_reference(plan.version))
         for page in range(len(table)):
             chunk_rows = rows[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
             # a page of missing chunks only is left out (1.1 keeps it when the pages
             # are in the head): its table entry stays zero, which reads as every
             # chunk missing
-            if chunk_rows["size"].any() or (layout.version < (1, 2) and layout.reserve):
-                pages.append((table, page, pack_page(chunk_rows, layout.version)))
+            if chunk_rows["size"].any() or (plan.version < (1, 2) and plan.reserve):
+                pages.append((table, page, pack_page(chunk_rows, plan.version)))
         tables.append(table)
     packed = sum(len(data) for _, _, data in pages)
     # the pages go in the head when they fit in the room kept for them (in 1.1 they
     # fill it exactly or it is empty); the bytes of the room they leave are zeros
-    front = packed <= layout.reserve
-    page_at = layout.page_offset if front else chunks_end
+    front = packed <= plan.reserve
+    page_at = plan.page_offset if front else chunks_end
     for table, page, data in pages:
         set_reference(table, page, page_at, data)
         page_at += len(data)
-    for number, (path, _) in enumerate(layout.variables):
+    for number, (path, _) in enumerate(plan.variables):
         if len(tables[number]):
-            root[number] = (layout.table_offsets[path], crc32c(tables[number].tobytes()))
+            root[number] = (plan.table_offsets[path], crc32c(tables[number].tobytes()))
     root_bytes = root.tobytes()
     page_bytes = b"".join(data for _, _, data in pages)
     trailing = b"" if front else page_bytes
@@ -153,16 +153,16 @@ def pack_index(layout: HeadLayout, entries: dict[str, np.ndarray], chunks_end: i
         metadata_offset=HEADER_SIZE_1_1,
         metadata_length=len(meta),
         metadata_crc32c=crc32c(meta),
-        root_offset=layout.root_offset,
+        root_offset=plan.root_offset,
         root_length=len(root_bytes),
         root_crc32c=crc32c(root_bytes),
         file_length=chunks_end + len(trailing),
-        version=layout.version,
+        version=plan.version,
     )
     head = [pack_header_1_1(slot), meta, root_bytes, *(t.tobytes() for t in tables)]
     if front:
         head.append(page_bytes)
     packed_head = b"".join(head)
-    # the layout promised this length before any chunk was placed after it
-    assert len(packed_head) <= layout.length
-    return PackedIndex(packed_head + bytes(layout.length - len(packed_head)), trailing)
+    # the plan promised this length before any chunk was placed after it
+    assert len(packed_head) <= plan.length
+    return PackedHead(packed_head + bytes(plan.length - len(packed_head)), trailing)

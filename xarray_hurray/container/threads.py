@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from itertools import islice
 from typing import TypeVar
 
-from ..io.pool import ProcessPool
+from ..io.pool import SharedThreadPool
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -24,7 +24,7 @@ def pool_threads() -> int:
     return os.cpu_count() or 1
 
 
-_shared_pool = ProcessPool(pool_threads(), "hurray-decode")
+_shared_pool = SharedThreadPool(pool_threads(), "hurray-decode")
 """The decode pool of this process."""
 
 

@@ -16,7 +16,7 @@ from ..errors import HurrayValueError
 from .all_or_nothing import AllOrNothing
 from .checksum import crc32c
 from .format import INDEX_ENTRY, VERSION
-from .head import HeadLayout, pack_index
+from .head import HeadPlan, pack_head
 from .metadata import DatasetMeta
 from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
 
@@ -63,8 +63,8 @@ class ContainerWriter(AllOrNothing):
         self.path = Path(path)
         self.metadata = metadata
         self.exclusive = exclusive
-        self._layout = HeadLayout(metadata, version)
-        self._variables = dict(self._layout.variables)
+        self._head = HeadPlan(metadata, version)
+        self._variables = dict(self._head.variables)
         # entries in placement order: a variable's chunks arrive in that order
         self._entries = {
             name: np.zeros(var.chunk_count, dtype=INDEX_ENTRY)
@@ -80,7 +80,7 @@ class ContainerWriter(AllOrNothing):
         fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(fd, "wb")
         ON_SIGTERM.add(self._tmp)
-        self._position = self._layout.length
+        self._position = self._head.length
         try:
             keep_mode(self.path, fd)
             # zeros where the header, metadata, root, tables and front pages go: they
@@ -177,7 +177,7 @@ class ContainerWriter(AllOrNothing):
                 f"cannot close: chunk {self._next[1]} of {self._next[0]!r} and the "
                 "chunks after it were never written"
             )
-        index = pack_index(self._layout, self._entries, self._position)
+        index = pack_head(self._head, self._entries, self._position)
         self._file.seek(self._position)
         self._file.write(index.pages)
         self._file.seek(0)

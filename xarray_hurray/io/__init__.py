@@ -30,6 +30,7 @@ from .multipart import (
     plan_runs,
     start_multipart,
 )
+from .open import open_source
 from .plan import MergePolicy, ReadPlan, as_merge_policy, plan_reads
 from .remote import DEFAULT_RETRY, ObjectVersion, RetryPolicy
 from .source import (
@@ -38,7 +39,6 @@ from .source import (
     FsspecSource,
     LocalFileSource,
     is_url,
-    open_source,
 )
 from .upload import UploadTarget, staged_upload, upload_target
 

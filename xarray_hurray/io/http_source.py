@@ -27,7 +27,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from .costs import OBJECT_STORE, PLAIN_HTTP
 from .plan import MergePolicy
-from .pool import ProcessPool
+from .pool import SharedThreadPool
 from .remote import (
     DEFAULT_RETRY,
     Fetched,
@@ -167,7 +167,7 @@ class HttpSource(PooledSource):
         The version to pin from the start (a pickled source carries its own).
     """
 
-    _threads = ProcessPool(OBJECT_STORE.concurrency, "hurray-http")
+    _threads = SharedThreadPool(OBJECT_STORE.concurrency, "hurray-http")
     """The threads that fetch the ranges of reads."""
 
     def __init__(

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import SourceReadError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
-from .pool import ProcessPool
+from .pool import SharedThreadPool
 from .remote import ObjectVersion, changed
 from .source import PooledSource
 
@@ -46,7 +46,7 @@ class ObstoreSource(PooledSource):
         The version to pin from the start.
     """
 
-    _threads = ProcessPool(_POOL_SIZE, "hurray-obstore")
+    _threads = SharedThreadPool(_POOL_SIZE, "hurray-obstore")
     """The threads that wait on obstore's blocking calls (which release the GIL)."""
 
     def __init__(self, store: Any, path: str, *, version: ObjectVersion | None = None) -> None:

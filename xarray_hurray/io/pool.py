@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 
-class ProcessPool:
+class SharedThreadPool:
     """A thread pool shared by the process, made on first use.
 
     A forked child makes its own: threads do not fork, and the pool of the parent,

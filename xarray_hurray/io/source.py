@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import HurrayTypeError, HurrayValueError, SourceChangedError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
-from .pool import ProcessPool
+from .pool import SharedThreadPool
 from .remote import (
     DEFAULT_RETRY,
     ObjectVersion,
@@ -333,7 +333,7 @@ class PooledSource(RemoteSource):
     ``_threads``, the pool.
     """
 
-    _threads: ClassVar[ProcessPool]
+    _threads: ClassVar[SharedThreadPool]
     """The pool whose threads fetch the ranges of a read."""
 
     @abstractmethod
@@ -549,30 +549,3 @@ def is_url(path: str) -> bool:
     """Whether ``path`` is read through fsspec: it names a protocol (``"s3://..."``,
     also chained as ``"simplecache::s3://..."``); anything else is a local path."""
     return "://" in path
-
-
-def open_source(
-    target: str | os.PathLike[str] | BinaryIO | ByteSource,
-    storage_options: Mapping[str, Any] | None = None,
-) -> ByteSource:
-    """The byte source for a path, a URL (``"scheme://..."``) or a file-like object.
-
-    A plain ``http(s)://`` URL is read with the standard library
-    (:class:`~xarray_hurray.io.http_source.HttpSource`); ``storage_options`` go to
-    fsspec and imply a URL or path read through fsspec.
-    """
-    if isinstance(target, ByteSource):
-        return target
-    if isinstance(target, str | os.PathLike):
-        path = os.fspath(target)
-        if storage_options is None and is_url(path):
-            from .http_source import HttpSource, plain_http
-
-            if plain_http(path):
-                return HttpSource(path)
-        if storage_options is not None or is_url(path):
-            return FsspecSource(path, storage_options)
-        return LocalFileSource(path)
-    if storage_options is not None:
-        raise HurrayValueError("storage_options apply only to paths and URLs, not to file objects")
-    return FileObjectSource(target)

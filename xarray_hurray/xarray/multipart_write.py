@@ -30,7 +30,7 @@ from ..container import DatasetMeta, VariableMeta
 from ..container.checksum import crc32c
 from ..container.elements import parse_element_type
 from ..container.format import INDEX_ENTRY
-from ..container.head import HeadLayout, pack_index
+from ..container.head import HeadPlan, pack_head
 from ..errors import HurrayValueError
 from ..io.multipart import (
     DEFAULT_PART_BYTES,
@@ -172,26 +172,26 @@ class MultipartWrite:
         self.metadata = metadata
         self.rules = rules
         self.exclusive = exclusive
-        self.layout = HeadLayout(metadata)
+        self.head = HeadPlan(metadata)
         self._encoders: list[DaskChunks] = []
         raw: list[np.ndarray] = []
-        for path, var in self.layout.variables:
+        for path, var in self.head.variables:
             source = variables[path]
             check_alignment(path, source, var.chunks)
             if not isinstance(source.data, da.Array):
                 source = source.chunk(dict(zip(source.dims, var.chunks, strict=True)))
             self._encoders.append(DaskChunks(source.data, var, write_empty_chunks))
             raw.append(np.full(var.chunk_count, _raw_bytes(var), dtype=np.int64))
-        if self.layout.length > rules.max_part:
+        if self.head.length > rules.max_part:
             raise HurrayValueError(
-                f"the page tables of {url} would take {self.layout.length} bytes, more "
+                f"the page tables of {url} would take {self.head.length} bytes, more "
                 f"than one part holds ({rules.max_part}); use larger chunks or split the "
                 "dataset into several files"
             )
         # parts kept besides the runs: the head, and the pages uploaded after the runs
         # (at most every page, in parts of the largest size) when they may go there
         self.page_parts = (
-            -(-self.layout.page_bytes // rules.max_part) if self.layout.pages_may_follow else 0
+            -(-self.head.page_bytes // rules.max_part) if self.head.pages_may_follow else 0
         )
         # run k holds positions [cuts[k], cuts[k + 1]) of the placement of every chunk
         self.cuts = plan_runs(
@@ -212,7 +212,7 @@ class MultipartWrite:
         # every chunk in placement order: its encode task's key and index in its list
         keys: list[Any] = []
         local: list[np.ndarray] = []
-        for (_, var), encoder in zip(self.layout.variables, self._encoders, strict=True):
+        for (_, var), encoder in zip(self.head.variables, self._encoders, strict=True):
             graph.update(encoder.graph)
             block, index = encoder.blocks.locate(var.placement)
             base = len(keys)
@@ -308,7 +308,7 @@ class MultipartWrite:
         """Pack and upload the head (with the chunks of a single run) and the pages
         that follow the chunks; every part of the file, in order."""
         inline = b"".join(r.data for r in results if r.data is not None)
-        head_part = self.layout.length
+        head_part = self.head.length
         if self.runs > 1:
             head_part = max(head_part, self.rules.min_part)
         starts = head_part + np.cumsum([0] + [r.length for r in results], dtype=np.int64)
@@ -321,10 +321,10 @@ class MultipartWrite:
             rows["crc32c"] = result.crcs
         by_path: dict[str, np.ndarray] = {}
         start = 0
-        for path, var in self.layout.variables:
+        for path, var in self.head.variables:
             by_path[path] = entries[start : start + var.chunk_count]
             start += var.chunk_count
-        index = pack_index(self.layout, by_path, int(starts[-1]))
+        index = pack_head(self.head, by_path, int(starts[-1]))
         head = index.head + bytes(head_part - len(index.head)) + inline
         if self.runs <= 1:
             # a single run: the whole file is one part, which may have any size

@@ -34,7 +34,7 @@ from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, open_source
 from .backend import HurrayDataStore
 from .dask_write import ChunkSink, DaskWrite, WritePart, check_alignment, chunk_encoder
-from .writer import CF_ENCODING, describe_group, describe_variable, encode_dataset, group_encoding
+from .encoding import CF_ENCODING, describe_group, describe_variable, encode_dataset, group_encoding
 
 WRITE_MODES = ("w", "w-", "a", "a-", "r+")
 """The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""

@@ -23,7 +23,7 @@ from ..errors import HurrayValueError, LayoutError, in_context
 from ..layout import Layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
-from .writer import CF_ENCODING, DEFAULT_CHUNK_BYTES, _dask_chunks, auto_chunks
+from .encoding import CF_ENCODING, DEFAULT_CHUNK_BYTES, auto_chunks, dask_chunks
 
 DEFAULT_SHARD_BYTES = 2**26
 """Target uncompressed bytes of one shard (64 MiB): 64 inner chunks of 1 MiB."""
@@ -137,7 +137,7 @@ def hurray_zarr_encoding(
         shards = given.pop("shards", None)
         if shards is None:
             try:
-                shards = _dask_chunks(var, name)
+                shards = dask_chunks(var, name)
             except ValueError as err:
                 raise HurrayValueError(f"{err} or 'shards'") from err
         shard, inner = shard_and_chunk_shapes(

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..io.plan import MergePolicy
-from ..io.source import ByteSource
+from .plan import MergePolicy
+from .source import ByteSource
 
 
 class CountingSource(ByteSource):

@@ -1,0 +1,382 @@
+"""The CF encoding of a dataset for writing, with xarray's own coders, and the
+description of each encoded variable (chunks, layout, chunk order, codecs) from its
+``encoding`` and the write's defaults.  Both new files and updates use it."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, cast
+
+import numpy as np
+import xarray as xr
+from xarray import conventions
+from xarray.backends.common import NONE_VAR_NAME
+
+from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
+from ..container.elements import element_bytes, to_bytes
+from ..container.metadata import check_node_name
+from ..errors import HurrayTypeError, HurrayValueError, in_context
+from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
+from .compat import encode_cf_variable_keeping_bools
+from .strings import FILL_ATTRS, check_fill_value, encode_text
+
+CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
+CF_ENCODING |= {"units", "calendar"}
+"""Encoding keys consumed by xarray's CF coders."""
+
+HURRAY_ENCODING = {"chunks", "layout", "chunk_order", "chunk_axes", "codecs"}
+"""Encoding keys of this format."""
+
+RENAMED_ENCODING = {"compressor": "codecs"}
+"""Old encoding keys still accepted, with a :class:`DeprecationWarning`, until the next
+release: old name to new name."""
+
+IGNORED_ENCODING = {"source", "original_shape", "preferred_chunks"}
+"""Keys that reading adds and writing ignores."""
+
+
+DEFAULT_CHUNK_BYTES = 2**20
+STRING_ITEMSIZE = 16
+"""Assumed bytes per variable-length string when sizing chunks."""
+
+
+def auto_chunks(
+    shape: Sequence[int], itemsize: int, target: int = DEFAULT_CHUNK_BYTES
+) -> tuple[int, ...]:
+    """Chunk sides of at most ``target`` bytes: the whole shape when it fits, else
+    sides doubled in turn along each axis while the chunk, counted with each side cut
+    to its axis's length, stays within ``target``; an axis held by one chunk keeps its
+    own length (so a variable that fits is never split, and none is cut raggedly for
+    want of budget its short axes did not use)."""
+    shape = tuple(max(int(n), 1) for n in shape)
+    budget = max(target // itemsize, 1)
+    if math.prod(shape) <= budget:
+        return shape
+    chunks = [1] * len(shape)
+    grown = True
+    while grown:
+        grown = False
+        for k, n in enumerate(shape):
+            wider = min(chunks[k] * 2, n)
+            if wider > chunks[k] and math.prod(chunks) // chunks[k] * wider <= budget:
+                chunks[k] = wider
+                grown = True
+    return tuple(chunks)
+
+
+def dask_chunks(var: xr.Variable, name: Hashable) -> tuple[int, ...] | None:
+    """The chunk shape of the dask chunks of ``var`` (None when it is not dask-backed):
+    the stored chunks a write without ``encoding["chunks"]`` takes.
+
+    Raises
+    ------
+    ValueError
+        Naming the variable, for dask chunks of more than one size along a dimension
+        (other than a smaller last one).
+    """
+    if var.chunks is None:
+        return None
+    for dim, sizes in zip(var.dims, var.chunks, strict=True):
+        if any(s != sizes[0] for s in sizes[:-1]) or sizes[-1] > sizes[0]:
+            raise HurrayValueError(
+                f"variable {name!r}: dask chunks {sizes} along {dim!r} are not uniform; "
+                "rechunk or give encoding chunks"
+            )
+    return tuple(sizes[0] for sizes in var.chunks)
+
+
+def _layout(spec: str | Mapping[str, Any] | Layout, chunks: tuple[int, ...]) -> Layout:
+    if isinstance(spec, Layout):
+        return spec
+    if isinstance(spec, Mapping):
+        return layout_from_config(spec)
+    if not chunks and spec in LAYOUT_NAMES:
+        return RowMajorLayout()  # a single element: every order is the same
+    return layout_for_shape(spec, chunks)
+
+
+def default_chunk_axes(shape: Sequence[int], chunks: Sequence[int]) -> tuple[int, ...]:
+    """The axes the chunk curve runs over when none are named: every axis but those
+    cut one element per chunk (time steps, bands, levels), which stay outermost, so
+    that each step is one compact curve (all axes when every one is cut so).
+
+    Chunks one step deep are what step-by-step reads (a map of one day) ask for; a
+    curve through the steps as well scatters each step's chunks: in ``hurray demo``
+    (1 x 64 x 64 chunks) a country on one day is 1 contiguous run with the curve over
+    (lat, lon), 10 with it over (time, lat, lon); a continent 8 runs against 27.
+    """
+    if len(chunks) != len(shape):
+        return tuple(range(len(shape)))  # wrong chunks: the description says so
+    axes = tuple(k for k, (n, c) in enumerate(zip(shape, chunks, strict=True)) if c > 1 or n <= 1)
+    return axes or tuple(range(len(shape)))
+
+
+def _chunk_axes(
+    names: Sequence[Hashable] | None,
+    dims: tuple[Hashable, ...],
+    shape: Sequence[int],
+    chunks: Sequence[int],
+) -> tuple[int, ...]:
+    if names is None:
+        return default_chunk_axes(shape, chunks)
+    missing = [d for d in names if d not in dims]
+    if missing:
+        raise HurrayValueError(f"chunk_axes {list(names)} name dimensions {missing} not in {dims}")
+    return tuple(dims.index(d) for d in names)
+
+
+def _hurray_settings(name: Hashable, encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of this format in a variable's ``encoding``; an old key of
+    :data:`RENAMED_ENCODING` is taken under its new name, with a warning."""
+    settings = {k: v for k, v in encoding.items() if k in HURRAY_ENCODING}
+    for old, new in RENAMED_ENCODING.items():
+        if old not in encoding:
+            continue
+        if new in settings:
+            raise HurrayValueError(f"encoding gives both {old!r} and {new!r}; give {new!r} only")
+        warnings.warn(
+            f"variable {name!r}: encoding key {old!r} is deprecated and will be removed in "
+            f"the next release; use {new!r}",
+            DeprecationWarning,
+            stacklevel=5,  # the caller of to_hurray, past the generator in it
+        )
+        settings[new] = encoding[old]
+    return settings
+
+
+def _fill_value(var: xr.Variable, dtype: str) -> bytes | None:
+    """The stored bytes of the encoded ``_FillValue`` of ``var``, the value its missing
+    chunks hold; None (the zero element) when it has none that fits its type.  Either
+    way no value changes: only chunks equal to the fill byte for byte are left out."""
+    fill = var.attrs.get("_FillValue", var.encoding.get("_FillValue"))
+    if fill is None:
+        return None
+    try:
+        return element_bytes(fill, dtype)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def describe_variable(
+    name: Hashable, var: xr.Variable, defaults: Mapping[str, Any], chunk_bytes: int
+) -> VariableMeta:
+    """The description of a CF-encoded variable, from its encoding and ``defaults``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the variable, for what the format cannot store.
+    """
+    try:
+        settings = {**defaults, **_hurray_settings(name, var.encoding)}
+        dtype = element_type(var.dtype)
+        if not isinstance(name, str) or not all(isinstance(d, str) for d in var.dims):
+            raise HurrayTypeError(
+                f"names and dims must be strings, got {name!r} with dims {var.dims}"
+            )
+        check_node_name(name, "the variable name")
+        chunks = settings.get("chunks") or dask_chunks(var, name)
+        if chunks is None:
+            itemsize = STRING_ITEMSIZE if dtype == "string" else var.dtype.itemsize
+            chunks = auto_chunks(var.shape, itemsize, chunk_bytes)
+        chunks = tuple(chunks)
+        if isinstance(var.data, np.ndarray) and var.dtype.kind in "UO":
+            # text is checked now, before the file exists; dask-backed text when each
+            # chunk is encoded (a failure then still removes the temporary file)
+            to_bytes(var.data.reshape(-1), dtype)
+        return VariableMeta(
+            name=name,
+            dims=tuple(str(d) for d in var.dims),  # checked to be str above
+            shape=var.shape,
+            dtype=dtype,
+            chunks=chunks,
+            layout=_layout(settings["layout"], chunks),
+            codecs=parse_codecs(settings["codecs"], try_encoding=True),
+            chunk_order=settings["chunk_order"],
+            chunk_axes=_chunk_axes(settings.get("chunk_axes"), var.dims, var.shape, chunks),
+            attrs=dict(var.attrs),
+            fill_value=_fill_value(var, dtype),
+        )
+    except (ValueError, TypeError) as err:
+        if f"{name!r}" in str(err):
+            raise
+        raise in_context(err, f"variable {name!r}") from err
+
+
+def _check_names(ds: xr.Dataset) -> None:
+    """Refuse variable names the format cannot store, in the words of xarray's other
+    backends: a name is a non-empty string, or None (stored as ``__values__``)."""
+    for name in ds.variables:
+        if isinstance(name, str) and not name:
+            raise HurrayValueError(
+                f"Invalid name {name!r} for DataArray or Dataset key: string must be length 1 "
+                "or greater for serialization to Hurray files"
+            )
+        if name is not None and not isinstance(name, str):
+            raise HurrayTypeError(
+                f"Invalid name {name!r} for DataArray or Dataset key: must be either a string "
+                "or None for serialization to Hurray files"
+            )
+
+
+def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
+    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING | set(RENAMED_ENCODING)
+    for name, enc in encoding.items():
+        if name not in ds.variables:
+            raise KeyError(f"encoding given for {name!r}, which is not a variable of the dataset")
+        if not isinstance(enc, Mapping):
+            raise HurrayValueError(
+                f"the encoding of variable {name!r} must be castable to a dict of settings, "
+                f"got {enc!r}"
+            )
+        invalid = sorted(set(enc) - valid)
+        if invalid:
+            raise HurrayValueError(
+                f"unexpected encoding parameters {invalid} for variable {name!r}; "
+                f"valid keys are {sorted(valid)}",
+                value=invalid,
+            )
+
+
+def _fitting_settings(var: xr.Variable) -> dict[str, Any]:
+    """The encoding ``var`` carries, less the storage settings it kept from the file
+    it was read from that no longer fit it (a dimension dropped or renamed since):
+    chunks of another rank, a layout fitted to chunks no longer kept and chunk axes
+    naming other dimensions.  ``to_zarr`` drops stale chunks the same way."""
+    encoding = dict(var.encoding)
+    chunks = encoding.get("chunks")
+    if chunks is not None and len(chunks) != var.ndim:
+        del encoding["chunks"]
+    if "chunks" not in encoding and not isinstance(encoding.get("layout", ""), str):
+        del encoding["layout"]
+    axes = encoding.get("chunk_axes")
+    if axes is not None and not set(axes) <= set(var.dims):
+        del encoding["chunk_axes"]
+    return encoding
+
+
+def _typed_fill_values(var: xr.Variable) -> xr.Variable:
+    """``var`` with a numeric ``_FillValue`` or ``missing_value`` held as a scalar of
+    its element type, as netCDF stores them (xarray's decoding of ``_Unsigned`` needs
+    that type), where the value is exactly one of that type."""
+    if var.dtype.kind not in "biufc":
+        return var
+    attrs = dict(var.attrs)
+    for key in FILL_ATTRS:
+        value = attrs.get(key)
+        if isinstance(value, int | float | complex | np.number) and not isinstance(value, bool):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # out of range: kept as it is
+                try:
+                    typed = var.dtype.type(value)
+                except (OverflowError, ValueError):
+                    continue
+            # only an exact value takes the type: one the cast would change (300 as
+            # int8, 0.1 as float32) stays as given; NaN is exact though NaN != NaN
+            if typed == value or (np.isnan(typed) and np.isnan(value)):
+                attrs[key] = typed
+    return xr.Variable(var.dims, var.data, attrs, var.encoding, fastpath=True)
+
+
+def encode_dataset(
+    ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]
+) -> tuple[dict[Hashable, xr.Variable], dict[Hashable, Any]]:
+    """CF-encode ``ds`` as xarray's Zarr backend does (bool and strings stay native).
+
+    Settings given in ``encoding`` are used as they are (and checked later); the
+    encoding variables carry from the file they were read from loses the storage
+    settings that no longer fit them.
+    """
+    _check_names(ds)
+    _check_encoding(ds, encoding)
+    variables, attrs = conventions.encode_dataset_coordinates(ds)
+    for name, var in variables.items():
+        var.encoding = dict(encoding[name]) if name in encoding else _fitting_settings(var)
+    encoded = {}
+    for name, var in variables.items():
+        var = check_fill_value(var, name, explicit=name in encoding)
+        var = encode_cf_variable_keeping_bools(var, name)
+        var = _typed_fill_values(encode_text(var, name))
+        encoded[NONE_VAR_NAME if name is None else name] = var
+    return encoded, attrs
+
+
+def describe_group(
+    ds: xr.Dataset,
+    encoding: Mapping[Hashable, Mapping[str, Any]],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+    name: str = "",
+) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
+    """The description of ``ds`` as a group called ``name`` (``""``: the root), and
+    its CF-encoded variables by name."""
+    variables, attrs = encode_dataset(ds, encoding)
+    meta = DatasetMeta(
+        attrs=cast(dict[str, Any], dict(attrs)),  # names are checked as attributes
+        variables=tuple(
+            describe_variable(key, var, defaults, chunk_bytes) for key, var in variables.items()
+        ),
+        name=name,
+    )
+    return meta, {str(key): var for key, var in variables.items()}
+
+
+def group_encoding(
+    tree: xr.DataTree, encoding: Mapping[Hashable, Any]
+) -> dict[str, Mapping[Hashable, Mapping[str, Any]]]:
+    """``encoding`` of a DataTree write by group path (``"a/b"``; ``""`` the root),
+    from keys as :meth:`xarray.DataTree.to_zarr` takes them (``"/a/b"``) or ``"a/b"``.
+
+    Raises
+    ------
+    ValueError
+        For an encoding naming a group the tree does not have.
+    """
+    paths = {node.path.strip("/") for node in tree.subtree}
+    by_path = {str(key).strip("/"): value for key, value in encoding.items()}
+    unknown = sorted(set(by_path) - paths)
+    if unknown:
+        raise HurrayValueError(
+            f"encoding given for groups {unknown}, which the tree does not have; "
+            f"its groups are {sorted('/' + p for p in paths)}",
+            value=unknown,
+        )
+    return by_path
+
+
+def describe_tree(
+    tree: xr.DataTree,
+    encoding: Mapping[Hashable, Any],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
+    """The description of the groups of ``tree``, and the CF-encoded variables of all
+    of them by path (``"a/b/name"``).  ``encoding`` maps group paths (``"/a/b"`` as
+    :meth:`xarray.DataTree.to_zarr` takes them, or ``"a/b"``) to the encoding of
+    their variables.
+
+    Raises
+    ------
+    ValueError
+        For an encoding naming a group the tree does not have.
+    """
+    by_path = group_encoding(tree, encoding)
+    variables: dict[str, xr.Variable] = {}
+
+    def describe(node: xr.DataTree) -> DatasetMeta:
+        path = node.path.strip("/")
+        meta, own = describe_group(
+            node.to_dataset(inherit=False),
+            by_path.get(path, {}),
+            defaults,
+            chunk_bytes,
+            name=str(node.name) if path else "",
+        )
+        variables.update({f"{path}/{key}" if path else key: var for key, var in own.items()})
+        groups = tuple(describe(child) for child in node.children.values())
+        return replace(meta, groups=groups)
+
+    return describe(tree), variables
