@@ -9,7 +9,7 @@ from .errors import (
     LayoutError,
     SourceChangedError,
 )
-from .xarray import to_hurray, to_zarr
+from .xarray import multiscale, to_hurray, to_zarr
 
 __version__ = "0.1.0"
 """The package version, written only here: pyproject.toml reads it (a dynamic version)."""
@@ -22,6 +22,7 @@ __all__ = [
     "LayoutError",
     "SourceChangedError",
     "__version__",
+    "multiscale",
     "open_reader",
     "to_hurray",
     "to_zarr",

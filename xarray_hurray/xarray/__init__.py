@@ -5,13 +5,15 @@
 - :mod:`.dask_write`: encoding chunks in dask tasks, streamed in placement order.
 - :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
 - :mod:`.strings`: missing strings, bytes and character arrays, stored with CF attributes.
+- :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups.
 - :mod:`.accessor`: ``Dataset.hurray.to_hurray`` and ``Dataset.hurray.to_zarr``.
 - :mod:`.progress`: the write progress bar.
 """
 
 from . import accessor as _accessor  # noqa: F401  (registers Dataset.hurray)
 from .backend import HurrayBackendEntrypoint
+from .overviews import multiscale
 from .writer import to_hurray
 from .zarr_write import to_zarr
 
-__all__ = ["HurrayBackendEntrypoint", "to_hurray", "to_zarr"]
+__all__ = ["HurrayBackendEntrypoint", "multiscale", "to_hurray", "to_zarr"]

@@ -1,14 +1,17 @@
-"""``Dataset.hurray`` and ``DataTree.hurray``: the writers as accessor methods."""
+"""``Dataset.hurray`` and ``DataTree.hurray``: the writers as accessor methods, and the
+choice of an overview level."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import xarray as xr
 from dask.delayed import Delayed
 
 from ..io import UploadTarget
+from .overviews import convention_attrs, pick_level
 from .writer import to_hurray
 from .zarr_write import to_zarr
 
@@ -48,3 +51,35 @@ class HurrayTreeAccessor:
         """Write the tree to ``path``; the arguments and the result are those of
         :func:`xarray_hurray.to_hurray`."""
         return to_hurray(self._tree, path, **kwargs)
+
+    def level(
+        self,
+        size: Mapping[Hashable, int] | None = None,
+        resolution: Mapping[Hashable, float] | None = None,
+    ) -> xr.Dataset:
+        """The level of a pyramid (see :func:`xarray_hurray.multiscale`) for an output
+        of ``size`` cells along the dimensions it names, or cells no larger than
+        ``resolution`` (coordinate units): the coarsest level that is that fine, else
+        level 0.
+
+        Raises
+        ------
+        ValueError
+            When the tree has no overviews (no ``multiscales`` layout at its root), or
+            the arguments name no dimension of the levels.
+        """
+        return self._tree.children[pick_level(self._tree, size, resolution)].to_dataset()
+
+    def to_zarr(self, store: Any, **kwargs: Any) -> None:
+        """Write the pyramid's levels with :func:`xarray_hurray.to_zarr`, each as the
+        group of its name, and the root's ``multiscales`` attributes as JSON objects,
+        as Zarr readers of the convention find them; ``kwargs`` go to each level's
+        ``to_zarr`` (``mode`` to the first one only: the others are added to it)."""
+        import zarr
+
+        mode = kwargs.pop("mode", "w-")
+        for number, (name, node) in enumerate(self._tree.children.items()):
+            level_mode = mode if number == 0 else "a"
+            to_zarr(node.to_dataset(inherit=False), store, group=name, mode=level_mode, **kwargs)
+        root = zarr.open_group(store, mode="a")
+        root.attrs.update({str(k): v for k, v in convention_attrs(self._tree.attrs).items()})

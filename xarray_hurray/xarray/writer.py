@@ -8,11 +8,12 @@ import errno
 import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import xarray as xr
 from dask.delayed import Delayed, delayed
 
+from ..container import open_reader
 from ..container.codecs import CodecSpec
 from ..container.tempfiles import writable_target
 from ..io import UploadTarget, staged_upload, upload_target
@@ -21,6 +22,7 @@ from ..layout import Layout
 from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
 from .encoding import DEFAULT_CHUNK_BYTES, describe_group, describe_tree
 from .multipart_write import MultipartWrite
+from .overviews import recorded_pyramid, stored_attrs, update_tree, write_with_overviews
 from .update import PendingUpdate, Region, choose_mode, target_exists
 
 
@@ -72,6 +74,9 @@ def to_hurray(
     mode: str | None = None,
     append_dim: Hashable | None = None,
     region: Region | None = None,
+    overviews: int | Sequence[int] | None = None,
+    overview_dims: Sequence[Hashable] | None = None,
+    resampling: str | Mapping[Hashable, str] | None = None,
 ) -> Delayed | None:
     """Write ``ds`` (a Dataset, or a DataTree whose nodes become groups) to a Hurray
     file at ``path``, or into the file there.
@@ -151,7 +156,9 @@ def to_hurray(
         overwritten, or extended along ``append_dim``; new ones added; it is created if
         missing and there is no ``append_dim``), ``"a-"`` is ``"a"`` except that
         variables without ``append_dim`` it holds are left alone, and ``"r+"`` writes
-        only into variables it holds.  By default ``"a"`` with ``append_dim``,
+        only into variables it holds.  Into a file with overviews, a Dataset is
+        written into every level, made as the file's levels were (see
+        ``overviews``).  By default ``"a"`` with ``append_dim``,
         ``"r+"`` with ``region`` and ``"w"`` otherwise.  A write into a file takes its
         writer lock, encodes only the chunks that change, and commits at one instant;
         storage settings (``encoding``, ``layout``, ``codecs``...) apply to new
@@ -167,6 +174,21 @@ def to_hurray(
         dimension (or for every one) to find it from the coordinates the file holds.
         Coordinates indexing the dataset are not written.  Bounds must be on the
         stored chunk grid (or at the end of the dimension).
+    overviews
+        Write a pyramid of ``ds`` (see :func:`~xarray_hurray.multiscale`): the number
+        of coarser levels (factors 2, 4, ... ``2**N``) or their factors.  The levels
+        are groups ``"0"`` (``ds``), ``"1"``..., each chunked as ``ds`` and placed on
+        its own curve, described by the root's ``multiscales`` attribute.  The
+        coarser levels are computed first, each from the one before, in one pass
+        over ``ds`` into a temporary directory (with ``compute=False``, by the
+        write's own graph), then everything is written in one commit.
+    overview_dims
+        The dimensions the overviews coarsen; by default those the chunk curves run
+        over.
+    resampling
+        How the overviews resample: ``"mean"``, ``"nearest"``, ``"mode"``,
+        ``"min"``, ``"max"`` or a mapping by variable; by default what keeps each
+        variable's meaning (see :func:`~xarray_hurray.multiscale`).
 
     Returns
     -------
@@ -185,6 +207,30 @@ def to_hurray(
     FileExistsError
         With ``mode="w-"``, when a file exists at ``path``.
     """
+    if overviews is not None:
+        return write_with_overviews(  # type: ignore[no-any-return]
+            cast(xr.Dataset, ds),
+            path,
+            overviews,
+            dims=overview_dims,
+            resampling=resampling,
+            encoding=encoding,
+            compute=compute,
+            write=to_hurray,
+            layout=layout,
+            chunk_order=chunk_order,
+            codecs=codecs,
+            chunk_bytes=chunk_bytes,
+            progress=progress,
+            window=window,
+            storage_options=storage_options,
+            write_empty_chunks=write_empty_chunks,
+            part_bytes=part_bytes,
+            compressor=compressor,
+            mode=mode,
+        )
+    if isinstance(ds, xr.DataTree):
+        ds = stored_attrs(ds)
     mode = choose_mode(mode, append_dim, region)
     remote = upload_target(path, storage_options)
     if remote is None and isinstance(path, str | os.PathLike):
@@ -202,6 +248,12 @@ def to_hurray(
         codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
     if mode in ("a", "a-", "r+") and (exists or mode == "r+" or append_dim or region):
+        if exists and isinstance(ds, xr.Dataset):
+            # into a file with overviews: into every level
+            held = open_reader(path, storage_options=storage_options)  # type: ignore[arg-type]
+            pyramid = recorded_pyramid(held.metadata.attrs)
+            if pyramid is not None:
+                ds = update_tree(ds, pyramid, append_dim, region)
         options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
         options |= {"encoding": encoding or {}, "defaults": defaults, "chunk_bytes": chunk_bytes}
         options["write_empty_chunks"] = write_empty_chunks
