@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
 from ..io.multipart import S3_RULES, MultipartUpload, Part, object_etag, start_multipart
+from ..io.source import LocalFileSource
 from .all_or_nothing import AllOrNothing
 from .checksum import crc32c, verify
 from .format import (
@@ -136,6 +137,10 @@ class FileUpdate:
             if self.remote is None:
                 stack.enter_context(lock_file(self.target))  # type: ignore[arg-type]
             self.base = open_reader(self.target, storage_options=self.storage_options)  # type: ignore[arg-type]
+            if isinstance(self.base.source, LocalFileSource):
+                # the base's descriptor goes with the update, not when its reader is
+                # collected: after a rewrite it alone holds the old version's space
+                stack.callback(self.base.source.close)
             self._stack = stack.pop_all()
         return self
 
@@ -404,6 +409,7 @@ class InPlaceCommit(AllOrNothing):
         self._slot = base.header
         self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0)) if path else -1
         self._slot_started = False  # from then on the new version may be the file's
+        self._reached_file = False  # whether a write past the base's end was tried
         self._position = self._slot.file_length
         self._buffer = bytearray()
         self._buffer_start = self._position
@@ -422,6 +428,10 @@ class InPlaceCommit(AllOrNothing):
         return WRITE_BUFFER
 
     def _flush(self) -> None:
+        # marked before the write: one that fails may have stored part of the buffer
+        # (a file size limit or a disk filling up cut a pwrite short, then refuse the
+        # next one), and abort must cut that part off too
+        self._reached_file = self._reached_file or bool(self._buffer)
         _write_at(self._fd, bytes(self._buffer), self._buffer_start)
         self._buffer.clear()
         self._buffer_start = self._position
@@ -547,14 +557,18 @@ class InPlaceCommit(AllOrNothing):
         self._finish(slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
 
     def abort(self) -> None:
-        """Give up the new version: what was appended is cut off again, so the file is
-        as long as the base left it (nothing references those bytes; a process killed
-        before this leaves them as an uncommitted tail, which readers ignore).  Once
-        the new slot is being written (its ``fsync`` failing) nothing is cut: the slot
-        may have reached the disk, and its version needs those bytes."""
+        """Give up the new version: whatever part of it reached the file, however the
+        write failed (a full disk, a file size limit, an error of the caller), is cut
+        off again, so the file ends where the base does and its space is given back
+        (nothing references those bytes; a process killed before this leaves them as
+        an uncommitted tail, which readers ignore).  A tail an earlier interrupted
+        write left goes too, as the append began overwriting it; a write that never
+        reached the file cuts nothing.  Once the new slot is being written (its
+        ``fsync`` failing) nothing is cut: the slot may have reached the disk, and
+        its version needs those bytes."""
         try:
-            # something reached the file, and no slot may point to it yet
-            if self._buffer_start > self._slot.file_length and not self._slot_started:
+            # no slot may point past the base's end yet
+            if self._reached_file and not self._slot_started:
                 os.ftruncate(self._fd, self._slot.file_length)
         finally:
             os.close(self._fd)
