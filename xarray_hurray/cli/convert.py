@@ -291,6 +291,7 @@ def write_hurray(groups: Groups, out: str, chunks: Chunks, args: argparse.Namesp
         codecs=args.codecs,
         progress=True,
         storage_options=parse_storage_options(args.storage_option) if is_url(out) else None,
+        overviews=args.overviews,
     )
 
 
@@ -415,6 +416,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="zstd",
         help="codec compressing each chunk (default: zstd; --compressor is its old name)",
     )
+    parser.add_argument(
+        "--overviews",
+        type=int,
+        metavar="N",
+        help="also write N coarser levels (factors 2, 4, ... 2**N over the dimensions the "
+        "chunk curve runs over) as groups 0..N of a Hurray file",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     parser.set_defaults(run=run)
 
@@ -424,6 +432,8 @@ def run(args: argparse.Namespace) -> int:
     kind = output_format(args.output)
     if kind != "hurray" and args.chunk_order:
         raise CliError("--chunk-order applies to Hurray output only; other formats have none")
+    if kind != "hurray" and args.overviews is not None:
+        raise CliError("--overviews applies to Hurray output only")
     if kind == "netcdf":
         if args.layout != "auto":
             raise CliError("--layout applies to Hurray and Zarr output; netCDF has no layouts")
@@ -435,6 +445,8 @@ def run(args: argparse.Namespace) -> int:
     chosen = parse_chunks(args.chunks)
     input_options = parse_storage_options(args.storage_option) if is_url(args.input) else None
     groups = open_input(args.input, input_options)
+    if args.overviews is not None and len(groups) > 1:
+        raise CliError("--overviews takes an input without groups: its levels become the groups")
     check_chunk_dims(groups, chosen)
     chunks = {path: plan_chunks(ds, chosen) for path, ds in groups.items()}
     for path, ds in groups.items():

@@ -13,6 +13,7 @@ from ..container import ContainerReader, VariableMeta
 from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
 from ..container.update import storage_order
+from ..xarray.overviews import recorded_pyramid
 from .common import (
     add_file_arguments,
     open_reader,
@@ -75,10 +76,35 @@ def describe(
     }
 
 
+def overview_levels(
+    reader: ContainerReader, variables: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The levels of a file with overviews, finest first: group, factor, dimension
+    sizes and stored bytes of each (none for a file without)."""
+    pyramid = recorded_pyramid(reader.metadata.attrs)
+    if pyramid is None:
+        return []
+    levels = []
+    for number, factor in enumerate((1, *pyramid.factors)):
+        held = [v for v in variables if v["name"].startswith(f"{number}/")]
+        sizes: dict[str, int] = {}
+        for var in held:
+            sizes.update(zip(var["dims"], var["shape"], strict=True))
+        stored = sum(var["stored_bytes"] for var in held)
+        levels.append(
+            {"group": f"/{number}", "factor": factor, "sizes": sizes, "stored_bytes": stored}
+        )
+    return levels
+
+
 def report(reader: ContainerReader) -> dict[str, Any]:
     """Everything ``hurray info`` reports about a file, as a JSON-ready dict."""
     header = reader.header
     order = storage_order(reader)
+    variables = [
+        describe(reader, path, var, order["out_of_order"][path])
+        for path, var in reader.metadata.all_variables()
+    ]
     return {
         "file": reader.source.name,
         "format_version": ".".join(map(str, header.version)),
@@ -89,10 +115,8 @@ def report(reader: ContainerReader) -> dict[str, Any]:
         "uncommitted_bytes": order["uncommitted_bytes"],
         "attrs": dict(reader.metadata.attrs),
         "groups": ["/" + path for path, _ in reader.metadata.walk() if path],
-        "variables": [
-            describe(reader, path, var, order["out_of_order"][path])
-            for path, var in reader.metadata.all_variables()
-        ],
+        "levels": overview_levels(reader, variables),
+        "variables": variables,
     }
 
 
@@ -141,6 +165,14 @@ def format_text(facts: dict[str, Any]) -> str:
         lines.append(f"  {note}")
     for key, value in facts["attrs"].items():
         lines.append(f"  :{key} = {_show(value)}")
+    if facts.get("levels"):
+        lines.append("\noverview levels (multiscales)")
+        for level in facts["levels"]:
+            sizes = ", ".join(f"{d}={n}" for d, n in level["sizes"].items())
+            lines.append(
+                f"  {level['group']:<6} x{level['factor']:<5} ({sizes}) "
+                f"{_size(level['stored_bytes'])} stored"
+            )
     for var in facts["variables"]:
         dims = ", ".join(f"{d}={n}" for d, n in zip(var["dims"], var["shape"], strict=True))
         lines.append(f"\n{var['name']} ({dims}) {var['dtype']}")
