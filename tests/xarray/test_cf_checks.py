@@ -32,6 +32,19 @@ COMPLEX = {"dtype": "complex64", "shape": [], "data": [[1, 1]]}
         ("S3", {"_Encoding": "rot13"}, "'_Encoding' must be the name of a text encoding"),
         ("S3", {"_Encoding": "nope"}, "'_Encoding' must be the name of a text encoding"),
         ("S3", {"_Encoding": 5}, "'_Encoding' must be a string"),
+        ("f4", {"_Encoding": "utf-8"}, "'_Encoding' must be absent, as the variable holds numbers"),
+        ("i2", {"_Encoding": "ascii"}, "'_Encoding' must be absent, as the variable holds numbers"),
+        ("?", {"_Encoding": "utf-8"}, "'_Encoding' must be absent, as the variable holds numbers"),
+        (
+            "U2",
+            {"_Encoding": "utf-8"},
+            "'_Encoding' must be absent, as the variable holds text, not",
+        ),
+        (
+            "O",
+            {"_Encoding": "utf-8"},
+            "'_Encoding' must be absent, as the variable holds text, not",
+        ),
         ("i2", {"scale_factor": "x"}, "'scale_factor' must be one real number"),
         ("i2", {"scale_factor": [1.0, 2.0]}, "'scale_factor' must be one real number"),
         ("i2", {"scale_factor": COMPLEX}, "'scale_factor' must be one real number"),
@@ -103,3 +116,36 @@ def test_a_scalar_named_like_a_dimension_is_refused_by_name(tmp_path):
     assert int(xh.open_reader(io.BytesIO(blob)).read("x")) == 5  # the format holds it
     with pytest.raises(xh.HurrayFormatError, match="scalar variable 'x' is named like a dimen"):
         xr.open_dataset(io.BytesIO(blob), engine="hurray")
+
+
+ENCODING_MISFITS = [
+    ("float32", np.array([1.5, 2.0], "f4"), "numbers"),
+    ("int64", np.array([1, 2]), "numbers"),
+    ("bool", np.array([True, False]), "numbers"),
+    ("datetime64", np.array(["2024-01-01", "2024-01-02"], "M8[ns]"), "numbers"),
+    ("unicode", np.array(["a", "b"]), "text, not bytes"),
+    ("str objects", np.array(["a", "b"], object), "text, not bytes"),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "holds"), [c[1:] for c in ENCODING_MISFITS], ids=[c[0] for c in ENCODING_MISFITS]
+)
+def test_an_encoding_attribute_is_written_only_on_bytes(tmp_path, data, holds):
+    path = tmp_path / "e.hurray"
+    ds = xr.Dataset({"v": ("x", data, {"_Encoding": "utf-8"})})
+    match = f"variable 'v': attribute '_Encoding' .* the variable holds {holds}; drop the attr"
+    with pytest.raises(xh.HurrayValueError, match=match):
+        xh.to_hurray(ds, path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_encoding_attribute_on_bytes_decodes_them(tmp_path):
+    path = tmp_path / "e.hurray"
+    text = ["Grüße", "€uro"]
+    stored = np.array([t.encode("iso8859_15") for t in text])  # S6: bytes, not UTF-8
+    xh.to_hurray(xr.Dataset({"v": ("x", stored, {"_Encoding": "iso8859_15"})}), path)
+    assert xh.open_reader(path).variable("v").dtype == stored.dtype
+    with xr.open_dataset(path, engine="hurray") as ds:
+        assert ds["v"].values.tolist() == text
+        assert ds["v"].encoding["_Encoding"] == "iso8859_15"

@@ -61,6 +61,18 @@ def _is_text(value: Any, kind: str) -> bool:
     return isinstance(value, str | np.str_) or (kind in "SO" and isinstance(value, bytes))
 
 
+def encoding_misfit(kind: str) -> str | None:
+    """Why a variable of numpy kind ``kind`` cannot carry ``_Encoding`` (None: it can).
+
+    xarray's decoder decodes every element of a variable with ``_Encoding`` from
+    bytes, so only bytes (``S<n>``, character arrays included) may name one: numbers
+    and text that is already decoded have no ``decode``.
+    """
+    if kind == "S":
+        return None
+    return "text, not bytes" if kind in "UO" else "numbers"
+
+
 def check_cf_attrs(what: str, kind: str | None, attrs: Mapping[str, Any]) -> None:
     """Check the types of the CF attributes of ``what`` (``"variable 'v'"``, or ``"the
     dataset"`` with ``kind`` None), a variable of numpy kind ``kind`` (``"O"`` for
@@ -89,6 +101,9 @@ def check_cf_attrs(what: str, kind: str | None, attrs: Mapping[str, Any]) -> Non
             raise refuse("_Encoding", "the name of a text encoding such as 'utf-8'")
     if kind is None:
         return
+    misfit = encoding_misfit(kind)
+    if "_Encoding" in attrs and misfit is not None:
+        raise refuse("_Encoding", f"absent, as the variable holds {misfit}")
     if "dtype" in attrs and not isinstance(attrs["dtype"], str):
         # xarray's boolean decoder compares it with "bool" (an array cannot be compared)
         raise refuse("dtype", "a string")

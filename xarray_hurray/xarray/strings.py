@@ -36,6 +36,7 @@ from xarray.coding.strings import (
 )
 
 from ..errors import HurrayValueError
+from .cf_checks import encoding_misfit
 from .compat import ensure_dtype_not_object
 
 FILL_ATTRS = ("_FillValue", "missing_value")
@@ -186,8 +187,9 @@ def encode_text(var: xr.Variable, name: Hashable) -> xr.Variable:
     Raises
     ------
     ValueError, TypeError, NotImplementedError
-        Naming the variable, for elements of no text type, or a ``_FillValue`` with
-        character arrays of unicode text (as xarray's netCDF backends).
+        Naming the variable, for elements of no text type, a ``_FillValue`` with
+        character arrays of unicode text (as xarray's netCDF backends), or an
+        ``_Encoding`` attribute on a variable that does not hold bytes.
     """
     as_chars = var.encoding.get("dtype") == "S1" and (_is_text(var) or var.dtype.kind in "SU")
     if _is_text(var):
@@ -197,6 +199,13 @@ def encode_text(var: xr.Variable, name: Hashable) -> xr.Variable:
     if as_chars:
         var = CharacterArrayCoder().encode(var, name=name)
     var = ensure_fixed_length_bytes(var)
+    misfit = encoding_misfit(var.dtype.kind)
+    if "_Encoding" in var.attrs and misfit is not None:
+        # a reader would refuse it (see cf_checks)
+        raise HurrayValueError(
+            f"variable {name!r}: attribute '_Encoding' names the encoding of bytes, but "
+            f"the variable holds {misfit}; drop the attribute"
+        )
     return _fill_bytes_as_text(var, name)
 
 
