@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import struct
@@ -188,6 +189,20 @@ def test_truncation_is_caught_when_the_size_is_unknown(good):
         f.write(bytes(blob[:-10]))
     with pytest.raises(xh.HurrayFormatError, match="truncated"):
         _open_and_read(url)
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray])
+def test_a_byte_string_is_named_by_its_start_and_length_not_pasted_whole(good, kind):
+    _, blob = good
+    data = kind(blob)
+    with pytest.raises(xh.HurrayTypeError) as caught:
+        xr.open_dataset(data, engine="hurray")
+    message = str(caught.value)
+    assert f"a byte string of {len(blob)} bytes, {bytes(blob[:16])!r}..." in message
+    assert "io.BytesIO" in message and len(message) < 200
+    assert caught.value.value is data
+    with xr.open_dataset(io.BytesIO(data), engine="hurray") as ds:  # as the message says
+        np.testing.assert_array_equal(ds["v"].values, np.arange(256.0).reshape(16, 16))
 
 
 # --- writing ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import reprlib
 import stat
 import threading
 from abc import ABC, abstractmethod
@@ -229,6 +230,26 @@ class LocalFileSource(ByteSource):
         type(self).__init__(self, state["path"], state["identity"], state.get("appends", False))
 
 
+PREFIX_BYTES = 16
+"""Bytes of a byte string that an error message shows."""
+
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxstring = _SHORT_REPR.maxother = 80
+
+
+def _describe(value: object) -> str:
+    """``value`` for an error message, short whatever its size: a byte string by its
+    first :data:`PREFIX_BYTES` bytes and its length (the whole file, pasted into a
+    message, would bury it), anything else by a repr cut to about 80 characters."""
+    if isinstance(value, bytes | bytearray):
+        more = "..." if len(value) > PREFIX_BYTES else ""
+        return (
+            f"a byte string of {len(value)} bytes, {bytes(value[:PREFIX_BYTES])!r}{more}; "
+            "wrap it in io.BytesIO to read it"
+        )
+    return _SHORT_REPR.repr(value)
+
+
 class FileObjectSource(ByteSource):
     """A seekable binary file-like object, read under a lock.
 
@@ -238,7 +259,10 @@ class FileObjectSource(ByteSource):
 
     def __init__(self, fileobj: BinaryIO) -> None:
         if not (hasattr(fileobj, "read") and hasattr(fileobj, "seek")):
-            raise HurrayTypeError(f"expected a seekable binary file-like object, got {fileobj!r}")
+            raise HurrayTypeError(
+                f"expected a seekable binary file-like object, got {_describe(fileobj)}",
+                value=fileobj,
+            )
         self.fileobj = fileobj
         self._lock = threading.Lock()
 
