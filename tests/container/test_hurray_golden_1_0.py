@@ -109,9 +109,30 @@ LAYOUTS_ENCODING = {
     "four": {"chunks": (1, 2, 4, 4), "layout": "morton", "chunk_axes": ("y", "x", "t")},
 }
 
+
+def nested_attrs_dataset() -> xr.Dataset:
+    """Typed attributes inside lists, at every depth, as the 1.0 writer stored each
+    numpy item of a list (a typed object); the file was written from this function
+    by version 0.1.0, the last writer of format 1.0, after the other two."""
+    ds = xr.Dataset(
+        {"v": (("x",), np.arange(6, dtype="i2"))},
+        attrs={
+            "levels": [np.array([1.5, 2.5], dtype="f4"), np.bool_(True), "text"],
+            "deep": [1, [np.uint16(7), [np.array([[1, 2], [3, 4]], dtype="i8")]], []],
+        },
+    )
+    ds["v"].attrs = {
+        "flag_values": [np.int8(0), np.int8(1), np.int8(2)],
+        "valid_range": [np.float64(-1.5), np.float64(np.inf)],
+        "pairs": [np.complex64(1 - 2j), np.array(["ab", "c"], dtype="U2")],
+    }
+    return ds
+
+
 GOLDEN_1_0 = {
     "hurray_1_0_dtypes.hurray": (dtypes_dataset, DTYPES_ENCODING),
     "hurray_1_0_layouts.hurray": (layouts_dataset, LAYOUTS_ENCODING),
+    "hurray_1_0_nested_attrs.hurray": (nested_attrs_dataset, {"v": {"chunks": (4,)}}),
 }
 
 
@@ -124,6 +145,33 @@ def test_a_format_1_0_file_reads_identically(name):
         xr.testing.assert_identical(ds.load(), make())
         for var, settings in encoding.items():
             assert ds[var].encoding["chunks"] == settings["chunks"]
+
+
+def _same_attr(got: object, expected: object) -> bool:
+    """Whether two attribute values are equal with the same types, at every depth
+    (``assert_identical`` takes ``np.int8(1)`` for ``1``)."""
+    if isinstance(expected, list):
+        return (
+            isinstance(got, list)
+            and len(got) == len(expected)
+            and all(map(_same_attr, got, expected))
+        )
+    if isinstance(expected, np.ndarray | np.generic):
+        return (
+            type(got) is type(expected)
+            and got.dtype == expected.dtype
+            and np.array_equal(got, expected)
+        )
+    return type(got) is type(expected) and got == expected
+
+
+def test_typed_attributes_inside_lists_of_a_format_1_0_file_keep_their_types():
+    expected = nested_attrs_dataset()
+    with xr.open_dataset(DATA / "hurray_1_0_nested_attrs.hurray", engine="hurray") as ds:
+        for got, want in ((ds.attrs, expected.attrs), (ds["v"].attrs, expected["v"].attrs)):
+            assert set(got) == set(want)
+            for key, value in want.items():
+                assert _same_attr(got[key], value), key
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_1_0))
