@@ -17,6 +17,9 @@ from xarray_hurray.xarray.zarr_write import largest_divisor_at_most, shard_and_c
 SMALL = {"chunk_bytes": 4 * 16 * 16, "shard_bytes": 4 * 64 * 64}
 """float32 inner chunks of 16 x 16 in shards of 4 x 4 of them."""
 
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+AUTO = {"layout": "auto", "endian": "little"}
+
 
 def dataset(values, **coords) -> xr.Dataset:
     ny, nx = values.shape[-2:]
@@ -59,16 +62,32 @@ def test_largest_divisor_at_most() -> None:
             assert largest_divisor_at_most(n, limit) == brute
 
 
-def test_hilbert_shards_of_hurray_chunks_read_by_plain_zarr_and_xarray() -> None:
+@pytest.mark.parametrize(
+    ("given", "inner"),
+    [
+        # the defaults: only standard codecs, a compressed chunk being decoded whole
+        ({}, [BYTES, {"name": "zstd", "configuration": {"level": 0, "checksum": False}}]),
+        ({"layout": "row-major"}, [BYTES, "zstd"]),
+        # another element layout, asked for, takes the hurray serializer
+        ({"layout": "morton"}, ["hurray", "zstd"]),
+        # uncompressed chunks are read in part: a curve inside them is the default
+        ({"compressors": None}, [{"name": "hurray", "configuration": AUTO}]),
+    ],
+)
+def test_hilbert_shards_read_by_plain_zarr_and_xarray(given, inner) -> None:
     values = np.random.default_rng(0).random((100, 70)).astype("float32")
     ds = dataset(values)
     store = zarr.storage.MemoryStore()
-    xh.to_zarr(ds, store, consolidated=False, **SMALL)
+    xh.to_zarr(ds, store, consolidated=False, **SMALL, **given)
     sharding = codecs(store, "v")
     assert [c["name"] for c in sharding] == ["sharding_indexed"]
     config = sharding[0]["configuration"]
     assert list(config["chunk_shape"]) == [16, 16]
-    assert [c["name"] for c in config["codecs"]] == ["hurray", "zstd"]
+    # each expected codec is a name, or the whole metadata where it says more
+    assert len(config["codecs"]) == len(inner)
+    for found, expected in zip(config["codecs"], inner, strict=True):
+        assert found == expected if isinstance(expected, dict) else found["name"] == expected
+    assert [c["name"] for c in config["index_codecs"]] == ["bytes", "crc32c"]
     assert zarr.open_array(store, path="v").shards == (64, 64)
     # 1-D coordinates and strings keep zarr's defaults.
     assert codecs(store, "x")[0]["name"] == "bytes"

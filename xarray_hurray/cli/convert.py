@@ -19,7 +19,7 @@ from ..container.codecs import ALLOWED_CODECS
 from ..container.writer import move_into_place
 from ..errors import CliError
 from ..io import is_url
-from ..layout import LAYOUT_NAMES, LayoutError, layout_for_shape
+from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape
 from ..xarray.encoding import CF_ENCODING, STRING_ITEMSIZE, auto_chunks
 from ..xarray.progress import DaskProgressBar
 from ..xarray.writer import to_hurray
@@ -225,9 +225,12 @@ def prepare(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]]) -> xr.Da
 
 
 def layouts(ds: xr.Dataset, layout: str) -> dict[Hashable, str]:
-    """``layout`` for variables of two or more dimensions; ``"auto"`` for the others,
-    whose single axis a Hilbert curve cannot run along."""
-    return {name: layout if var.ndim >= 2 else "auto" for name, var in ds.variables.items()}
+    """``layout`` for every variable, but ``"auto"`` for a Hilbert layout asked of one
+    of fewer than two dimensions, whose single axis a Hilbert curve cannot run along."""
+    return {
+        name: "auto" if layout == "hilbert" and var.ndim < 2 else layout
+        for name, var in ds.variables.items()
+    }
 
 
 def check_layouts(
@@ -350,7 +353,8 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
             "chunks": chunks[path][name],
             "compressors": zarr_compressors(args.codecs),
         }
-        if var.dtype.kind in FIXED_KINDS and var.ndim:
+        # row-major is zarr's own `bytes` serializer: the store stays standard
+        if var.dtype.kind in FIXED_KINDS and var.ndim and layout[path][name] != "row-major":
             enc["serializer"] = HurrayCodec(layout[path][name])
         return enc
 
@@ -395,8 +399,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--layout",
         choices=("auto", *LAYOUT_NAMES),
-        default="auto",
-        help="element layout in each chunk",
+        help="element layout in each chunk (default: row-major, or auto for Zarr output "
+        "with --codecs none, whose chunks are read in part)",
     )
     parser.add_argument(
         "--chunk-order",
@@ -435,13 +439,15 @@ def run(args: argparse.Namespace) -> int:
     if kind != "hurray" and args.overviews is not None:
         raise CliError("--overviews applies to Hurray output only")
     if kind == "netcdf":
-        if args.layout != "auto":
+        if args.layout is not None:
             raise CliError("--layout applies to Hurray and Zarr output; netCDF has no layouts")
         netcdf_engine()  # refuse before reading anything when none is installed
     if kind != "hurray" and is_url(args.output):
         raise CliError(f"convert writes {kind} output to local paths only, not {args.output}")
     if os.path.exists(args.output) and not args.overwrite:
         raise CliError(f"{args.output} exists; pass --overwrite to replace it")
+    if args.layout is None:
+        args.layout = default_layout(read_in_part=kind == "zarr" and args.codecs == "none")
     chosen = parse_chunks(args.chunks)
     input_options = parse_storage_options(args.storage_option) if is_url(args.input) else None
     groups = open_input(args.input, input_options)

@@ -5,6 +5,7 @@
 - :class:`RowMajorLayout`, :class:`MortonLayout`, :class:`HilbertLayout`: descriptors
   that validate chunk shapes, permute chunks to and from their buffers and turn a
   box into runs of buffer positions.
+- :func:`default_layout`: the layout a writer uses when none is asked for.
 - :func:`chunk_placement`: where the chunks of a grid go along a curve;
   :func:`placement_positions`: where some of them go, without the whole order.
 """
@@ -17,6 +18,7 @@ from .descriptors import (
     Layout,
     MortonLayout,
     RowMajorLayout,
+    default_layout,
     layout_for_shape,
     layout_from_config,
 )
@@ -34,6 +36,7 @@ __all__ = [
     "MortonLayout",
     "RowMajorLayout",
     "chunk_placement",
+    "default_layout",
     "group_runs",
     "hilbert_decode",
     "hilbert_encode",

@@ -420,6 +420,19 @@ def layout_from_config(config: Mapping[str, Any]) -> Layout:
     return HilbertLayout(config["hilbert_rank"], config["hilbert_order"])
 
 
+def default_layout(read_in_part: bool) -> str:
+    """The element layout a writer uses when none is asked for.
+
+    A curve inside a chunk only pays where a read takes part of the chunk's bytes:
+    uncompressed chunks that the Zarr codec reads in part (``read_in_part``), which get
+    ``"auto"``.  Everywhere else a chunk is decoded whole (behind any compressor, and
+    in every chunk of a Hurray file, whose reader never reads inside a chunk), and
+    ``"row-major"`` stores it as it is: nothing to permute, no compiled code to load,
+    and the plain ``bytes`` layout that every Zarr reader decodes.
+    """
+    return "auto" if read_in_part else "row-major"
+
+
 def layout_for_shape(kind: str, shape: Sequence[int]) -> Layout:
     """The layout named ``kind`` fitted to a chunk ``shape``.
 

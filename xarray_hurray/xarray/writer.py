@@ -60,7 +60,7 @@ def to_hurray(
     path: str | os.PathLike[str] | UploadTarget,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
-    layout: str | Mapping[str, Any] | Layout = "auto",
+    layout: str | Mapping[str, Any] | Layout = "row-major",
     chunk_order: str = "hilbert",
     codecs: CodecSpec | Sequence[CodecSpec] = "zstd",
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
@@ -113,9 +113,11 @@ def to_hurray(
         settings read from a file that no longer fit it (chunks of another rank, the
         layout fitted to them, chunk axes naming dimensions it lacks).
     layout
-        Element layout of every chunk: ``"auto"`` (Hilbert where the chunk shape is a
-        power-of-two cube, else Morton), ``"hilbert"``, ``"morton"``, ``"row-major"``,
-        a layout config or a :class:`~xarray_hurray.layout.Layout`.
+        Element layout of every chunk: ``"row-major"`` (the default: the file's
+        reader decodes every chunk whole, so a curve inside one gains nothing, see
+        :func:`~xarray_hurray.layout.default_layout`), ``"hilbert"``, ``"morton"``,
+        ``"auto"`` (Hilbert where the chunk shape is a power-of-two cube, else
+        Morton), a layout config or a :class:`~xarray_hurray.layout.Layout`.
     chunk_order
         Curve along which chunks are placed: ``"hilbert"``, ``"morton"`` or ``"row-major"``.
     codecs

@@ -1,10 +1,14 @@
-"""``to_zarr``: a Dataset as a Zarr v3 store whose arrays are Hilbert-placed shards of
-chunks stored with the ``hurray`` serializer.
+"""``to_zarr``: a Dataset as a Zarr v3 store whose arrays are shards with their inner
+chunks placed along the Hilbert curve.
 
-The store is plain Zarr v3: ``sharding_indexed`` around ``hurray`` (and a compressor),
-so ``xr.open_zarr`` and zarr-python read it wherever this package is installed (the
-``hurray`` codec is found through its entry point).  Everything except the encoding
-of the new arrays is xarray's own ``Dataset.to_zarr``.
+With the defaults the store holds only standard Zarr v3 metadata: ``sharding_indexed``
+around zarr's ``bytes`` serializer and ``zstd``, with a ``crc32c`` index, so any Zarr
+v3 reader opens it, this package installed or not.  The ``hurray`` serializer is
+written only for an element layout other than row-major (the default for uncompressed
+chunks, which zarr reads in part; ``xr.open_zarr`` and zarr-python then read the store
+wherever this package is installed, which registers the codec through its entry
+point).  Everything except the encoding of the new arrays is xarray's own
+``Dataset.to_zarr``.
 """
 
 from __future__ import annotations
@@ -16,11 +20,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 import zarr
-from zarr.abc.codec import BytesBytesCodec
-from zarr.codecs import ZstdCodec
+from zarr.abc.codec import ArrayBytesCodec, BytesBytesCodec
+from zarr.codecs import BytesCodec, ZstdCodec
 
 from ..errors import HurrayValueError, LayoutError, in_context
-from ..layout import Layout
+from ..layout import Layout, RowMajorLayout, default_layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
 from .encoding import CF_ENCODING, DEFAULT_CHUNK_BYTES, auto_chunks, dask_chunks
@@ -97,6 +101,16 @@ def _existing_arrays(
     return set(found.array_keys())
 
 
+def inner_serializer(layout: str | Layout | Mapping[str, Any]) -> ArrayBytesCodec:
+    """The serializer of inner chunks in ``layout``: zarr's standard ``bytes`` for
+    row-major, which is what it stores, else :class:`~xarray_hurray.zarr.HurrayCodec`."""
+    codec = HurrayCodec(layout)
+    if codec.layout == "row-major" or isinstance(codec.layout, RowMajorLayout):
+        # a one-byte type drops the byte order as zarr evolves the codec to the array
+        return BytesCodec(endian="little")
+    return codec
+
+
 def hurray_zarr_encoding(
     ds: xr.Dataset,
     encoding: Mapping[Hashable, Mapping[str, Any]],
@@ -111,8 +125,8 @@ def hurray_zarr_encoding(
 
     Variables of rank 2 or more with a fixed-size data type get shards and chunks by
     :func:`shard_and_chunk_shapes` (or their ``chunks``/``shards`` encoding), the
-    Hilbert-placed sharding codec as serializer, ``hurray`` with ``layout`` inside it
-    followed by ``compressors``.  Others (rank 0 and 1, where a curve is the
+    Hilbert-placed sharding codec as serializer, :func:`inner_serializer` of
+    ``layout`` inside it followed by ``compressors``.  Others (rank 0 and 1, where a curve is the
     row-major order; strings and objects, which ``hurray`` does not store) keep zarr's
     defaults, as do the variables named in ``skip`` and those whose encoding already
     gives a ``serializer``, ``compressors`` or ``filters``.
@@ -154,9 +168,10 @@ def hurray_zarr_encoding(
                 f"variable {name!r}: shards {shard} must have one side per dimension, "
                 f"each a multiple of the chunk side {inner}"
             )
-        codec = HurrayCodec(layout)
+        codec = inner_serializer(layout)
         try:
-            codec.layout_for(inner)
+            if isinstance(codec, HurrayCodec):
+                codec.layout_for(inner)
         except LayoutError as err:
             raise in_context(err, f"variable {name!r}") from err
         serializer = HilbertShardingCodec(chunk_shape=inner, codecs=[codec, *compressors])
@@ -170,19 +185,21 @@ def to_zarr(
     store: MutableMapping[str, Any] | str | Any = None,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
-    layout: str | Layout | Mapping[str, Any] = "auto",
+    layout: str | Layout | Mapping[str, Any] | None = None,
     compressors: Sequence[BytesBytesCodec] | None = (ZstdCodec(level=0),),
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     **kwargs: Any,
 ) -> Any:
-    """Write ``ds`` to a Zarr v3 store as Hilbert-placed shards of ``hurray`` chunks.
+    """Write ``ds`` to a Zarr v3 store as shards whose inner chunks are Hilbert-placed.
 
     Each new array of rank 2 or more with a fixed-size data type is stored in shards
-    (``sharding_indexed``) whose inner chunks are placed along the Hilbert curve
-    (:class:`~xarray_hurray.zarr.HilbertShardingCodec`); each inner chunk is
-    serialized by :class:`~xarray_hurray.zarr.HurrayCodec` in ``layout`` order, then
-    compressed by ``compressors``.  Other variables keep zarr's defaults.
+    (``sharding_indexed``, with a ``crc32c`` index) whose inner chunks are placed
+    along the Hilbert curve (:class:`~xarray_hurray.zarr.HilbertShardingCodec`); each
+    inner chunk is serialized in ``layout`` order, then compressed by
+    ``compressors``.  Other variables keep zarr's defaults.  With the defaults every
+    codec is a standard one (``bytes``, ``zstd``), so any Zarr v3 reader opens the
+    store without this package.
 
     Sizes, unless the variable's ``encoding`` gives ``chunks`` (inner) and ``shards``:
 
@@ -208,13 +225,17 @@ def to_zarr(
         inner chunk and shard shapes; a ``serializer``, ``compressors`` or ``filters``
         leaves that variable's storage entirely to the caller.
     layout
-        Element order inside each inner chunk: ``"auto"`` (Hilbert for power-of-two
-        cubes, else Morton), ``"hilbert"``, ``"morton"``, ``"row-major"``, or a
-        layout or its descriptor.
+        Element order inside each inner chunk: ``"row-major"`` (zarr's ``bytes``
+        serializer), ``"hilbert"``, ``"morton"``, ``"auto"`` (Hilbert for power-of-two
+        cubes, else Morton), or a layout or its descriptor; the last three are stored
+        with the ``hurray`` serializer, which readers need this package for.  By
+        default (``None``) row-major when ``compressors`` are given, since a compressed
+        chunk is decoded whole, and ``"auto"`` without, where a region read fetches
+        only the byte runs of an inner chunk that it needs
+        (:func:`~xarray_hurray.layout.default_layout`).
     compressors
-        Zarr bytes-to-bytes codecs applied to each inner chunk after ``hurray``
-        (zstd level 0 by default; ``None`` for none, which lets a region read fetch
-        only the byte runs of the part of an inner chunk it needs).
+        Zarr bytes-to-bytes codecs applied to each inner chunk after its serializer
+        (zstd level 0 by default; ``None`` for none).
     chunk_bytes, shard_bytes
         Target uncompressed sizes of an inner chunk and of a shard.
     **kwargs
@@ -247,11 +268,14 @@ def to_zarr(
         if writes_into
         else set()
     )
+    compressors = tuple(compressors or ())
+    if layout is None:
+        layout = default_layout(read_in_part=not compressors)
     full = hurray_zarr_encoding(
         ds,
         encoding or {},
         layout=layout,
-        compressors=tuple(compressors or ()),
+        compressors=compressors,
         chunk_bytes=chunk_bytes,
         shard_bytes=shard_bytes,
         skip=skip,
