@@ -52,7 +52,8 @@ def test_command_lines_run(tmp_path, monkeypatch, capsys):
         for line in block.splitlines()
         if line.startswith("hurray ") and line.split()[1] != "demo"
     ]
-    assert len(commands) == 6
+    assert len(commands) == 7
     for command in commands * 2:  # the block runs again as it is, over its own outputs
         assert main(shlex.split(command)[1:]) == 0, capsys.readouterr().err
     assert Path("output.hurray").exists() and Path("output.zarr").is_dir()
+    assert Path("refs.json").exists()

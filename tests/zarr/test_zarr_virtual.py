@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -68,6 +69,16 @@ def test_references_point_into_the_file(virtual) -> None:
 def test_kerchunk_references_read_back(virtual) -> None:
     _, expected, vds = virtual
     refs = vds.vz.to_kerchunk(format="dict", zarr_format=3)
+    # row-major chunks take standard codecs only; a curve takes this package's codec
+    codecs = {
+        name: [c["name"] for c in json.loads(refs["refs"][f"{name}/zarr.json"])["codecs"]]
+        for name in ("v", "b", "t")
+    }
+    assert codecs == {
+        "v": ["bytes", "numcodecs.hurray", "numcodecs.zlib"],
+        "b": ["bytes", "blosc"],
+        "t": ["bytes"],
+    }
     back = xr.open_dataset(
         "reference://",
         engine="zarr",

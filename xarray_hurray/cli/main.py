@@ -10,7 +10,7 @@ from typing import NoReturn
 
 from .. import __version__
 from ..errors import CliError, HurrayError
-from . import compact, convert, demo, info, plan, verify
+from . import compact, convert, demo, info, plan, refs, verify
 
 USER_ERRORS = (
     HurrayError,
@@ -47,11 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="hurray",
         description="Hilbert- and Morton-ordered N-D array storage: write, inspect, "
-        "convert, plan and verify Hurray files.",
+        "convert, plan, verify and reference Hurray files.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for module in (demo, info, convert, plan, verify, compact):
+    for module in (demo, info, convert, plan, verify, compact, refs):
         module.add_parser(commands)
     return parser
 

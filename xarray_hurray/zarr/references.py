@@ -1,0 +1,238 @@
+"""Kerchunk references to a Hurray file, in standard Zarr v3 metadata.
+
+A Hurray chunk stored in the row-major layout is exactly what zarr's ``bytes``
+serializer writes (elements in C order, little-endian, padded to the full chunk at the
+grid's edge), compressed by numcodecs codecs that Zarr readers have as well.  So a
+reference to its byte range in the file, with Zarr v3 metadata naming ``bytes`` and
+the compressor, is read by any Zarr v3 reader that takes kerchunk references
+(fsspec's ``ReferenceFileSystem`` under zarr-python, zarrita's ``ReferenceStore``),
+without this package.  :func:`kerchunk_references` builds them; ``hurray refs`` writes
+them; :mod:`.virtual` (VirtualiZarr) uses the same metadata.
+
+Pure JSON: no zarr and no VirtualiZarr, so it works wherever the package installs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xarray.backends.zarr import FillValueCoder
+
+from ..container import ContainerReader, VariableMeta
+from ..container.elements import parse_element_type
+from ..layout import RowMajorLayout
+from .stored_chunk import FIXED_SIZE_KINDS
+
+REFERENCES_VERSION = 1
+"""The version of the kerchunk reference format written (``{"version": 1, "refs": ...}``)."""
+
+BLOSC_SHUFFLES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+"""numcodecs' blosc shuffle numbers to the names of Zarr v3's ``blosc`` codec."""
+
+
+def _blosc(config: Mapping[str, Any], itemsize: int) -> dict[str, Any]:
+    shuffle = config.get("shuffle", 1)
+    if shuffle == -1:  # numcodecs' AUTOSHUFFLE: bit shuffle for bytes, else byte shuffle
+        shuffle = 2 if itemsize == 1 else 1
+    settings = {
+        "cname": config.get("cname", "lz4"),
+        "clevel": config.get("clevel", 5),
+        "shuffle": BLOSC_SHUFFLES[shuffle],
+        "typesize": itemsize,
+        "blocksize": config.get("blocksize", 0),
+    }
+    return {"name": "blosc", "configuration": settings}
+
+
+def _numcodecs(name: str) -> Callable[[Mapping[str, Any], int], dict[str, Any]]:
+    def codec(config: Mapping[str, Any], itemsize: int) -> dict[str, Any]:
+        settings = {k: v for k, v in config.items() if k != "id"}
+        return {"name": f"numcodecs.{name}", "configuration": settings}
+
+    return codec
+
+
+ZARR_COMPRESSORS: dict[str, Callable[[Mapping[str, Any], int], dict[str, Any]]] = {
+    "zstd": lambda config, _: {
+        "name": "zstd",
+        "configuration": {
+            "level": config.get("level", 0),
+            "checksum": config.get("checksum", False),
+        },
+    },
+    "blosc": _blosc,
+    # zlib streams (not gzip) and numcodecs' LZ4 frames have no Zarr v3 core codec:
+    # these are the names zarr-python and zarrita both give the numcodecs codecs
+    "zlib": _numcodecs("zlib"),
+    "lz4": _numcodecs("lz4"),
+}
+"""Zarr v3 codec metadata that decodes what each numcodecs compressor of a file wrote,
+from the file's codec configuration and the element size."""
+
+
+class UnreferenceableWarning(UserWarning):
+    """A variable of a Hurray file was left out of its references or virtual dataset."""
+
+
+def stored_row_major(var: VariableMeta) -> bool:
+    """Whether the stored chunks of ``var`` hold their elements in C order with nothing
+    else: the row-major layout, or a curve that is the identity on its chunk shape
+    (a Morton layout of one power-of-two axis, as older writers gave 1-D chunks)."""
+    layout = var.layout
+    if isinstance(layout, RowMajorLayout):
+        return True
+    size = math.prod(var.chunks)
+    if layout.buffer_size(var.chunks) != size:
+        return False  # padding: more bytes than zarr's chunk
+    return bool(np.array_equal(layout.positions(var.chunks).reshape(-1), np.arange(size)))
+
+
+def unreferenceable(var: VariableMeta, *, other_layouts: bool) -> str | None:
+    """Why references cannot give the stored chunks of ``var`` to zarr, or None.
+
+    Parameters
+    ----------
+    var
+        The variable.
+    other_layouts
+        Whether chunks in an element layout other than row-major can be referenced
+        (through this package's ``numcodecs.hurray`` codec); if not, they cannot.
+    """
+    dtype = parse_element_type(var.dtype)
+    if dtype.kind not in FIXED_SIZE_KINDS:
+        return (
+            f"its element type {var.dtype!r} is stored in the file's own encoding, "
+            "which no Zarr codec decodes"
+        )
+    unknown = [c.get("id") for c in var.codecs if c.get("id") not in ZARR_COMPRESSORS]
+    if unknown:
+        return f"its codecs {unknown} have no Zarr equivalent here"
+    if not other_layouts and not stored_row_major(var):
+        return (
+            f"its chunks are stored in the {var.layout.name} element layout, which only "
+            "this package's codec decodes (write it with layout='row-major' for standard "
+            "references)"
+        )
+    return None
+
+
+def zarr_codecs(var: VariableMeta, permute: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The Zarr v3 codec metadata that decodes the stored chunks of ``var``: ``bytes``,
+    then ``permute`` (what turns row-major bytes into the variable's layout, where it
+    is not row-major), then its compressors."""
+    itemsize = parse_element_type(var.dtype).itemsize
+    serializer: dict[str, Any] = {"name": "bytes"}
+    if itemsize > 1:
+        serializer["configuration"] = {"endian": "little"}
+    compressors = [ZARR_COMPRESSORS[c["id"]](c, itemsize) for c in var.codecs]
+    return [serializer, *permute, *compressors]
+
+
+def _float(value: float) -> float | str:
+    """A float as Zarr v3 metadata writes one: non-finite values by name."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def zarr_fill_value(var: VariableMeta) -> Any:
+    """The Zarr v3 ``fill_value`` of ``var``: what its missing chunks hold."""
+    fill = np.asarray(var.fill)
+    if fill.dtype.kind == "c":
+        return [_float(float(fill.real)), _float(float(fill.imag))]
+    if fill.dtype.kind == "f":
+        return _float(float(fill))
+    return fill.item()
+
+
+def json_attribute(value: Any) -> Any:
+    """An attribute value as JSON holds it: numpy scalars and arrays as numbers and lists."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if isinstance(value, list | tuple):
+        return [json_attribute(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_attribute(v) for k, v in value.items()}
+    return value
+
+
+def zarr_attributes(var: VariableMeta) -> dict[str, Any]:
+    """The attributes of ``var`` for Zarr v3 metadata, ``_FillValue`` in the form
+    xarray's zarr backend reads it back."""
+    dtype = parse_element_type(var.dtype)
+    attributes = {k: json_attribute(v) for k, v in var.attrs.items()}
+    if "_FillValue" in var.attrs:
+        fill = np.asarray(var.attrs["_FillValue"]).item()
+        attributes["_FillValue"] = FillValueCoder.encode(fill, dtype)
+    return attributes
+
+
+def array_metadata(var: VariableMeta, codecs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The Zarr v3 metadata (``zarr.json``) of ``var``, its chunks decoded by ``codecs``."""
+    return {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(var.shape),
+        "data_type": parse_element_type(var.dtype).name,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(var.chunks)}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": zarr_fill_value(var),
+        "codecs": list(codecs),
+        "attributes": zarr_attributes(var),
+        "dimension_names": list(var.dims),
+    }
+
+
+def chunk_keys(var: VariableMeta) -> Iterator[str]:
+    """The Zarr v3 keys of the chunks of ``var`` (default encoding, ``/``), in row-major
+    chunk order: the order of the file's index."""
+    grid = tuple(math.ceil(n / c) for n, c in zip(var.shape, var.chunks, strict=True))
+    for coords in np.ndindex(*grid):
+        yield "/".join(["c", *map(str, coords)])
+
+
+def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
+    """Kerchunk references (version 1) to every variable of the file read by ``reader``
+    whose chunks standard Zarr v3 codecs decode, as stored at ``url``.
+
+    Every group of the file becomes a Zarr group, every such variable an array whose
+    chunks are references ``[url, offset, length]`` to their bytes in the file (a
+    missing chunk has none, and reads as the fill value).  Variables that cannot be
+    referenced so (text, element layouts other than row-major) are left out with one
+    :class:`UnreferenceableWarning` naming each and why.
+    """
+    refs: dict[str, Any] = {}
+    left_out: list[str] = []
+    for group_path, group in reader.metadata.walk():
+        prefix = f"{group_path}/" if group_path else ""
+        attributes = {k: json_attribute(v) for k, v in group.attrs.items()}
+        node = {"zarr_format": 3, "node_type": "group", "attributes": attributes}
+        refs[f"{prefix}zarr.json"] = json.dumps(node)
+        for var in group.variables:
+            path = f"{prefix}{var.name}"
+            reason = unreferenceable(var, other_layouts=False)
+            if reason is not None:
+                left_out.append(f"{path!r} ({reason})")
+                continue
+            refs[f"{path}/zarr.json"] = json.dumps(array_metadata(var, zarr_codecs(var)))
+            index = reader.index(path)
+            for key, offset, size in zip(
+                chunk_keys(var), index["offset"], index["size"], strict=True
+            ):
+                if size:  # a missing chunk (format 1.1 on) has size 0 and no reference
+                    refs[f"{path}/{key}"] = [url, int(offset), int(size)]
+    if left_out:
+        warnings.warn(
+            f"{url}: variables left out of the references: {'; '.join(left_out)}; read "
+            "them with engine='hurray'",
+            UnreferenceableWarning,
+            stacklevel=2,
+        )
+    return {"version": REFERENCES_VERSION, "refs": refs}
