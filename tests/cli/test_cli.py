@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -250,10 +251,15 @@ def test_convert_netcdf_to_hurray_and_zarr(sample, tmp_path, capsys):
     v = reader.variable("v")
     assert v.chunks == (32, 32) and v.chunk_order == "morton" and v.codecs[0]["id"] == "zlib"
     store = tmp_path / "out.zarr"
-    status, _, _ = run(capsys, "convert", str(hurray), str(store), "--layout", "hilbert")
-    assert status == 0
-    opened = xr.open_dataset(store, engine="zarr", consolidated=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither writing nor opening warns
+        status, _, _ = run(capsys, "convert", str(hurray), str(store), "--layout", "hilbert")
+        assert status == 0
+        opened = xr.open_dataset(store, engine="zarr")  # consolidated metadata found
+    assert (store / "zarr.json").is_file()
+    assert "consolidated_metadata" in json.loads((store / "zarr.json").read_text())
     xr.testing.assert_identical(opened, ds)
+    xr.testing.assert_identical(xr.open_dataset(store, engine="zarr", consolidated=False), ds)
     assert opened["v"].encoding["serializer"].to_dict()["configuration"]["layout"] == "hilbert"
 
 

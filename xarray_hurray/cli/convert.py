@@ -342,7 +342,9 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
     use the ``hurray`` codec.
 
     The store is built beside ``out`` and moved into place once complete, so a
-    failed write leaves ``out`` as it was.
+    failed write leaves ``out`` as it was.  Its metadata is consolidated, as
+    ``to_zarr`` consolidates by default, so that xarray opens it with one read and
+    without warning that it found none.
     """
     from ..zarr import HurrayCodec
 
@@ -360,12 +362,18 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
 
     tmp = f"{out.rstrip('/')}.{uuid.uuid4().hex}.tmp"
     try:
-        with DaskProgressBar(f"writing {os.path.basename(out.rstrip('/'))}"):
+        with (
+            DaskProgressBar(f"writing {os.path.basename(out.rstrip('/'))}"),
+            warnings.catch_warnings(),
+        ):
+            # zarr-python says consolidated metadata is its own addition to format 3:
+            # other readers ignore it and read the store's own metadata, which is whole
+            warnings.filterwarnings("ignore", "Consolidated metadata is currently not part")
             _tree_or_dataset(groups).to_zarr(
                 tmp,
                 mode="w-",
                 zarr_format=3,
-                consolidated=False,
+                consolidated=True,
                 encoding=_encoding(groups, settings),
             )
     except BaseException:
