@@ -351,3 +351,26 @@ def test_the_pyramid_written_to_zarr_is_the_same(tmp_path):
                 from_zarr[name].to_dataset().load(), from_hurray[name].to_dataset().load()
             )
         assert json.loads(from_hurray.attrs["multiscales"]) == tree.attrs["multiscales"]
+
+
+def test_references_show_the_levels_to_zarr_readers(tmp_path):
+    import fsspec
+    import zarr
+
+    from xarray_hurray.container import ContainerReader
+    from xarray_hurray.io import LocalFileSource
+    from xarray_hurray.zarr.references import kerchunk_references
+
+    path = tmp_path / "p.hurray"
+    ds = dataset(field((32, 24), "float"))
+    xh.to_hurray(ds, path, overviews=2)
+    refs = kerchunk_references(ContainerReader(LocalFileSource(path)), path.as_uri())
+    fs = fsspec.filesystem("reference", fo=refs, asynchronous=True)
+    root = zarr.open_group(zarr.storage.FsspecStore(fs, read_only=True), mode="r")
+    layout = root.attrs["multiscales"]["layout"]  # a JSON object, as Zarr holds it
+    assert [entry["asset"] for entry in layout] == ["0", "1", "2"]
+    for entry in layout:
+        store = zarr.storage.FsspecStore(fs, read_only=True, path=entry["asset"])
+        back = xr.open_zarr(store, consolidated=False, zarr_format=3).load()
+        with xr.open_dataset(path, engine="hurray", group=entry["asset"]) as level:
+            xr.testing.assert_identical(back, level.load())

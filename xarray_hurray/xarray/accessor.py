@@ -11,7 +11,8 @@ import xarray as xr
 from dask.delayed import Delayed
 
 from ..io import UploadTarget
-from .overviews import convention_attrs, pick_level
+from ..zarr.conventions import convention_attrs
+from .overviews import pick_level
 from .writer import to_hurray
 from .zarr_write import to_zarr
 

@@ -38,6 +38,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import HurrayTypeError, HurrayValueError
+from ..zarr.conventions import CONVENTION_ATTRS, convention_attrs
 from .encoding import auto_chunks, default_chunk_axes
 
 RESAMPLINGS = ("mean", "nearest", "mode", "min", "max")
@@ -67,10 +68,6 @@ MULTISCALES_CONVENTION = {
     "description": "Multiscale layout of zarr datasets",
 }
 """The entry of the ``multiscales`` convention in a group's ``zarr_conventions``."""
-
-CONVENTION_ATTRS = ("multiscales", "zarr_conventions")
-"""Root attributes of a pyramid holding JSON objects (stored as JSON text in a Hurray
-file, whose attributes hold no mappings; decoded where the file is seen as Zarr)."""
 
 PYRAMID_ATTR = "hurray_overviews"
 """The root attribute (JSON text) recording how the levels were made, so that an
@@ -756,19 +753,6 @@ def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
     tree = tree.copy()
     tree.attrs = {**attrs, **changed}
     return tree
-
-
-def convention_attrs(attrs: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
-    """``attrs`` with the :data:`CONVENTION_ATTRS` held as JSON text (as a Hurray file
-    stores them) decoded to JSON objects, as a Zarr group holds them."""
-    decoded = dict(attrs)
-    for key in CONVENTION_ATTRS:
-        if isinstance(decoded.get(key), str):
-            try:
-                decoded[key] = json.loads(decoded[key])
-            except ValueError:
-                pass  # not JSON: someone else's attribute of that name, kept as it is
-    return decoded
 
 
 class NpyArray:

@@ -26,6 +26,7 @@ from xarray.backends.zarr import FillValueCoder
 from ..container import ContainerReader, VariableMeta
 from ..container.elements import parse_element_type
 from ..layout import RowMajorLayout
+from .conventions import convention_attrs
 from .stored_chunk import FIXED_SIZE_KINDS
 
 REFERENCES_VERSION = 1
@@ -212,7 +213,8 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
     left_out: list[str] = []
     for group_path, group in reader.metadata.walk():
         prefix = f"{group_path}/" if group_path else ""
-        attributes = {k: json_attribute(v) for k, v in group.attrs.items()}
+        # the objects of Zarr conventions (a pyramid's multiscales) as Zarr holds them
+        attributes = {k: json_attribute(v) for k, v in convention_attrs(group.attrs).items()}
         node = {"zarr_format": 3, "node_type": "group", "attributes": attributes}
         refs[f"{prefix}zarr.json"] = json.dumps(node)
         for var in group.variables:
