@@ -263,6 +263,41 @@ def test_convert_netcdf_to_hurray_and_zarr(sample, tmp_path, capsys):
     assert opened["v"].encoding["serializer"].to_dict()["configuration"]["layout"] == "hilbert"
 
 
+NETCDF_3_EMPTY = b"CDF\x01" + bytes(28)
+"""A netCDF-3 classic file with no dimensions, attributes or variables: the magic, a
+record count of 0, and three absent lists (two zero words each)."""
+
+
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(p) for p in ("scipy", "netCDF4")),
+    reason="a reader of netCDF-3 is installed",
+)
+def test_convert_of_an_input_no_package_reads_prints_xarrays_whole_message_and_what_to_install(
+    tmp_path, capsys
+):
+    source, out = tmp_path / "old.nc", tmp_path / "out.hurray"
+    source.write_bytes(NETCDF_3_EMPTY)
+    status, _, err = run(capsys, "convert", str(source), str(out))
+    assert status == 2 and len(err.splitlines()) == 1
+    # xarray's message ends with the pages it points to, kept whole
+    assert "dependencies may not be installed, see: https://docs.xarray.dev/" in err
+    assert err.count("https://") == 2
+    assert err.rstrip().endswith(
+        "old.nc is a netCDF-3 file, which xarray reads with scipy or netCDF4: install one "
+        "of them (python -m pip install scipy)"
+    )
+    assert not out.exists()
+
+
+def test_convert_of_a_file_no_engine_knows_names_no_package(tmp_path, capsys):
+    source = tmp_path / "notes.txt"
+    source.write_text("plain text\n")
+    status, _, err = run(capsys, "convert", str(source), str(tmp_path / "out.hurray"))
+    assert status == 2 and len(err.splitlines()) == 1
+    assert "did not find a match in any of xarray's currently installed IO backends" in err
+    assert "https://docs.xarray.dev/" in err and "pip install" not in err
+
+
 def test_convert_refuses_a_layout_that_cannot_hold_the_chunks(sample, tmp_path, capsys):
     out = tmp_path / "bad.zarr"
     status, _, err = run(

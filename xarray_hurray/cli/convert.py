@@ -117,6 +117,34 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 """The first bytes of an HDF5 file: a netCDF-4 file, the netCDF kind that has groups."""
 
 
+INPUT_KINDS: tuple[tuple[tuple[bytes, ...], str, tuple[str, ...]], ...] = (
+    ((b"CDF\x01", b"CDF\x02", b"CDF\x05"), "a netCDF-3 file", ("scipy", "netCDF4")),
+    ((HDF5_SIGNATURE,), "a netCDF-4 (HDF5) file", ("h5netcdf", "netCDF4")),
+    ((b"GRIB",), "a GRIB file", ("cfgrib",)),
+)
+"""Inputs xarray reads through packages of their own: the first bytes of each kind,
+its name, and the packages whose xarray engine reads it, the first one suggested."""
+
+
+def _what_to_install(path: str) -> str:
+    """For a local file of a kind in :data:`INPUT_KINDS` that no installed package
+    reads, a sentence saying what to install; else ``""``."""
+    if is_url(path) or not os.path.isfile(path):
+        return ""
+    with open(path, "rb") as file:
+        start = file.read(len(HDF5_SIGNATURE))
+    for signatures, kind, packages in INPUT_KINDS:
+        if start.startswith(signatures):
+            if any(importlib.util.find_spec(p) is not None for p in packages):
+                return ""
+            which = "one of them" if len(packages) > 1 else "it"
+            return (
+                f"; {os.path.basename(path)} is {kind}, which xarray reads with "
+                f"{' or '.join(packages)}: install {which} (python -m pip install {packages[0]})"
+            )
+    return ""
+
+
 def _open_groups(path: str, engine: str | None, kwargs: Mapping[str, Any]) -> Groups | None:
     """The groups of ``path`` when it has more than the root, else None (also for
     inputs of a format without groups, such as netCDF-3).
@@ -178,8 +206,12 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Grou
             ds = xr.open_dataset(path, engine=engine, chunks={}, **kwargs)
         return _open_groups(path, engine, kwargs) or {"/": ds}
     except (ValueError, OSError) as err:
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise CliError(f"cannot open {path}: {first}", value=path) from err
+        # the whole message on one line: xarray ends some with the links they point to
+        message = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+        message = message or type(err).__name__
+        raise CliError(
+            f"cannot open {path}: {message}{_what_to_install(path)}", value=path
+        ) from err
 
 
 def check_chunk_dims(groups: Groups, chosen: Mapping[str, int]) -> None:
