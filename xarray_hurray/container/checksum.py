@@ -13,6 +13,13 @@ def crc32c(data: bytes) -> int:
     return value
 
 
+def extend_crc32c(crc: int, data: bytes) -> int:
+    """The CRC-32C of the bytes a checksum ``crc`` covers followed by ``data``, so
+    that a large part can be checked a block at a time (``crc`` 0 for no bytes)."""
+    value: int = google_crc32c.extend(crc, bytes(data))
+    return value
+
+
 def verify(data: bytes, expected: int, what: str) -> None:
     """Raise a :class:`HurrayFormatError` naming ``what`` unless ``crc32c(data) == expected``."""
     actual = crc32c(data)
