@@ -103,6 +103,16 @@ def read_steps(path) -> np.ndarray:
     return t
 
 
+def intact(path) -> bool:
+    """Whether ``path`` verifies clean but for the bytes after the end of its version
+    that a write killed before its commit (or a torn slot) leaves, which verify
+    reports as its one problem."""
+    problems = verify_file(path)
+    return problems == [] or (
+        len(problems) == 1 and "bytes after the end of the version" in problems[0]
+    )
+
+
 @pytest.fixture
 def base(tmp_path) -> Path:
     path = tmp_path / "f.hurray"
@@ -122,7 +132,7 @@ def server() -> Iterator[ForkServer]:
 def test_a_kill_at_any_write_leaves_the_old_or_the_new_version(server, base, calls):
     code = server.run("_kill_at", str(base), "_append", [7, 5], calls)
     found = read_steps(base)
-    assert verify_file(base) == []
+    assert intact(base)
     if code == -signal.SIGKILL:
         # killed before its commit: the old version; at or after it: the new one
         assert len(found) in (7, 12)
@@ -146,7 +156,7 @@ def test_kills_at_random_times_during_appends_and_region_writes(server, base):
         time.sleep(rng.uniform(0, 0.15))
         os.kill(pid, signal.SIGKILL)
         server.wait(pid)
-        assert verify_file(base) == []
+        assert intact(base)
         with xr.open_dataset(base, engine="hurray") as ds:
             v = ds["v"].values
             t = ds["time"].values
@@ -228,7 +238,9 @@ def test_a_torn_slot_write_reads_as_the_old_version(base):
         f.seek(16 + 64 * newer)
         f.write(torn)
     assert len(read_steps(base)) == 7
-    assert verify_file(base) == []
+    # the version the torn slot held is now bytes after the end of the one read
+    (problem,) = verify_file(base)
+    assert "bytes after the end of the version" in problem
     assert digest(base) != before
     _append(str(base), 7, 2)  # the next commit reuses the damaged slot
     assert len(read_steps(base)) == 9

@@ -49,8 +49,10 @@ def describe(
     ``raw_bytes`` (the array's size in memory) and ``compression_ratio`` are None for
     variable-length strings, whose in-memory size is not fixed.
     """
-    sizes = reader.index(path)["size"]
-    stored = int(sizes.sum())
+    count = stored = 0
+    for _, entries in reader.stored_chunks(path):
+        count += len(entries)
+        stored += int(entries["size"].sum())
     raw = (
         None
         if var.dtype == STRING
@@ -63,7 +65,7 @@ def describe(
         "dtype": var.dtype,
         "chunks": list(var.chunks),
         "chunk_count": var.chunk_count,
-        "stored_chunks": int(np.count_nonzero(sizes)),
+        "stored_chunks": count,
         "layout": var.layout.to_config(),
         "chunk_order": var.chunk_order,
         "chunk_axes": [var.dims[a] for a in var.chunk_axes or ()],

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 from ..container import ContainerReader, verify_file
 from ..container.limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from ..errors import CliError, HurrayFormatError
@@ -70,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file}: corrupt: {len(problems)} problem(s) found", status=1)
     paths = [path for path, _ in reader.metadata.all_variables()]
     chunks = sum(reader.variable(path).chunk_count for path in paths)
-    stored = sum(int(np.count_nonzero(reader.index(path)["size"])) for path in paths)
+    stored = sum(len(entries) for path in paths for _, entries in reader.stored_chunks(path))
     print(f"{args.file}: ok ({chunks} chunks, {stored} stored, every checksum matches)")
     note = unfinished_writes_note(unfinished_writes(args.file))
     if note:

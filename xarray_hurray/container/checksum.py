@@ -22,7 +22,12 @@ def extend_crc32c(crc: int, data: bytes) -> int:
 
 def verify(data: bytes, expected: int, what: str) -> None:
     """Raise a :class:`HurrayFormatError` naming ``what`` unless ``crc32c(data) == expected``."""
-    actual = crc32c(data)
+    verify_crc(crc32c(data), expected, what)
+
+
+def verify_crc(actual: int, expected: int, what: str) -> None:
+    """Raise a :class:`HurrayFormatError` naming ``what`` unless the computed
+    ``actual`` crc32c is ``expected``."""
     if actual != expected:
         raise HurrayFormatError(
             f"checksum mismatch in {what}: stored crc32c {expected:#010x}, computed {actual:#010x}"

@@ -12,11 +12,13 @@ length.  One packer and one parser serve both, parametrized by the version.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import HurrayFormatError
-from .checksum import crc32c, verify
+from .checksum import crc32c, extend_crc32c, verify, verify_crc
 from .format import (
     HEADER_SIZE_1_1,
     INDEX_ENTRY,
@@ -64,10 +66,22 @@ def unpack_index(
     return entries
 
 
-def check_references(refs: np.ndarray, lengths: np.ndarray, what: str, file_length: int) -> None:
-    """Check 1.1 references (root or page table entries) to parts of ``lengths`` bytes:
-    a referenced part lies within ``[HEADER_SIZE_1_1, file_length)``; a reference of
-    offset 0 (no part) has crc32c 0, and parts of length 0 are never referenced.
+def check_references(
+    refs: np.ndarray,
+    lengths: np.ndarray,
+    what: str,
+    file_length: int,
+    *,
+    first: int = 0,
+    absent: bool = True,
+) -> None:
+    """Check 1.1 references (root or page table entries, numbered from ``first``) to
+    parts of ``lengths`` bytes: a referenced part lies within ``[HEADER_SIZE_1_1,
+    file_length)``; a reference of offset 0 (no part) has crc32c 0, and parts of length
+    0 are never referenced.  Offset 0 stands for a part that is absent (an index page
+    of missing chunks) where ``absent``; otherwise (the root) only for a part of length
+    0 (the page table of a variable without chunks), so that nothing is ever sized by a
+    part that was never checked.
 
     Raises
     ------
@@ -80,12 +94,19 @@ def check_references(refs: np.ndarray, lengths: np.ndarray, what: str, file_leng
     bad = (none & (refs["crc32c"] != 0)) | (~none & (lengths == 0))
     bad |= ~none & ((offsets < HEADER_SIZE_1_1) | (offsets > np.uint64(file_length) - lengths))
     bad |= ~none & (lengths > np.uint64(file_length))
+    missing = none & (lengths != 0) if not absent else np.zeros(len(refs), dtype=bool)
+    bad |= missing
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
+        if missing[k]:
+            raise HurrayFormatError(
+                f"{what} {first + k} is offset 0 (none) for a part of {int(lengths[k])} bytes: "
+                "only a variable without chunks has no page table"
+            )
         raise HurrayFormatError(
-            f"{what} {k} refers to bytes [{int(offsets[k])}, {int(offsets[k] + lengths[k])}) "
-            f"(crc32c {int(refs['crc32c'][k]):#010x}), not a part of the file's "
-            f"{file_length} bytes"
+            f"{what} {first + k} refers to bytes [{int(offsets[k])}, "
+            f"{int(offsets[k] + lengths[k])}) (crc32c {int(refs['crc32c'][k]):#010x}), not a "
+            f"part of the file's {file_length} bytes"
         )
 
 
@@ -95,31 +116,35 @@ def page_reference(version: tuple[int, int]) -> np.dtype:
     return REFERENCE if version < (1, 2) else PAGE_REFERENCE
 
 
-def page_counts(chunk_count: int) -> np.ndarray:
-    """Chunk positions on each index page of a variable of ``chunk_count`` chunks."""
-    pages = -(-chunk_count // PAGE_ENTRIES)
-    counts = np.full(pages, PAGE_ENTRIES, dtype=np.int64)
-    if pages:
-        counts[-1] = chunk_count - PAGE_ENTRIES * (pages - 1)
-    return counts
+def page_counts(chunk_count: int, pages: np.ndarray | None = None) -> np.ndarray:
+    """Chunk positions on each index page of a variable of ``chunk_count`` chunks, or on
+    the pages numbered ``pages``."""
+    if pages is None:
+        pages = np.arange(-(-chunk_count // PAGE_ENTRIES), dtype=np.int64)
+    counts: np.ndarray = np.minimum(PAGE_ENTRIES, chunk_count - PAGE_ENTRIES * pages)
+    return counts.astype(np.int64)
 
 
-def page_lengths(chunk_count: int, version: tuple[int, int] = (1, 1)) -> np.ndarray:
-    """Bytes of each index page of a variable of ``chunk_count`` chunks when every
-    chunk is stored: the length of every 1.1 page, the largest a 1.2 page can have."""
-    counts = page_counts(chunk_count)
+def page_lengths(
+    chunk_count: int, version: tuple[int, int] = (1, 1), pages: np.ndarray | None = None
+) -> np.ndarray:
+    """Bytes of each index page (or of pages ``pages``) of a variable of ``chunk_count``
+    chunks when every chunk is stored: the length of every 1.1 page, the largest a 1.2
+    page can have."""
+    counts = page_counts(chunk_count, pages)
     lengths = counts * INDEX_ENTRY.itemsize
     if version >= (1, 2):
         lengths += -(-counts // 8)  # the bitmap
     return lengths
 
 
-def referenced_lengths(table: np.ndarray, chunk_count: int) -> np.ndarray:
-    """Bytes of each page the page ``table`` of a variable of ``chunk_count`` chunks
-    references: recorded in a 1.2 table; in 1.1 fixed by the chunk count."""
+def referenced_lengths(table: np.ndarray, chunk_count: int, first: int = 0) -> np.ndarray:
+    """Bytes of each page the page ``table`` (its entries from page ``first`` on) of a
+    variable of ``chunk_count`` chunks references: recorded in a 1.2 table; in 1.1
+    fixed by the chunk count."""
     if table.dtype == PAGE_REFERENCE:
         return table["length"].astype(np.int64)
-    return page_lengths(chunk_count)
+    return page_lengths(chunk_count, pages=np.arange(first, first + len(table), dtype=np.int64))
 
 
 def pack_page(entries: np.ndarray, version: tuple[int, int]) -> bytes:
@@ -144,10 +169,11 @@ def set_reference(table: np.ndarray, page: int, offset: int, data: bytes) -> Non
 
 
 def check_page_table(
-    table: np.ndarray, chunk_count: int, what: str, file_length: int
+    table: np.ndarray, chunk_count: int, what: str, file_length: int, first: int = 0
 ) -> np.ndarray:
     """Check the page table of a variable of ``chunk_count`` chunks (``what`` names its
-    pages); the length of each page it references.
+    pages), or its entries from page ``first`` on; the length of each page they
+    reference.
 
     In 1.2 an absent page (offset 0) has length 0 and no page is longer than
     :data:`MAX_PAGE_BYTES`, checked before any page is read; in both versions every
@@ -158,7 +184,7 @@ def check_page_table(
     HurrayFormatError
         Naming ``what`` and the first bad reference.
     """
-    lengths = referenced_lengths(table, chunk_count)
+    lengths = referenced_lengths(table, chunk_count, first)
     if table.dtype == PAGE_REFERENCE:
         too_long = lengths > MAX_PAGE_BYTES
         bad = too_long | ((table["offset"] == 0) & (lengths != 0))
@@ -169,9 +195,116 @@ def check_page_table(
                 if too_long[k]
                 else "is not 0 for an absent page (offset 0)"
             )
-            raise HurrayFormatError(f"{what} {k}: its page_length {int(lengths[k])} {why}")
-    check_references(table, lengths, what, file_length)
+            raise HurrayFormatError(f"{what} {first + k}: its page_length {int(lengths[k])} {why}")
+    check_references(table, lengths, what, file_length, first=first)
     return lengths
+
+
+TABLE_BLOCK = 2**20
+"""Page table entries read and checked at once (16 MiB in 1.2)."""
+
+
+@dataclass(frozen=True)
+class PageTable:
+    """The checked page table of a variable, as the pages it references: the present
+    ones only, so that the absent pages of a giant grid of missing chunks cost nothing
+    once their table is checked.
+
+    Attributes
+    ----------
+    count
+        Pages of the variable, present or absent.
+    pages
+        The numbers of the present pages, ascending.
+    refs
+        Their references (offset, crc32c and, from 1.2, length).
+    lengths
+        Bytes of each present page.
+    """
+
+    count: int
+    pages: np.ndarray
+    refs: np.ndarray
+    lengths: np.ndarray
+
+    def find(self, pages: np.ndarray) -> np.ndarray:
+        """The row in :attr:`refs` of each of ``pages``; -1 for an absent page."""
+        pages = np.asarray(pages, dtype=np.int64)
+        if not len(self.pages):
+            return np.full(pages.shape, -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.pages, pages), len(self.pages) - 1)
+        found: np.ndarray = np.where(self.pages[at] == pages, at, -1)
+        return found
+
+    def dense(self) -> np.ndarray:
+        """The table as stored: a reference per page, zero for an absent page."""
+        table = np.zeros(self.count, dtype=self.refs.dtype)
+        table[self.pages] = self.refs
+        return table
+
+
+def read_page_table(
+    read: Callable[[int, int], bytes],
+    reference: tuple[int, int],
+    count: int,
+    chunk_count: int,
+    *,
+    version: tuple[int, int],
+    what: str,
+    file_length: int,
+) -> PageTable:
+    """Read and check the page table of ``count`` pages at the root ``reference``
+    (offset, crc32c) of a variable of ``chunk_count`` chunks, :data:`TABLE_BLOCK`
+    entries at a time, through ``read(start, stop)``.
+
+    The checksum is taken over the blocks as they come; a structural problem found
+    before the end is raised only once the checksum matched, so that damage is
+    reported as damage, as for every other part.
+
+    Raises
+    ------
+    HurrayFormatError
+        Naming ``what``: a short table, a checksum mismatch, or the first bad page
+        reference (see :func:`check_page_table`).
+    """
+    dtype = page_reference(version)
+    offset, crc = reference
+    running = 0
+    pages, refs, lengths = [], [], []
+    problem: HurrayFormatError | None = None
+    for first in range(0, count, TABLE_BLOCK):
+        n = min(TABLE_BLOCK, count - first)
+        start = offset + first * dtype.itemsize
+        data = read(start, start + n * dtype.itemsize)
+        if len(data) != n * dtype.itemsize:
+            raise HurrayFormatError(
+                f"truncated page table of {what}: bytes [{start}, {start + n * dtype.itemsize})"
+                f" returned {len(data)}"
+            )
+        running = extend_crc32c(running, data)
+        if problem is not None:
+            continue
+        block = np.frombuffer(data, dtype=dtype)
+        try:
+            block_lengths = check_page_table(
+                block, chunk_count, f"page of {what}", file_length, first
+            )
+        except HurrayFormatError as err:
+            problem = err
+            continue
+        present = np.flatnonzero(block["offset"] != 0)
+        pages.append(present + first)
+        refs.append(block[present])
+        lengths.append(block_lengths[present])
+    verify_crc(running, crc, f"page table of {what}")
+    if problem is not None:
+        raise problem
+    return PageTable(
+        count,
+        np.concatenate(pages or [np.empty(0, dtype=np.int64)]).astype(np.int64),
+        np.concatenate(refs or [np.empty(0, dtype=dtype)]),
+        np.concatenate(lengths or [np.empty(0, dtype=np.int64)]).astype(np.int64),
+    )
 
 
 def unpack_page(

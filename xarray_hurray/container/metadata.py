@@ -21,6 +21,7 @@ from ..layout import (
     LayoutError,
     chunk_placement,
     layout_from_config,
+    placement_chunks,
     placement_positions,
 )
 from .attrs import AttributeBudget, attribute_nbytes, decode_attrs, encode_attrs
@@ -224,6 +225,16 @@ class VariableMeta:
             positions: np.ndarray = self.position[ids]
             return positions
         return placement_positions(self.grid_shape, self.chunk_order, self.chunk_axes, ids)
+
+    def chunk_ids(self, positions: np.ndarray) -> np.ndarray:
+        """The chunks (row-major flat indices) at placement ``positions``: the inverse
+        of :meth:`positions`, with the same choice between the curve (a few) and
+        :attr:`placement` (many, or already computed)."""
+        places = np.asarray(positions, dtype=np.int64).reshape(-1)
+        if "placement" in self.__dict__ or len(places) * DIRECT_PLACEMENT > self.chunk_count:
+            ids: np.ndarray = self.placement[places]
+            return ids
+        return placement_chunks(self.grid_shape, self.chunk_order, self.chunk_axes, places)
 
     @property
     def fill_bytes(self) -> bytes:

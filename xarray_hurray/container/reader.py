@@ -5,6 +5,7 @@ range requests for the chunks it touches."""
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,11 +31,11 @@ from .format import (
     unpack_header_1_1,
 )
 from .index import (
-    check_page_table,
+    PageTable,
     check_references,
     page_counts,
     page_reference,
-    referenced_lengths,
+    read_page_table,
     unpack_index,
     unpack_page,
 )
@@ -46,6 +47,10 @@ from .threads import ordered_map, run_as_produced
 PAGE_CACHE_BYTES = 64 * 2**20
 """Most bytes of parsed index pages a reader keeps (1.1, 1.2); the least recently
 used go first."""
+
+STORED_BATCH = 64 * PAGE_ENTRIES
+"""Chunk positions whose stored chunks :meth:`ContainerReader.stored_chunks` gives at
+once (64 index pages)."""
 
 DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
@@ -173,7 +178,7 @@ class ContainerReader:
             self._root = self._check_root(root)
         self._numbers = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
         self._indexes: dict[str, np.ndarray] = {}
-        self._tables: dict[int, np.ndarray] = {}
+        self._tables: dict[int, PageTable] = {}
         self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -202,7 +207,10 @@ class ContainerReader:
             ],
             dtype=np.int64,
         )
-        check_references(refs, lengths, "page table of variable", self.header.file_length)
+        # offset 0 means no page table, which only a variable without chunks may have
+        check_references(
+            refs, lengths, "page table of variable", self.header.file_length, absent=False
+        )
         return refs
 
     def _regions(self, parts: list[tuple[int, int, str, int]]) -> list[bytes]:
@@ -285,13 +293,46 @@ class ContainerReader:
         number = self._numbers[path]
         positions = var.positions(chunk_ids)
         pages = positions // PAGE_ENTRIES
-        wanted = np.unique(pages).tolist()
-        found = self._fetch_pages(path, var, number, wanted)
-        out = np.empty(len(chunk_ids), dtype=INDEX_ENTRY)
-        for page in wanted:
-            rows = np.flatnonzero(pages == page) if len(wanted) > 1 else slice(None)
-            out[rows] = found[page][positions[rows] - page * PAGE_ENTRIES]
+        wanted, inverse = np.unique(pages, return_inverse=True)
+        found = self._fetch_pages(path, var, number, wanted.tolist())
+        out = np.zeros(len(chunk_ids), dtype=INDEX_ENTRY)  # missing chunks stay zero
+        # the rows of each page, grouped in one sort rather than a pass per page
+        by_page = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[by_page], np.arange(len(wanted) + 1))
+        for k, page in enumerate(wanted.tolist()):
+            rows = found[page]
+            if rows is not None:
+                at = by_page[bounds[k] : bounds[k + 1]]
+                out[at] = rows[positions[at] - page * PAGE_ENTRIES]
         return out
+
+    def stored_chunks(self, path: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The placement positions and checked entries of the stored chunks of ``path``,
+        in placement order, a few index pages at a time: what a variable stores, read
+        without anything per chunk of its grid (in 1.0 every chunk is stored)."""
+        var = self.variable(path)
+        if self.version < (1, 1):
+            index = self.index(path)
+            for first in range(0, var.chunk_count, STORED_BATCH):
+                positions = np.arange(
+                    first, min(first + STORED_BATCH, var.chunk_count), dtype=np.int64
+                )
+                yield positions, index[var.placement[positions]]
+            return
+        number = self._numbers[path]
+        with self._lock:
+            present = self._page_table(path, var, number).pages
+        step = STORED_BATCH // PAGE_ENTRIES
+        for first in range(0, len(present), step):
+            pages = present[first : first + step].tolist()
+            found = self._fetch_pages(path, var, number, pages)
+            held = [(p, rows) for p in pages if (rows := found[p]) is not None]  # all, present
+            kept = [(p, rows, np.flatnonzero(rows["size"])) for p, rows in held]
+            if any(len(k) for _, _, k in kept):
+                yield (
+                    np.concatenate([k + p * PAGE_ENTRIES for p, _, k in kept]),
+                    np.concatenate([rows[k] for _, rows, k in kept]),
+                )
 
     def index_parts(self, path: str) -> list[tuple[int, int]]:
         """The byte ranges ``(offset, length)`` of the index structures of ``path``:
@@ -302,13 +343,9 @@ class ContainerReader:
         number = self._numbers[path]
         with self._lock:
             table = self._page_table(path, var, number)
-        lengths = referenced_lengths(table, var.chunk_count)
-        parts = [(int(self._root[number]["offset"]), table.nbytes)]
-        parts += [
-            (int(offset), int(length))
-            for offset, length in zip(table["offset"], lengths, strict=True)
-            if offset
-        ]
+        reference = page_reference(self.version)
+        parts = [(int(self._root[number]["offset"]), table.count * reference.itemsize)]
+        parts += zip(table.refs["offset"].tolist(), table.lengths.tolist(), strict=True)
         return [part for part in parts if part[1]]
 
     def root_entry(self, path: str) -> np.void:
@@ -317,55 +354,57 @@ class ContainerReader:
         return entry
 
     def page_table(self, path: str) -> np.ndarray:
-        """The checked page table of ``path`` (1.1, 1.2): a reference per index page."""
+        """The checked page table of ``path`` (1.1, 1.2): a reference per index page,
+        as stored (zero for an absent page)."""
         with self._lock:
-            return self._page_table(path, self.variable(path), self._numbers[path])
+            return self._page_table(path, self.variable(path), self._numbers[path]).dense()
 
-    def _page_table(self, path: str, var: VariableMeta, number: int) -> np.ndarray:
+    def _page_table(self, path: str, var: VariableMeta, number: int) -> PageTable:
         """The checked page table of variable ``number``, read once (under the lock)."""
         if number not in self._tables:
-            reference = page_reference(self.version)
             ref = self._root[number]
-            data = self._region(
-                int(ref["offset"]),
-                len(page_counts(var.chunk_count)) * reference.itemsize,
-                f"page table of {path!r}",
-                int(ref["crc32c"]),
+            self._tables[number] = read_page_table(
+                lambda start, stop: self._region(start, stop - start, "a page table", None),
+                (int(ref["offset"]), int(ref["crc32c"])),
+                -(-var.chunk_count // PAGE_ENTRIES),
+                var.chunk_count,
+                version=self.version,
+                what=repr(path),
+                file_length=self.header.file_length,
             )
-            table = np.frombuffer(data, dtype=reference)
-            check_page_table(table, var.chunk_count, f"page of {path!r}", self.header.file_length)
-            self._tables[number] = table
         return self._tables[number]
 
     def _fetch_pages(
         self, path: str, var: VariableMeta, number: int, pages: list[int]
-    ) -> dict[int, np.ndarray]:
+    ) -> dict[int, np.ndarray | None]:
         """The checked entries of ``pages`` of variable ``number``, from the cache or
-        read in merged requests; absent pages are all missing chunks."""
+        read in merged requests; None for an absent page (all its chunks missing)."""
         with self._lock:
             table = self._page_table(path, var, number)
-            found = {p: self._pages[(number, p)] for p in pages if (number, p) in self._pages}
+            found: dict[int, np.ndarray | None] = {
+                p: self._pages[(number, p)] for p in pages if (number, p) in self._pages
+            }
             for p in found:
                 self._pages.move_to_end((number, p))
         # Pages are read without the lock, so reads of other variables do not wait on
         # this one's requests; two threads may then read the same page, and both
         # store equal, checked entries.
-        lengths = referenced_lengths(table, var.chunk_count)
-        counts = page_counts(var.chunk_count)
-        todo = [p for p in pages if p not in found]
-        stored = [p for p in todo if table["offset"][p] != 0]
-        for p in todo:
-            if table["offset"][p] == 0:
-                found[p] = np.zeros(counts[p], dtype=INDEX_ENTRY)
-        if stored:
-            starts = table["offset"][stored].astype(np.int64)
-            stops = starts + lengths[stored]
+        todo = np.array([p for p in pages if p not in found], dtype=np.int64)
+        rows = table.find(todo)
+        for p in todo[rows < 0].tolist():
+            found[p] = None
+        stored, rows = todo[rows >= 0], rows[rows >= 0]
+        if len(stored):
+            starts = table.refs["offset"][rows].astype(np.int64)
+            lengths = table.lengths[rows]
+            stops = starts + lengths
+            counts = page_counts(var.chunk_count, stored)
             outside = stops > len(self._head)  # pages in the head are not read again
             plan = plan_reads(starts[outside], stops[outside], self.policy)
             blobs = self.source.read_ranges(plan.requests)
             request_of = np.full(len(stored), -1, dtype=np.int64)
             request_of[outside] = plan.request_of
-            for k, p in enumerate(stored):
+            for k, p in enumerate(stored.tolist()):
                 request = int(request_of[k])
                 blob, first = (
                     (self._head, 0)
@@ -375,34 +414,41 @@ class ContainerReader:
                 data = blob[int(starts[k]) - first : int(stops[k]) - first]
                 found[p] = unpack_page(
                     data,
-                    int(counts[p]),
-                    length=int(lengths[p]),
-                    crc=int(table["crc32c"][p]),
+                    int(counts[k]),
+                    length=int(lengths[k]),
+                    crc=int(table.refs["crc32c"][rows[k]]),
                     what=f"index page {p} of {path!r}",
                     file_length=self.header.file_length,
                     version=self.version,
                 )
         with self._lock:
-            for p in todo:
-                self._pages[(number, p)] = found[p]
+            for p in stored.tolist():
+                self._pages[(number, p)] = found[p]  # type: ignore[assignment]
             # least recently used first: hits were moved to the end above
             while len(self._pages) * PAGE_ENTRIES * INDEX_ENTRY.itemsize > PAGE_CACHE_BYTES:
                 self._pages.popitem(last=False)
         return found
 
-    def iter_chunks(self, name: str, chunk_ids: np.ndarray) -> Iterator[np.ndarray]:
-        """Decoded full chunks ``chunk_ids`` (row-major flat indices) of ``name``, in turn.
+    def iter_chunks(
+        self, name: str, chunk_ids: np.ndarray, entries: np.ndarray | None = None
+    ) -> Iterator[np.ndarray]:
+        """Decoded full chunks ``chunk_ids`` (row-major flat indices) of ``name``, in turn;
+        ``entries`` are their index entries when the caller has them already.
 
         All requests are planned and fetched first; chunks are then checked and
         decoded in parallel on a shared thread pool, a little ahead of the caller.
         """
-        fetch = self._fetch(name, chunk_ids)
+        fetch = self._fetch(name, chunk_ids, entries)
         yield from self._decoded(fetch, self.source.read_ranges(fetch.plan.requests))
 
-    def _fetch(self, name: str, chunk_ids: np.ndarray) -> ChunkFetch:
+    def _fetch(
+        self, name: str, chunk_ids: np.ndarray, entries: np.ndarray | None = None
+    ) -> ChunkFetch:
         """The merged requests that fetch chunks ``chunk_ids`` of ``name`` (in 1.1, its
-        index pages under them are read first, once; missing chunks take no request)."""
-        entries = self.entries(name, chunk_ids)
+        index pages under them are read first, once, unless their ``entries`` are
+        given; missing chunks take no request)."""
+        if entries is None:
+            entries = self.entries(name, chunk_ids)
         stored = np.flatnonzero(self._stored(entries))
         starts = entries["offset"][stored].astype(np.int64)
         stops = starts + entries["size"][stored].astype(np.int64)
@@ -435,14 +481,18 @@ class ContainerReader:
         yield from ordered_map(decode, pieces)
 
     @staticmethod
-    def _fill_chunk(codec: ChunkCodec) -> np.ndarray:
-        """What a missing chunk (1.1) reads as: the fill value, one element broadcast to
-        the chunk's shape (no memory per missing chunk, and read-only, so that a caller
-        cannot change the fill of every other missing chunk), in native byte order as
-        decoded chunks are."""
+    def _fill_value(codec: ChunkCodec) -> np.ndarray:
+        """The element a missing chunk (1.1) holds, in native byte order as decoded
+        chunks are: a 0-d array."""
         var = codec.variable
-        fill = np.array(var.fill, dtype=parse_element_type(var.dtype).newbyteorder("="))
-        return np.broadcast_to(fill, var.chunks)
+        return np.array(var.fill, dtype=parse_element_type(var.dtype).newbyteorder("="))
+
+    @classmethod
+    def _fill_chunk(cls, codec: ChunkCodec) -> np.ndarray:
+        """What a missing chunk (1.1) reads as: the fill value broadcast to the chunk's
+        shape (no memory per missing chunk, and read-only, so that a caller cannot
+        change the fill of every other missing chunk)."""
+        return np.broadcast_to(cls._fill_value(codec), codec.variable.chunks)
 
     def _chunk_bytes(self, fetch: ChunkFetch, request: int, blob: bytes) -> list[bytes]:
         """The bytes of the stored chunks of ``fetch`` that request ``request`` holds
@@ -478,9 +528,9 @@ class ContainerReader:
         """
         selection, out = self._selection(name, key)
         if out.size:
-            fetch = self._fetch(name, selection.chunk_ids())
+            fetch, rows = self._plan(name, selection)
             answers = self.source.read_ranges_as_completed(fetch.plan.requests)
-            self._fill(out, selection, fetch, answers)
+            self._fill(out, selection, fetch, rows, answers)
         return out.reshape(selection.result_shape)
 
     async def read_async(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
@@ -492,10 +542,42 @@ class ContainerReader:
         """
         selection, out = self._selection(name, key)
         if out.size:
-            fetch = await asyncio.to_thread(self._fetch, name, selection.chunk_ids())
+            fetch, rows = await asyncio.to_thread(self._plan, name, selection)
             blobs = await self.source.read_ranges_async(fetch.plan.requests)
-            await asyncio.to_thread(self._fill, out, selection, fetch, enumerate(blobs))
+            await asyncio.to_thread(self._fill, out, selection, fetch, rows, enumerate(blobs))
         return out.reshape(selection.result_shape)
+
+    def _plan(self, name: str, selection: OuterSelection) -> tuple[ChunkFetch, np.ndarray | None]:
+        """The fetch of the chunks of ``selection`` of ``name``, and the row of each of
+        its chunks among the selection's (None: the same rows).
+
+        Two ways, whichever reads less index: the chunks of the selection, through the
+        pages holding them (20 bytes of entry per chunk); or, from 1.1, every stored
+        chunk of the variable, through its pages, keeping those inside the selection.
+        The second is taken when the pages the page table references take fewer bytes
+        than the selection's entries would: a large selection of a grid of mostly
+        missing chunks then costs its stored chunks, never a step per chunk of it.
+        """
+        touched = math.prod(selection.chunk_counts)
+        if self.version >= (1, 1):
+            var = self.variable(name)
+            with self._lock:
+                table = self._page_table(name, var, self._numbers[name])
+            if int(table.lengths.sum()) < touched * INDEX_ENTRY.itemsize:
+                ids, entries, rows = [], [], []
+                for positions, stored in self.stored_chunks(name):
+                    chunk_ids = var.chunk_ids(positions)
+                    at = selection.rows_of(chunk_ids)
+                    inside = at >= 0
+                    ids.append(chunk_ids[inside])
+                    entries.append(stored[inside])
+                    rows.append(at[inside])
+                if not ids:
+                    empty = np.empty(0, dtype=np.int64)
+                    ids, entries, rows = [empty], [np.empty(0, INDEX_ENTRY)], [empty]
+                fetch = self._fetch(name, np.concatenate(ids), np.concatenate(entries))
+                return fetch, np.concatenate(rows)
+        return self._fetch(name, selection.chunk_ids()), None
 
     def _selection(self, name: str, key: Sequence[Key] | None) -> tuple[OuterSelection, np.ndarray]:
         """The outer selection ``key`` of ``name`` and an empty array to read it into."""
@@ -514,21 +596,21 @@ class ContainerReader:
         out: np.ndarray,
         selection: OuterSelection,
         fetch: ChunkFetch,
+        rows: np.ndarray | None,
         answers: Iterable[tuple[int, bytes]],
     ) -> None:
         """Copy the selected elements of the chunks of ``fetch`` into ``out``, decoding
         the chunks of each answer ``(request, bytes)`` as it arrives: on the decode
         pool, in batches of about :data:`DECODE_BATCH_BYTES`, while later answers are
-        still on their way.  A damaged chunk raises once all are done, the first of
+        still on their way.  ``rows`` gives the row of each chunk of ``fetch`` among
+        the selection's (None: the same); the selection's chunks ``fetch`` does not
+        store are missing.  A damaged chunk raises once all are done, the first of
         them in ``selection``'s order (as the order of arrival varies)."""
-        pieces = list(selection.pieces())
-        if len(fetch.stored) < len(pieces):
-            fill = self._fill_chunk(fetch.codec)
-            missing = np.ones(len(pieces), dtype=bool)
-            missing[fetch.stored] = False
-            for row in np.flatnonzero(missing).tolist():
-                out_index, in_index = pieces[row]
-                out[out_index] = fill[in_index]
+        if rows is not None or len(fetch.stored) < len(fetch.chunk_ids):
+            # missing chunks read as the fill: all of the result at once, the stored
+            # chunks then placed over it, rather than a step per missing chunk
+            out[...] = self._fill_value(fetch.codec)
+        row_of = fetch.stored if rows is None else rows[fetch.stored]
         batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
 
         def place(chunks: list[int], blobs: list[bytes]) -> tuple[int, Exception] | None:
@@ -537,7 +619,7 @@ class ContainerReader:
                     chunk = self._decode(fetch, k, data)
                 except HurrayFormatError as err:
                     return k, err
-                out_index, in_index = pieces[int(fetch.stored[k])]
+                out_index, in_index = selection.piece(int(row_of[k]))
                 out[out_index] = chunk[in_index]
             return None
 
@@ -553,7 +635,7 @@ class ContainerReader:
         results = [task() for task in tasks()] if one else run_as_produced(tasks())
         failed = [result for result in results if result is not None]
         if failed:
-            raise min(failed, key=lambda kf: int(fetch.stored[kf[0]]))[1]
+            raise min(failed, key=lambda kf: int(row_of[kf[0]]))[1]
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,14 +131,41 @@ class OuterSelection:
         ids: np.ndarray = np.ravel_multi_index(tuple(g.ravel() for g in grids), self.grid_shape)
         return ids
 
-    def pieces(self) -> Iterator[tuple[tuple[Index, ...], tuple[Index, ...]]]:
-        """For each touched chunk, in :meth:`chunk_ids` order: ``(out_index, in_index)``
+    @property
+    def chunk_counts(self) -> tuple[int, ...]:
+        """Touched chunks along each axis: a chunk's row in :meth:`chunk_ids` is its
+        row-major index over them."""
+        return tuple(len(axis.chunk_ids) for axis in self.axes)
+
+    def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
+        """The row in :meth:`chunk_ids` of each of ``chunk_ids`` (row-major flat indices
+        of the grid), -1 for a chunk the selection does not touch; without listing the
+        touched chunks."""
+        ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
+        if not self.axes:
+            return np.zeros(len(ids), dtype=np.int64)
+        coords = np.unravel_index(ids, self.grid_shape)
+        inside = np.ones(len(ids), dtype=bool)
+        ks = []
+        for axis, coord in zip(self.axes, coords, strict=True):
+            if not len(axis.chunk_ids):
+                return np.full(len(ids), -1, dtype=np.int64)
+            k = np.minimum(np.searchsorted(axis.chunk_ids, coord), len(axis.chunk_ids) - 1)
+            inside &= axis.chunk_ids[k] == coord
+            ks.append(np.where(inside, k, 0))
+        rows = np.ravel_multi_index(tuple(ks), self.chunk_counts)
+        found: np.ndarray = np.where(inside, rows, -1)
+        return found
+
+    def piece(self, row: int) -> tuple[tuple[Index, ...], tuple[Index, ...]]:
+        """For the chunk at ``row`` of :meth:`chunk_ids`: ``(out_index, in_index)``
         placing its selected elements into the result (slices where both are runs)."""
-        ranges = [range(len(axis.chunk_ids)) for axis in self.axes]
-        for combo in itertools.product(*ranges):
-            out = [axis.out_positions[k] for axis, k in zip(self.axes, combo, strict=True)]
-            inside = [axis.in_positions[k] for axis, k in zip(self.axes, combo, strict=True)]
-            yield _outer_index(out), _outer_index(inside)
+        out, inside = [], []
+        for axis, count in zip(self.axes[::-1], self.chunk_counts[::-1], strict=True):
+            row, k = divmod(row, count)
+            out.append(axis.out_positions[k])
+            inside.append(axis.in_positions[k])
+        return _outer_index(out[::-1]), _outer_index(inside[::-1])
 
 
 def _compact(positions: np.ndarray) -> Index:

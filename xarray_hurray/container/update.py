@@ -351,12 +351,15 @@ def storage_order(reader: ContainerReader) -> dict[str, Any]:
     if isinstance(header, Slot):
         used += header.root_length
     out_of_order = {}
-    for path, var in reader.metadata.all_variables():
+    for path, _ in reader.metadata.all_variables():
         used += sum(length for _, length in reader.index_parts(path))
-        entries = reader.index(path)[var.placement]
-        stored = entries[entries["size"] != 0]
-        used += int(stored["size"].sum())
-        out_of_order[path] = int(np.count_nonzero(np.diff(stored["offset"].astype(np.int64)) < 0))
+        before, behind = np.empty(0, dtype=np.int64), 0  # the last offset so far
+        for _, entries in reader.stored_chunks(path):
+            offsets = entries["offset"].astype(np.int64)
+            used += int(entries["size"].sum())
+            behind += int(np.count_nonzero(np.diff(np.concatenate((before, offsets))) < 0))
+            before = offsets[-1:]
+        out_of_order[path] = behind
     size = reader.source.size()
     return {
         "unreferenced_bytes": header.file_length - used,

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import BinaryIO
 
 import numpy as np
 
 from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
-from .format import HEADER_SIZE_1_1
+from .format import HEADER_SIZE_1_1, Slot
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import VariableMeta
 from .reader import ContainerReader
@@ -51,14 +53,19 @@ def _padding_problem(var: VariableMeta, chunk_id: int, chunk: np.ndarray) -> str
 
 
 def _chunk_problems(
-    reader: ContainerReader, path: str, var: VariableMeta, ids: np.ndarray
+    reader: ContainerReader,
+    path: str,
+    var: VariableMeta,
+    ids: np.ndarray,
+    entries: np.ndarray | None = None,
 ) -> list[str]:
-    """Problems with the bytes of chunks ``ids`` of ``var``: each is fetched, checked and
-    decoded, and a bad chunk does not stop the check of the ones after it."""
+    """Problems with the bytes of chunks ``ids`` of ``var`` (their index ``entries``
+    when known): each is fetched, checked and decoded, and a bad chunk does not stop
+    the check of the ones after it."""
     problems: list[str] = []
     done = 0
     try:
-        for chunk in reader.iter_chunks(path, ids):
+        for chunk in reader.iter_chunks(path, ids, entries):
             problems += filter(None, [_padding_problem(var, int(ids[done]), chunk)])
             done += 1
         return problems
@@ -67,55 +74,112 @@ def _chunk_problems(
             return [*problems, str(err)]
     # something in the batch is bad: check the rest one chunk (one request) at a time,
     # so that each problem is named once and the cost stays linear
-    for chunk_id in ids[done:]:
-        problems += _chunk_problems(reader, path, var, chunk_id.reshape(1))
+    for k in range(done, len(ids)):
+        one = None if entries is None else entries[k : k + 1]
+        problems += _chunk_problems(reader, path, var, ids[k : k + 1], one)
     return problems
 
 
-def _overlap_problems(parts: list[tuple[int, int, str]]) -> list[str]:
-    """Problems with referenced byte ranges ``(offset, length, what)`` that overlap."""
-    problems = []
-    end, last = 0, ""
-    for offset, length, what in sorted(parts):
-        if offset < end:
-            problems.append(f"{what} at bytes [{offset}, {offset + length}) overlaps {last}")
-        if offset + length > end:
-            end, last = offset + length, what
-    return problems
+class _Parts:
+    """The byte ranges a version references, gathered a block at a time (a stored
+    chunk is a row, not a Python object), each block with the name of its rows."""
+
+    def __init__(self) -> None:
+        self._blocks: list[tuple[np.ndarray, np.ndarray, Callable[[int], str]]] = []
+
+    def add(
+        self,
+        offsets: Sequence[int] | np.ndarray,
+        lengths: Sequence[int] | np.ndarray,
+        name: Callable[[int], str],
+    ) -> None:
+        """Ranges ``[offsets[k], offsets[k] + lengths[k])``, the ``k``-th named ``name(k)``."""
+        self._blocks.append(
+            (np.asarray(offsets, dtype=np.int64), np.asarray(lengths, dtype=np.int64), name)
+        )
+
+    def overlap_problems(self) -> list[str]:
+        """A problem for each range that begins before the end of a range that begins
+        earlier (or at the same byte, and is shorter), naming the one reaching furthest."""
+        if not self._blocks:
+            return []
+        offsets = np.concatenate([b[0] for b in self._blocks])
+        lengths = np.concatenate([b[1] for b in self._blocks])
+        block = np.repeat(np.arange(len(self._blocks)), [len(b[0]) for b in self._blocks])
+        item = np.concatenate([np.arange(len(b[0])) for b in self._blocks])
+        order = np.lexsort((lengths, offsets))
+        starts, ends = offsets[order], offsets[order] + lengths[order]
+        reach = np.maximum.accumulate(ends)
+        # the range whose end is the furthest so far: the one a later range overlaps
+        furthest = np.maximum.accumulate(
+            np.where(ends > np.concatenate(([-1], reach[:-1])), np.arange(len(ends)), 0)
+        )
+
+        def name(row: int) -> str:
+            k = int(order[row])
+            return self._blocks[int(block[k])][2](int(item[k]))
+
+        overlapping = np.flatnonzero(starts[1:] < reach[:-1]) + 1
+        return [
+            f"{name(row)} at bytes [{int(starts[row])}, {int(ends[row])}) overlaps "
+            f"{name(int(furthest[row - 1]))}"
+            for row in overlapping.tolist()
+        ]
 
 
 def _verify_1_1(reader: ContainerReader) -> list[str]:
-    """Every problem of a 1.1 or 1.2 file whose header, metadata and root are valid."""
+    """Every problem of a 1.1 or 1.2 file whose header, metadata and root are valid:
+    in time and memory growing with what the file stores, not with its chunk grids."""
     header = reader.header
+    assert isinstance(header, Slot)
     problems: list[str] = []
-    parts = [
-        (0, HEADER_SIZE_1_1, "the header"),
-        (header.metadata_offset, header.metadata_length, "the metadata"),
-        (header.root_offset, header.root_length, "the index root"),  # type: ignore[union-attr]
-    ]
+    parts = _Parts()
+    fixed = ["the header", "the metadata", "the index root"]
+    parts.add(
+        [0, header.metadata_offset, header.root_offset],
+        [HEADER_SIZE_1_1, header.metadata_length, header.root_length],
+        fixed.__getitem__,
+    )
     for path, var in reader.metadata.all_variables():
         try:
-            entries = reader.index(path)
-            parts += [(o, n, f"the index of {path!r}") for o, n in reader.index_parts(path)]
+            index = reader.index_parts(path)
+            parts.add([o for o, _ in index], [n for _, n in index], partial(_index_name, path))
+            for positions, entries in reader.stored_chunks(path):
+                ids = var.chunk_ids(positions)
+                offsets, sizes = entries["offset"], entries["size"]
+                parts.add(offsets, sizes, partial(_chunk_name, path, ids))
+                for first in range(0, len(ids), BATCH):
+                    batch = slice(first, first + BATCH)
+                    problems += _chunk_problems(reader, path, var, ids[batch], entries[batch])
         except HurrayFormatError as err:
             problems.append(str(err))
-            continue
-        stored = entries["size"] != 0
-        parts += [
-            (int(o), int(n), f"chunk {int(i)} of {path!r}")
-            for i, o, n in zip(
-                np.flatnonzero(stored),
-                entries["offset"][stored],
-                entries["size"][stored],
-                strict=True,
-            )
-        ]
-        ids = var.placement[stored[var.placement]]
-        for first in range(0, len(ids), BATCH):
-            problems += _chunk_problems(reader, path, var, ids[first : first + BATCH])
-    # bytes after file_length (a write that did not commit) are no problem: the
-    # format allows them, readers ignore them and the next commit overwrites them
-    return problems + _overlap_problems(parts)
+    return problems + parts.overlap_problems() + _uncommitted_problems(reader)
+
+
+def _index_name(path: str, _: int) -> str:
+    return f"the index of {path!r}"
+
+
+def _chunk_name(path: str, ids: np.ndarray, k: int) -> str:
+    return f"chunk {int(ids[k])} of {path!r}"
+
+
+def _uncommitted_problems(reader: ContainerReader) -> list[str]:
+    """Bytes after the end of the version, where the size of the file is known: what a
+    write that did not commit leaves (its torn slot, if it got that far, is accepted
+    beside them), which the next commit overwrites; reported because nothing checks
+    them, and damage to the newest slot of such a file reads as that interrupted
+    commit."""
+    size = reader.source.size()
+    length = reader.header.file_length
+    if size is None or size <= length:
+        return []
+    return [
+        f"{size - length} bytes after the end of the version (file_length {length}, the "
+        f"file has {size}): left by a write that did not commit, or the newest header "
+        "slot is damaged; the file reads as the version its header holds, and the next "
+        "write or `hurray compact` drops them"
+    ]
 
 
 def verify_file(

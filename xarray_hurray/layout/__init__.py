@@ -7,7 +7,8 @@
   box into runs of buffer positions.
 - :func:`default_layout`: the layout a writer uses when none is asked for.
 - :func:`chunk_placement`: where the chunks of a grid go along a curve;
-  :func:`placement_positions`: where some of them go, without the whole order.
+  :func:`placement_positions`: where some of them go, and :func:`placement_chunks`:
+  which go at some places, without the whole order.
 """
 
 from ..errors import LayoutError
@@ -24,7 +25,7 @@ from .descriptors import (
 )
 from .hilbert import hilbert_decode, hilbert_encode
 from .morton import morton_decode, morton_encode
-from .order import chunk_placement, placement_positions
+from .order import chunk_placement, placement_chunks, placement_positions
 from .ranges import group_runs, merge_runs
 
 __all__ = [
@@ -45,5 +46,6 @@ __all__ = [
     "merge_runs",
     "morton_decode",
     "morton_encode",
+    "placement_chunks",
     "placement_positions",
 ]

@@ -165,3 +165,73 @@ def placement_positions(
         inside = np.clip(sizes - corner, 0, 1 << below_of)  # the sub-cube within the grid
         np.add.at(rank, np.concatenate(rows), inside.prod(axis=1))
     return (outer * inner + rank).astype(np.int64)
+
+
+def placement_chunks(
+    grid_shape: Sequence[int],
+    chunk_order: str,
+    chunk_axes: Sequence[int] | None,
+    positions: np.ndarray,
+) -> np.ndarray:
+    """The chunks (row-major flat indices) at placement ``positions``: the inverse of
+    :func:`placement_positions`, also in memory and time growing with the positions
+    asked for, not with the grid (``chunk_placement(...)[positions]`` without it).
+
+    A position's rank on the curve is walked down the curve level by level: at each
+    level the sibling sub-cubes are visited in curve order, and the rank passes each
+    sibling whose grid chunks (a box intersection) it exceeds, less their number.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 chunk ids, one per position.
+    """
+    grid = parse_shape(grid_shape)
+    outer_axes, moving, order = _curve_plan(grid, chunk_order, chunk_axes)
+    places = np.asarray(positions, dtype=np.int64).reshape(-1)
+    if chunk_order == "row-major" or math.prod(grid) <= 1:
+        return places.copy()
+    inner = math.prod(grid[a] for a in moving)
+    outer, rank = np.divmod(places, inner)
+    coords = [np.zeros(len(places), dtype=np.int64) for _ in grid]
+    if outer_axes:
+        for axis, coord in zip(
+            outer_axes, np.unravel_index(outer, [grid[a] for a in outer_axes]), strict=True
+        ):
+            coords[axis] = coord.astype(np.int64)
+    if len(moving) == 1:
+        coords[moving[0]] = rank
+    elif moving:
+        d = len(moving)
+        sizes = np.array([grid[a] for a in moving], dtype=np.int64)
+        # the key bits chosen so far, for each position that is not done: done once
+        # its sub-cube lies inside the grid, where the rank left is the rest of the key
+        keys = np.zeros(len(places), dtype=np.uint64)
+        prefix = np.zeros(len(places), dtype=np.uint64)
+        open_ = np.arange(len(places))
+        if math.prod(grid[a] for a in moving) == 2 ** (d * order):
+            keys, open_ = rank.astype(np.uint64), open_[:0]  # the grid is the whole cube
+        for below in range(order - 1, -1, -1):
+            if not len(open_):
+                break
+            left, chosen = rank[open_], np.full(len(open_), -1, dtype=np.int64)
+            full = np.zeros(len(open_), dtype=bool)
+            for sibling in range(2**d):
+                first = ((prefix[open_] << np.uint64(d)) | np.uint64(sibling)) << np.uint64(
+                    d * below
+                )
+                corner = (_curve_points(first, chunk_order, d, order) >> below) << below
+                inside = np.clip(sizes - corner, 0, 1 << below).prod(axis=1)
+                here = (chosen < 0) & (left < inside)
+                chosen[here] = sibling
+                full[here] = inside[here] == 1 << (d * below)
+                left = np.where(chosen < 0, left - inside, left)
+            prefix[open_] = (prefix[open_] << np.uint64(d)) | chosen.astype(np.uint64)
+            rank[open_] = left
+            done = open_[full]
+            keys[done] = (prefix[done] << np.uint64(d * below)) | left[full].astype(np.uint64)
+            open_ = open_[~full]
+        points = _curve_points(keys, chunk_order, d, order)
+        for k, axis in enumerate(moving):
+            coords[axis] = points[:, k].astype(np.int64)
+    return np.ravel_multi_index(tuple(coords), grid).astype(np.int64)
