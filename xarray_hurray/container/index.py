@@ -12,7 +12,7 @@ length.  One packer and one parser serve both, parametrized by the version.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +74,7 @@ def check_references(
     *,
     first: int = 0,
     absent: bool = True,
+    names: Sequence[str] | None = None,
 ) -> None:
     """Check 1.1 references (root or page table entries, numbered from ``first``) to
     parts of ``lengths`` bytes: a referenced part lies within ``[HEADER_SIZE_1_1,
@@ -81,7 +82,8 @@ def check_references(
     0 are never referenced.  Offset 0 stands for a part that is absent (an index page
     of missing chunks) where ``absent``; otherwise (the root) only for a part of length
     0 (the page table of a variable without chunks), so that nothing is ever sized by a
-    part that was never checked.
+    part that was never checked.  ``names`` names each reference, instead of ``what``
+    and its number.
 
     Raises
     ------
@@ -98,13 +100,14 @@ def check_references(
     bad |= missing
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
+        name = f"{what} {first + k}" if names is None else names[k]
         if missing[k]:
             raise HurrayFormatError(
-                f"{what} {first + k} is offset 0 (none) for a part of {int(lengths[k])} bytes: "
-                "only a variable without chunks has no page table"
+                f"{name} is at offset 0 (none), but it has {int(lengths[k])} bytes: only a "
+                "variable without chunks has no page table"
             )
         raise HurrayFormatError(
-            f"{what} {first + k} refers to bytes [{int(offsets[k])}, "
+            f"{name} refers to bytes [{int(offsets[k])}, "
             f"{int(offsets[k] + lengths[k])}) (crc32c {int(refs['crc32c'][k]):#010x}), not a "
             f"part of the file's {file_length} bytes"
         )

@@ -96,6 +96,12 @@ class ChunkFetch:
         return [part.tolist() for part in np.split(order, np.cumsum(counts)[:-1])]
 
 
+def _cost(entries: np.ndarray | None) -> int:
+    """Bytes a page kept in a reader's cache counts for (a page of missing chunks only,
+    kept as None, for a dictionary slot)."""
+    return 64 if entries is None else entries.nbytes
+
+
 class ContainerReader:
     """Thread-safe, picklable reader of one Hurray file (format 1.0, 1.1 or 1.2).
 
@@ -179,7 +185,8 @@ class ContainerReader:
         self._numbers = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
         self._indexes: dict[str, np.ndarray] = {}
         self._tables: dict[int, PageTable] = {}
-        self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self._pages: OrderedDict[tuple[int, int], np.ndarray | None] = OrderedDict()
+        self._cached_bytes = 0  # of the entries in self._pages
         self._lock = threading.Lock()
 
     @property
@@ -209,7 +216,12 @@ class ContainerReader:
         )
         # offset 0 means no page table, which only a variable without chunks may have
         check_references(
-            refs, lengths, "page table of variable", self.header.file_length, absent=False
+            refs,
+            lengths,
+            "page table of variable",
+            self.header.file_length,
+            absent=False,
+            names=[f"the page table of variable {path!r}" for path, _ in variables],
         )
         return refs
 
@@ -412,7 +424,7 @@ class ContainerReader:
                     else (blobs[request], int(plan.requests[request][0]))
                 )
                 data = blob[int(starts[k]) - first : int(stops[k]) - first]
-                found[p] = unpack_page(
+                entries = unpack_page(
                     data,
                     int(counts[k]),
                     length=int(lengths[k]),
@@ -421,12 +433,17 @@ class ContainerReader:
                     file_length=self.header.file_length,
                     version=self.version,
                 )
+                # a page of missing chunks only (1.1, or a 1.2 page of an empty bitmap)
+                # reads, and is kept, as an absent one
+                found[p] = entries if entries["size"].any() else None
         with self._lock:
             for p in stored.tolist():
-                self._pages[(number, p)] = found[p]  # type: ignore[assignment]
+                if (number, p) not in self._pages:
+                    self._pages[(number, p)] = found[p]
+                    self._cached_bytes += _cost(found[p])
             # least recently used first: hits were moved to the end above
-            while len(self._pages) * PAGE_ENTRIES * INDEX_ENTRY.itemsize > PAGE_CACHE_BYTES:
-                self._pages.popitem(last=False)
+            while self._cached_bytes > PAGE_CACHE_BYTES:
+                self._cached_bytes -= _cost(self._pages.popitem(last=False)[1])
         return found
 
     def iter_chunks(
