@@ -93,6 +93,16 @@ def test_mode_a_overwrites_and_adds_variables(year):
     xr.testing.assert_identical(out, expected)
 
 
+@pytest.mark.parametrize("append_dim", [None, "time"])
+def test_a_scalar_variable_is_overwritten(tmp_path, append_dim):
+    path = tmp_path / "scalar.hurray"
+    xh.to_hurray(days(0, 4).assign(level=850.0), path, encoding=CHUNKS)
+    later = days(4, 2) if append_dim else days(0, 4)
+    xh.to_hurray(later.assign(level=500.0), path, mode="a", append_dim=append_dim)
+    expected = days(0, 6 if append_dim else 4).assign(level=500.0)
+    xr.testing.assert_identical(read(path), expected)
+
+
 def test_mode_a_minus_leaves_variables_without_the_append_dim(year):
     piece = days(10, 2)
     piece["mask"] = ~piece["mask"]  # "a" would overwrite it; "a-" keeps the file's

@@ -436,7 +436,8 @@ class WritePart:
 
     @cached_property
     def _ids(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.source is self.var:
+        if self.source is self.var or not self.var.grid_shape:
+            # the whole variable (a scalar's one chunk is always all of it)
             return self.var.placement, self.var.placement
         source_ids = np.arange(self.source.chunk_count, dtype=np.int64)
         cells = np.unravel_index(source_ids, self.source.grid_shape)
