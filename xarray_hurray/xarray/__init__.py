@@ -6,11 +6,12 @@
 - :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
 - :mod:`.strings`: missing strings, bytes and character arrays, stored with CF attributes.
 - :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups.
-- :mod:`.accessor`: ``Dataset.hurray.to_hurray`` and ``Dataset.hurray.to_zarr``.
+- :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``.
+- :mod:`.dataarray`: a DataArray stored as xarray stores one.
 - :mod:`.progress`: the write progress bar.
 """
 
-from . import accessor as _accessor  # noqa: F401  (registers Dataset.hurray)
+from . import accessor as _accessor  # noqa: F401  (registers the .hurray accessors)
 from .backend import HurrayBackendEntrypoint
 from .overviews import multiscale
 from .writer import to_hurray

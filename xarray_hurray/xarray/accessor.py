@@ -1,5 +1,5 @@
-"""``Dataset.hurray`` and ``DataTree.hurray``: the writers as accessor methods, and the
-choice of an overview level."""
+"""``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``: the writers as
+accessor methods, and the choice of an overview level."""
 
 from __future__ import annotations
 
@@ -36,6 +36,28 @@ class HurrayAccessor:
         """Write the dataset to a Zarr v3 store of Hilbert-placed ``hurray`` shards; the
         arguments and the result are those of :func:`xarray_hurray.to_zarr`."""
         return to_zarr(self._dataset, store, **kwargs)
+
+
+@xr.register_dataarray_accessor("hurray")
+class HurrayArrayAccessor:
+    """Hurray methods of a DataArray: ``da.hurray.to_hurray(path, ...)`` and
+    ``da.hurray.to_zarr(store, ...)``, which store it as ``DataArray.to_netcdf`` and
+    ``DataArray.to_zarr`` do, for ``xr.open_dataarray`` to read back."""
+
+    def __init__(self, array: xr.DataArray) -> None:
+        self._array = array
+
+    def to_hurray(
+        self, path: str | os.PathLike[str] | UploadTarget, **kwargs: Any
+    ) -> Delayed | None:
+        """Write the array to ``path``; the arguments and the result are those of
+        :func:`xarray_hurray.to_hurray`."""
+        return to_hurray(self._array, path, **kwargs)
+
+    def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
+        """Write the array to a Zarr v3 store of Hilbert-placed ``hurray`` shards; the
+        arguments and the result are those of :func:`xarray_hurray.to_zarr`."""
+        return to_zarr(self._array, store, **kwargs)
 
 
 @xr.register_datatree_accessor("hurray")

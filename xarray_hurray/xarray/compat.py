@@ -12,6 +12,7 @@ from typing import Any
 
 import xarray as xr
 from xarray import conventions
+from xarray.backends.api import DATAARRAY_NAME, DATAARRAY_VARIABLE
 from xarray.backends.common import ensure_dtype_not_object
 from xarray.coding import times, variables
 from xarray.coding.common import pop_to
@@ -25,7 +26,13 @@ except ImportError as err:
         f"{importlib.metadata.version('dask')} is installed"
     ) from err
 
-__all__ = ["DataNode", "encode_cf_variable_keeping_bools", "ensure_dtype_not_object"]
+__all__ = [
+    "DATAARRAY_NAME",
+    "DATAARRAY_VARIABLE",
+    "DataNode",
+    "encode_cf_variable_keeping_bools",
+    "ensure_dtype_not_object",
+]
 
 
 def encode_cf_variable_keeping_bools(var: xr.Variable, name: Any) -> xr.Variable:

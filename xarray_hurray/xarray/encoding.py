@@ -380,3 +380,69 @@ def describe_tree(
         return replace(meta, groups=groups)
 
     return describe(tree), variables
+
+
+def group_path(group: Any) -> str:
+    """The path of the group ``to_hurray(group=...)`` names (``"a/b"``, ``"/a/b"``),
+    without its outer slashes; ``""`` for the root (``"/"``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a group that is not a string, or a part of its path that cannot name a
+        group (``"a//b"``).
+    """
+    if not isinstance(group, str):
+        raise HurrayTypeError(f"group must be a string such as 'a/b', got {group!r}", value=group)
+    path = group.strip("/")
+    for part in path.split("/") if path else ():
+        check_node_name(part, f"a part of the group path {group!r}")
+    return path
+
+
+def _graft(node: DatasetMeta, names: Sequence[str], new: DatasetMeta) -> DatasetMeta:
+    """``node`` with ``new`` as its group at the path ``names`` (in place of the group
+    there, and everything below it), and empty groups on the way where ``node`` has
+    none."""
+    head, *rest = names
+    children = list(node.groups)
+    at = next((k for k, child in enumerate(children) if child.name == head), None)
+    if rest:
+        below = children[at] if at is not None else DatasetMeta(attrs={}, variables=(), name=head)
+        new = _graft(below, rest, new)
+    if at is None:
+        children.append(new)
+    else:
+        children[at] = new
+    return replace(node, groups=tuple(children))
+
+
+def describe_at(
+    tree: xr.DataTree,
+    group: str,
+    encoding: Mapping[Hashable, Any],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+    root: DatasetMeta | None = None,
+) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
+    """:func:`describe_tree` of ``tree`` placed as the group at path ``group`` (not the
+    root) of ``root``, a file's description (by default an empty root): ``root``
+    with that group replaced by the tree (the groups below it too) and the groups
+    above it kept, or made empty where ``root`` lacks them.  The CF-encoded variables
+    of the tree are given by their paths in the result (``"a/b/name"``).
+
+    Raises
+    ------
+    ValueError
+        For an encoding naming a group the tree does not have, or a group whose name
+        a variable of its parent already has.
+    """
+    meta, variables = describe_tree(tree, encoding, defaults, chunk_bytes)
+    names = group.split("/")
+    try:
+        placed = _graft(
+            root or DatasetMeta(attrs={}, variables=()), names, replace(meta, name=names[-1])
+        )
+    except ValueError as err:
+        raise HurrayValueError(f"the group {'/' + group!r} does not fit the file: {err}") from err
+    return placed, {f"{group}/{path}": var for path, var in variables.items()}

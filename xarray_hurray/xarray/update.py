@@ -16,6 +16,7 @@ chunks that change are encoded, and the update commits at one instant (see
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Hashable, Mapping
 from contextlib import AbstractContextManager
@@ -34,7 +35,14 @@ from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, open_source
 from .backend import HurrayDataStore
 from .dask_write import ChunkSink, DaskWrite, WritePart, check_alignment, chunk_encoder
-from .encoding import CF_ENCODING, describe_group, describe_variable, encode_dataset, group_encoding
+from .encoding import (
+    CF_ENCODING,
+    describe_at,
+    describe_group,
+    describe_variable,
+    encode_dataset,
+    group_encoding,
+)
 
 WRITE_MODES = ("w", "w-", "a", "a-", "r+")
 """The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""
@@ -78,8 +86,9 @@ def file_dimensions(metadata: DatasetMeta) -> dict[str, int]:
 
 
 def join_path(group: str, name: str) -> str:
-    """The path of ``name`` in the group at ``group`` (``""``: the root)."""
-    return f"{group}/{name}" if group else name
+    """The path of ``name`` in the group at ``group`` (``""``: the root; a ``name`` of
+    ``""``: the group itself)."""
+    return f"{group}/{name}" if group and name else group or name
 
 
 def _decoded_variables(
@@ -474,10 +483,13 @@ def plan_tree_update(
     defaults: Mapping[str, Any],
     chunk_bytes: int,
     write_empty_chunks: bool = False,
+    group: str = "",
 ) -> tuple[DatasetMeta, list[WritePart]]:
     """The new description of the file and the chunks to write, for writing every
     node of ``tree`` into the group of the file at its path, as :func:`plan_update`
-    writes a dataset into the root.
+    writes a dataset into the root.  With ``group`` (a group the file holds), the
+    tree's root is written into that group and its nodes below it: the groups above
+    it, and their attributes, are kept as they are.
 
     Groups of the file that the tree does not hold are kept as they are.  A node the
     file has no group for becomes a new group (``"a"`` and ``"a-"``; refused by
@@ -508,7 +520,8 @@ def plan_tree_update(
     new_groups: dict[str, list[str]] = {}
     parts: list[WritePart] = []
     for node in tree.subtree:
-        path = node.path.strip("/")
+        relative = node.path.strip("/")  # in the tree, as ``encoding`` names groups
+        path = join_path(group, relative)  # in the file
         where = f"group {'/' + path!r}"
         own = node.to_dataset(inherit=False)
         try:
@@ -520,7 +533,7 @@ def plan_tree_update(
                     "into groups the file holds; use mode='a' to add it"
                 ) from None
             meta, variables = describe_group(
-                own, by_path.get(path, {}), defaults, chunk_bytes, name=str(node.name)
+                own, by_path.get(relative, {}), defaults, chunk_bytes, name=str(node.name)
             )
             planned[path] = meta
             new_groups.setdefault(path.rpartition("/")[0], []).append(path)
@@ -548,7 +561,7 @@ def plan_tree_update(
                 mode=mode,
                 append_dim=group_append,
                 region=_tree_region(region, own, path),
-                encoding=by_path.get(path, {}),
+                encoding=by_path.get(relative, {}),
                 defaults=defaults,
                 chunk_bytes=chunk_bytes,
                 write_empty_chunks=write_empty_chunks,
@@ -570,6 +583,81 @@ def plan_tree_update(
     return metadata, sorted(parts, key=lambda part: number[part.name])
 
 
+def plan_group_write(
+    tree: xr.DataTree,
+    base: ContainerReader,
+    group: str,
+    *,
+    mode: str,
+    append_dim: Hashable | None,
+    region: Region | None,
+    encoding: Mapping[Hashable, Any],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+    write_empty_chunks: bool = False,
+) -> tuple[DatasetMeta, list[WritePart]]:
+    """The new description of the file and the chunks to write, for writing ``tree``
+    as the group at path ``group`` (not the root) of the file ``base``, with
+    ``to_zarr(group=...)``'s meaning of ``mode``; the groups beside it and above it
+    are kept as they are.
+
+    - ``"w"`` replaces the group, and the groups below it, by the tree (the groups
+      above it are made, empty, where the file has none); ``"w-"`` does so where the
+      file has no such group, and refuses otherwise.
+    - ``"a"``, ``"a-"`` and ``"r+"`` write into the group as :func:`plan_tree_update`
+      writes a tree into the file; ``"a"`` and ``"a-"`` make it where the file has
+      no such group (without ``append_dim`` or ``region``, which need one).
+
+    Raises
+    ------
+    FileExistsError
+        With ``"w-"``, when the file holds the group.
+    ValueError, TypeError, KeyError
+        For every way the tree does not fit the file.
+    """
+    try:
+        base.metadata.group(group)
+        held = True
+    except KeyError:
+        held = False
+    where = f"group {'/' + group!r}"
+    if held and mode in ("a", "a-", "r+"):
+        return plan_tree_update(
+            tree,
+            base,
+            mode=mode,
+            append_dim=append_dim,
+            region=region,
+            encoding=encoding,
+            defaults=defaults,
+            chunk_bytes=chunk_bytes,
+            write_empty_chunks=write_empty_chunks,
+            group=group,
+        )
+    if held and mode == "w-":
+        raise FileExistsError(
+            errno.EEXIST,
+            f"the file holds the {where} (mode='w-'); use mode='w' to replace it or "
+            "mode='a' to write into it",
+            base.source.name,
+        )
+    if mode == "r+" or append_dim is not None or region is not None:
+        raise HurrayValueError(
+            f"{where} is not in the file: mode='r+', append_dim and region write only "
+            "into groups the file holds; use mode='a' without them to add it",
+            value=group,
+        )
+    metadata, variables = describe_at(
+        tree, group, encoding, defaults, chunk_bytes, root=base.metadata
+    )
+    parts = [
+        WritePart.whole(var, variables[path], write_empty_chunks, path)
+        for path, var in metadata.all_variables()
+        if path in variables
+    ]
+    return metadata, parts
+
+
 class UpdateWrite(DaskWrite):
     """The write of the changed chunks of one update, committed by ``update``."""
 
@@ -589,7 +677,8 @@ class PendingUpdate:
 
     Running it takes the file's writer lock, checks and plans the update against the
     version it finds (which may be newer than the one checked when it was made), and
-    commits it.
+    commits it.  With ``group`` (a path, not the root), ``ds`` is a DataTree written
+    as that group (see :func:`plan_group_write`).
     """
 
     def __init__(
@@ -599,15 +688,20 @@ class PendingUpdate:
         storage_options: Mapping[str, Any] | None,
         options: Mapping[str, Any],
         write_options: Mapping[str, Any],
+        group: str = "",
     ) -> None:
         self.ds = ds
         self.target = target
         self.storage_options = storage_options
         self.options = options
         self.write_options = write_options
+        self.group = group
 
     def plan(self, base: ContainerReader) -> tuple[DatasetMeta, list[WritePart]]:
         """The new description of the file ``base`` and the chunks to write."""
+        if self.group:
+            assert isinstance(self.ds, xr.DataTree)  # to_hurray makes a group's tree
+            return plan_group_write(self.ds, base, self.group, **self.options)
         if isinstance(self.ds, xr.DataTree):
             return plan_tree_update(self.ds, base, **self.options)
         return plan_update(self.ds, base, **self.options)

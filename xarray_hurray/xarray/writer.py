@@ -16,11 +16,13 @@ from dask.delayed import Delayed, delayed
 from ..container import open_reader
 from ..container.codecs import CodecSpec
 from ..container.tempfiles import writable_target
+from ..errors import HurrayValueError
 from ..io import UploadTarget, staged_upload, upload_target
 from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
 from ..layout import Layout
 from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
-from .encoding import DEFAULT_CHUNK_BYTES, describe_group, describe_tree
+from .dataarray import array_dataset
+from .encoding import DEFAULT_CHUNK_BYTES, describe_at, describe_group, describe_tree, group_path
 from .multipart_write import MultipartWrite
 from .overviews import recorded_pyramid, stored_attrs, update_tree, write_with_overviews
 from .update import PendingUpdate, Region, choose_mode, target_exists
@@ -56,7 +58,7 @@ def _run(write: DaskWrite | MultipartWrite, remote: UploadTarget | None) -> None
 
 
 def to_hurray(
-    ds: xr.Dataset | xr.DataTree,
+    ds: xr.Dataset | xr.DataArray | xr.DataTree,
     path: str | os.PathLike[str] | UploadTarget,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
@@ -74,12 +76,13 @@ def to_hurray(
     mode: str | None = None,
     append_dim: Hashable | None = None,
     region: Region | None = None,
+    group: str | None = None,
     overviews: int | Sequence[int] | None = None,
     overview_dims: Sequence[Hashable] | None = None,
     resampling: str | Mapping[Hashable, str] | None = None,
 ) -> Delayed | None:
-    """Write ``ds`` (a Dataset, or a DataTree whose nodes become groups) to a Hurray
-    file at ``path``, or into the file there.
+    """Write ``ds`` (a Dataset, a DataArray, or a DataTree whose nodes become groups)
+    to a Hurray file at ``path``, or into the file there.
 
     Variables are CF-encoded with xarray's conventions (times, ``_FillValue``,
     ``scale_factor``/``add_offset``, ``coordinates``) and stored chunk by chunk.
@@ -89,7 +92,12 @@ def to_hurray(
     Parameters
     ----------
     ds
-        The dataset.
+        The dataset.  A DataArray is written as ``DataArray.to_netcdf`` and
+        ``DataArray.to_zarr`` write it, so that ``xr.open_dataarray`` reads it back
+        with its name: as the one variable of a dataset, called
+        ``"__xarray_dataarray_variable__"`` if it has no name or the name of one of
+        its coordinates or dimensions (the name then kept in the attribute
+        ``"__xarray_dataarray_name__"``).
     path
         The file to create or replace: a local path, a URL (``"s3://..."``,
         ``"memory://..."``, any fsspec file system that writes) or an upload target
@@ -176,6 +184,15 @@ def to_hurray(
         dimension (or for every one) to find it from the coordinates the file holds.
         Coordinates indexing the dataset are not written.  Bounds must be on the
         stored chunk grid (or at the end of the dimension).
+    group
+        Write ``ds`` as the group at this path of the file (``"a/b"``; a DataTree's
+        root goes there, its nodes below), as ``to_zarr(group=...)`` does: with
+        ``mode="w"`` the group, and the groups below it, are replaced; ``"w-"``
+        refuses a group the file holds; ``"a"``, ``"a-"`` and ``"r+"`` write into the
+        group as into a file (``"a"`` and ``"a-"`` add it when the file has none).
+        Into an existing file, every mode keeps the other groups as they are and
+        commits at one instant; where there is no file, one is made holding the
+        group (and empty groups above it).  By default, and with ``"/"``, the root.
     overviews
         Write a pyramid of ``ds`` (see :func:`~xarray_hurray.multiscale`): the number
         of coarser levels (factors 2, 4, ... ``2**N``) or their factors.  The levels
@@ -207,9 +224,19 @@ def to_hurray(
         For a local ``path`` whose directory does not exist, or that is a directory,
         or, with ``mode="r+"``, when there is no file at ``path``.
     FileExistsError
-        With ``mode="w-"``, when a file exists at ``path``.
+        With ``mode="w-"``, when a file exists at ``path`` (with ``group``, when the
+        file holds that group).
     """
+    if isinstance(ds, xr.DataArray):
+        ds = array_dataset(ds)
+    group = group_path(group or "")
     if overviews is not None:
+        if group:
+            raise HurrayValueError(
+                "overviews= writes the levels as the top groups of the file; it does "
+                f"not take group= (got {group!r})",
+                value=group,
+            )
         return write_with_overviews(  # type: ignore[no-any-return]
             cast(xr.Dataset, ds),
             path,
@@ -237,8 +264,13 @@ def to_hurray(
     remote = upload_target(path, storage_options)
     if remote is None and isinstance(path, str | os.PathLike):
         _check_local_target(path)
-    exists = target_exists(path, storage_options) if mode != "w" else True
-    if mode == "w-" and exists:
+    exists = target_exists(path, storage_options) if mode != "w" or group else True
+    # by variable; for a tree, by group path, then by variable
+    settings: Mapping[Hashable, Any] = encoding or {}
+    if group and isinstance(ds, xr.Dataset):
+        # a group is written as a tree whose root is that group
+        ds, settings = xr.DataTree(dataset=ds), {"/": settings}
+    if mode == "w-" and exists and not group:
         raise FileExistsError(errno.EEXIST, "a file exists at the target (mode='w-')", str(path))
     if compressor is not _NotGiven.NOT_GIVEN:
         warnings.warn(
@@ -249,7 +281,8 @@ def to_hurray(
         )
         codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
-    if mode in ("a", "a-", "r+") and (exists or mode == "r+" or append_dim or region):
+    into_file = mode in ("a", "a-", "r+") and bool(exists or mode == "r+" or append_dim or region)
+    if into_file or (group and exists):
         if exists and isinstance(ds, xr.Dataset):
             # into a file with overviews: into every level
             held = open_reader(path, storage_options=storage_options)  # type: ignore[arg-type]
@@ -257,10 +290,10 @@ def to_hurray(
             if pyramid is not None:
                 ds = update_tree(ds, pyramid, append_dim, region)
         options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
-        options |= {"encoding": encoding or {}, "defaults": defaults, "chunk_bytes": chunk_bytes}
+        options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
         options["write_empty_chunks"] = write_empty_chunks
         update = PendingUpdate(
-            ds, path, storage_options, options, {"window": window, "progress": progress}
+            ds, path, storage_options, options, {"window": window, "progress": progress}, group
         )
         if not compute:
             update.check()  # errors now, as for a new file; the lock is taken when it runs
@@ -268,10 +301,13 @@ def to_hurray(
             return pending
         update()
         return None
-    if isinstance(ds, xr.DataTree):
-        metadata, variables = describe_tree(ds, encoding or {}, defaults, chunk_bytes)
+    if group:
+        assert isinstance(ds, xr.DataTree)  # made above
+        metadata, variables = describe_at(ds, group, settings, defaults, chunk_bytes)
+    elif isinstance(ds, xr.DataTree):
+        metadata, variables = describe_tree(ds, settings, defaults, chunk_bytes)
     else:
-        metadata, variables = describe_group(ds, encoding or {}, defaults, chunk_bytes)
+        metadata, variables = describe_group(ds, settings, defaults, chunk_bytes)
     local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
     # "a" creating a file must not replace one another writer created meanwhile
     exclusive = mode != "w"

@@ -27,6 +27,7 @@ from ..errors import HurrayValueError, LayoutError, in_context
 from ..layout import Layout, RowMajorLayout, default_layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
+from .dataarray import array_dataset
 from .encoding import CF_ENCODING, DEFAULT_CHUNK_BYTES, auto_chunks, dask_chunks
 
 DEFAULT_SHARD_BYTES = 2**26
@@ -181,7 +182,7 @@ def hurray_zarr_encoding(
 
 
 def to_zarr(
-    ds: xr.Dataset,
+    ds: xr.Dataset | xr.DataArray,
     store: MutableMapping[str, Any] | str | Any = None,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
@@ -217,7 +218,8 @@ def to_zarr(
     Parameters
     ----------
     ds
-        The dataset.
+        The dataset; a DataArray is written as ``DataArray.to_zarr`` writes it (see
+        :func:`~xarray_hurray.to_hurray`).
     store
         What ``Dataset.to_zarr`` takes: a path, URL, mapping or zarr store.
     encoding
@@ -254,6 +256,8 @@ def to_zarr(
         For ``zarr_format`` other than 3, non-uniform dask chunks (naming the variable),
         or shards that are not multiples of the chunks.
     """
+    if isinstance(ds, xr.DataArray):
+        ds = array_dataset(ds)
     if kwargs.setdefault("zarr_format", 3) != 3:
         raise HurrayValueError(f"Hurray in Zarr needs zarr_format=3, got {kwargs['zarr_format']!r}")
     # Arrays that already exist keep their storage: xarray refuses an encoding for

@@ -1,0 +1,205 @@
+"""to_hurray(group=...): a Dataset, DataArray or DataTree written as one group of a
+file, with to_zarr(group=...)'s meaning of every mode, each write into an existing file
+one commit that leaves the other groups reading as they did."""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from pathlib import Path
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.container import verify_file
+from xarray_hurray.errors import HurrayValueError
+
+
+def field(start: int = 0, count: int = 4, name: str = "sst") -> xr.Dataset:
+    """Days ``start`` to ``start + count`` of a (time, y, x) field fixed per day."""
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal((start + count, 6, 8)).astype("f4")[start:]
+    return xr.Dataset(
+        {name: (("time", "y", "x"), values, {"units": "K"})},
+        coords={"time": pd.date_range("2024-01-01", periods=start + count)[start:]},
+        attrs={"source": name},
+    )
+
+
+ROOT = xr.Dataset(
+    {"land": (("y", "x"), np.arange(48).reshape(6, 8) % 3 == 0)},
+    coords={"y": np.arange(6.0), "x": np.arange(8.0) / 2},
+    attrs={"title": "root"},
+)
+STATIC = xr.Dataset({"depth": ("k", np.linspace(0, 50, 5))}, attrs={"kind": "static"})
+
+ENCODING = {"sst": {"chunks": (1, 3, 4)}}
+
+# Sequences of writes, each (dataset, to_hurray / to_zarr arguments), run through both
+# writers: the file must read as the Zarr store does after every step.
+SEQUENCES = {
+    "add groups then replace one": [
+        (ROOT, {"mode": "w"}),
+        (field(), {"mode": "a", "group": "ocean/surface", "encoding": ENCODING}),
+        (STATIC, {"mode": "a", "group": "meta"}),
+        (STATIC, {"mode": "a", "group": "ocean/surface/deep"}),
+        (field(name="ice"), {"mode": "w", "group": "ocean"}),  # drops ocean/surface
+    ],
+    "a new file holding a group": [
+        (field(), {"mode": "w", "group": "/a/b/", "encoding": ENCODING}),
+        (STATIC, {"mode": "w-", "group": "c"}),
+        (STATIC.rename(depth="height"), {"mode": "a", "group": "a/b"}),
+    ],
+    "append and region into a group": [
+        (ROOT, {"mode": "w"}),
+        (field(0, 4), {"mode": "a", "group": "daily", "encoding": ENCODING}),
+        (field(4, 3), {"mode": "a", "group": "daily", "append_dim": "time"}),
+        (field(2, 2) * 10, {"region": {"time": slice(2, 4)}, "group": "daily"}),
+        (field(5, 1) - 1, {"region": "auto", "group": "daily", "mode": "r+"}),
+    ],
+    "overwrite variables of a group": [
+        (ROOT, {"mode": "w"}),
+        (field(), {"mode": "a", "group": "g", "encoding": ENCODING}),
+        (field() * 2, {"mode": "a", "group": "g"}),
+        (field(name="extra"), {"mode": "a-", "group": "g"}),
+        (field() + 1, {"mode": "r+", "group": "g"}),
+    ],
+}
+
+
+def read(path, engine: str) -> xr.DataTree:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr's on consolidated metadata
+        with xr.open_datatree(path, engine=engine) as tree:
+            return tree.load()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def generation(path: Path) -> int:
+    return xh.open_reader(path).header.generation
+
+
+def zarr_write(ds: xr.Dataset, store: Path, kwargs: dict) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds.to_zarr(store, zarr_format=3, consolidated=True, **kwargs)
+
+
+@pytest.mark.parametrize("name", list(SEQUENCES))
+def test_each_write_gives_what_to_zarr_gives(tmp_path, name):
+    path, store = tmp_path / "f.hurray", tmp_path / "f.zarr"
+    for step, (ds, kwargs) in enumerate(SEQUENCES[name]):
+        xh.to_hurray(ds, path, **kwargs)
+        zarr_write(ds, store, kwargs)
+        xr.testing.assert_identical(read(path, "hurray"), read(store, "zarr"))
+        assert verify_file(path) == [], step
+
+
+def test_adding_a_group_is_one_commit_leaving_the_others_identical(tmp_path):
+    path = tmp_path / "f.hurray"
+    xh.to_hurray(xr.DataTree.from_dict({"/": ROOT, "/meta": STATIC}), path)
+    before, first = read(path, "hurray"), generation(path)
+    field().hurray.to_hurray(path, mode="a", group="ocean/surface", encoding=ENCODING)
+    assert generation(path) == first + 1
+    after = read(path, "hurray")
+    for kept in ("/", "/meta"):
+        xr.testing.assert_identical(
+            after[kept].to_dataset(inherit=False), before[kept].to_dataset(inherit=False)
+        )
+    assert sorted(after.groups) == ["/", "/meta", "/ocean", "/ocean/surface"]
+    with xr.open_dataset(path, engine="hurray", group="ocean/surface") as back:
+        xr.testing.assert_identical(back.load(), field())
+        assert back["sst"].encoding["chunks"] == (1, 3, 4)
+    # the group sees the root's coordinates as a node of the tree
+    xr.testing.assert_identical(after["ocean/surface"]["sst"].coords["y"], ROOT["y"])
+
+
+def test_a_tree_written_as_a_group(tmp_path):
+    path = tmp_path / "f.hurray"
+    xh.to_hurray(ROOT, path)
+    tree = xr.DataTree.from_dict({"/": STATIC, "/daily": field()})
+    xh.to_hurray(tree, path, mode="a", group="run1", encoding={"/daily": ENCODING})
+    xh.to_hurray(tree, path, mode="a", group="run2")
+    back = read(path, "hurray")
+    for run in ("run1", "run2"):
+        xr.testing.assert_identical(back[run].to_dataset(inherit=False), STATIC)
+        xr.testing.assert_identical(back[f"{run}/daily"].to_dataset(inherit=False), field())
+    assert back["run1/daily"]["sst"].encoding["chunks"] == (1, 3, 4)
+
+
+def test_a_dask_backed_group_written_later(tmp_path):
+    path = tmp_path / "f.hurray"
+    xh.to_hurray(ROOT, path)
+    lazy = field().chunk({"time": 1})
+    pending = xh.to_hurray(lazy, path, group="g", mode="a", compute=False, encoding=ENCODING)
+    assert sorted(read(path, "hurray").groups) == ["/"]
+    pending.compute()
+    with xr.open_dataset(path, engine="hurray", group="g") as back:
+        xr.testing.assert_identical(back.load(), field())
+
+
+class Boom(Exception):
+    pass
+
+
+def _boom(block: np.ndarray) -> np.ndarray:
+    raise Boom("failed while computing")
+
+
+def test_a_group_write_failing_halfway_leaves_the_file_byte_identical(tmp_path):
+    path = tmp_path / "f.hurray"
+    xh.to_hurray(xr.DataTree.from_dict({"/": ROOT, "/g": field()}), path)
+    before = digest(path)
+    big = np.random.default_rng(3).standard_normal((8, 80000))  # 5 MiB: reaches the file
+    failing = da.zeros((8, 6), chunks=(2, 6)).map_blocks(_boom, dtype="f8")
+    bad = xr.Dataset({"big": (("k", "w"), big), "late": (("k", "y"), failing)})
+    for mode in ("a", "w"):
+        with pytest.raises(Boom):
+            xh.to_hurray(bad, path, mode=mode, group="g", encoding={"big": {"codecs": None}})
+        assert digest(path) == before
+
+
+ERRORS = [
+    ({"mode": "w-", "group": "g"}, FileExistsError, "holds the group '/g'"),
+    ({"mode": "r+", "group": "nope"}, HurrayValueError, "'/nope' is not in the file"),
+    ({"mode": "a", "group": "new", "append_dim": "time"}, HurrayValueError, "not in the file"),
+    ({"group": "a//b"}, HurrayValueError, "part of the group path 'a//b' must not be empty"),
+    ({"group": 3}, TypeError, "group must be a string"),
+    ({"mode": "a", "group": "land"}, HurrayValueError, "unique"),  # a variable's name
+    ({"mode": "w", "group": "land/x"}, HurrayValueError, "unique"),
+    ({"mode": "w", "group": "g", "overviews": 1}, HurrayValueError, "not take group="),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), ERRORS)
+def test_wrong_use_leaves_the_file_byte_identical(tmp_path, kwargs, error, match):
+    path = tmp_path / "f.hurray"
+    xh.to_hurray(xr.DataTree.from_dict({"/": ROOT, "/g": field()}), path)
+    before = digest(path)
+    with pytest.raises(error, match=match):
+        xh.to_hurray(STATIC, path, **kwargs)
+    assert digest(path) == before
+
+
+def test_r_plus_into_a_missing_file_finds_no_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        xh.to_hurray(STATIC, tmp_path / "none.hurray", mode="r+", group="g")
+    assert not (tmp_path / "none.hurray").exists()
+
+
+def test_a_group_in_an_s3_object(s3):
+    url = f"s3://{s3.bucket}/groups.hurray"
+    so = s3.storage_options
+    xh.to_hurray(ROOT, url, storage_options=so)
+    xh.to_hurray(field(), url, storage_options=so, mode="a", group="ocean")
+    xh.to_hurray(field(4, 2), url, storage_options=so, append_dim="time", group="ocean")
+    with xr.open_datatree(url, engine="hurray", storage_options=so) as back:
+        xr.testing.assert_identical(back["/"].to_dataset(inherit=False), ROOT)
+        xr.testing.assert_identical(back["ocean"].to_dataset(inherit=False), field(0, 6))
