@@ -29,7 +29,8 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
-from xarray_hurray.container.update import WRITE_BUFFER, compact
+from xarray_hurray.container.format import PREFIX, SLOT_SIZE
+from xarray_hurray.container.update import WRITE_BUFFER, InPlaceCommit, compact
 
 STEPS = 20
 """Time steps of the base file, and of each write: 256 KiB of float32 noise each, so
@@ -142,9 +143,84 @@ def attempts(directory: str, base: str, full_disk: str) -> None:
             filler.unlink(missing_ok=True)
 
 
+NEW_SLOT = PREFIX.size + SLOT_SIZE
+"""Where the first commit into a file written once puts its slot: slot 1."""
+
+
+def slot_attempts(directory: str, base: str) -> None:
+    """Run the in-place commits of :data:`WRITES` into a copy of ``base`` (a file
+    written once) in ``directory``, the file size limit lowered when the commit starts
+    writing its new slot: below the slot (its first ``pwrite`` fails, writing
+    nothing) or 20 bytes into it (a torn slot).  Then append for real.  Print one JSON
+    line per attempt."""
+    here = Path(directory)
+    target = here / "x.hurray"
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old = Path(base).read_bytes()
+    for kind in ("append", "region"):
+        for limit in (0, NEW_SLOT + 20):
+            shutil.copyfile(base, target)
+
+            def at_slot(frame: Any, event: str, arg: Any, limit: int = limit) -> None:
+                # the real write then fails in the kernel, at exactly this point
+                if event == "call" and frame.f_code is InPlaceCommit._finish.__code__:
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+
+            sys.setprofile(at_slot)
+            try:
+                WRITES[kind](target)
+            except OSError as error:
+                failure = errno.errorcode.get(error.errno or 0, str(error))
+            else:
+                failure = "none"
+            finally:
+                sys.setprofile(None)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+            now = target.read_bytes()
+            with xr.open_dataset(target, engine="hurray") as ds:
+                reads_as_old = ds.load().identical(BASE)
+            record: dict[str, Any] = {
+                "kind": kind,
+                "limit": limit,
+                "failure": failure,
+                "identical": now == old,
+                "grown": len(now) > len(old),
+                "outside_slot_same": now[:NEW_SLOT] + now[NEW_SLOT + SLOT_SIZE : len(old)]
+                == old[:NEW_SLOT] + old[NEW_SLOT + SLOT_SIZE :],
+                "reads_as_old": reads_as_old,
+                "verified": verify_file(target) == [],
+            }
+            WRITES["append"](target)  # the next commit, over what is left
+            with xr.open_dataset(target, engine="hurray") as ds:
+                record["next_commit_reads"] = ds.load().identical(data(0, 2 * STEPS))
+            print(json.dumps(record), flush=True)
+
+
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.mark.slow
+def test_a_commit_whose_slot_write_fails_keeps_nothing_unless_the_slot_was_begun(tmp_path, base):
+    old = base.read_bytes()
+    assert old[NEW_SLOT : NEW_SLOT + SLOT_SIZE] == bytes(SLOT_SIZE)  # slot 1 unused
+    code = "import sys, test_failing_writes as t; t.slot_attempts(*sys.argv[1:])"
+    result = _run([sys.executable, "-c", code, str(tmp_path), str(base)])
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["kind"], r["limit"]) for r in records] == [
+        (kind, limit) for kind in ("append", "region") for limit in (0, NEW_SLOT + 20)
+    ]
+    for record in records:
+        assert record["failure"] == "EFBIG", record
+        assert record["reads_as_old"] and record["verified"], record
+        assert record["next_commit_reads"], record
+        if record["limit"] == 0:  # nothing of the slot written: everything cut off
+            assert record["identical"], record
+        else:  # a torn slot: the appended bytes stay beside it, as readers need
+            assert record["grown"] and record["outside_slot_same"], record
 
 
 def _job(directory: Path, base: Path, full_disk: bool) -> list[str]:

@@ -448,7 +448,14 @@ class InPlaceCommit(AllOrNothing):
 
     def _finish(self, slot: bytes, offset: int) -> None:
         """Write the new slot at ``offset`` and make it durable: the commit."""
-        _write_at(self._fd, slot, offset)
+        # a pwrite that fails writes nothing (one cut short returns its count), so
+        # until the first one returns no byte of the slot is in the file and abort
+        # may still cut the appended bytes off (a full disk that allocates even to
+        # overwrite); after it, a reader may see the new version, and a torn slot
+        # is accepted only beside the bytes after the version's end
+        done = os.pwrite(self._fd, slot, offset)
+        self._slot_started = True
+        _write_at(self._fd, slot[done:], offset + done)
         os.fsync(self._fd)
         os.close(self._fd)
 
@@ -556,7 +563,6 @@ class InPlaceCommit(AllOrNothing):
             for k in (0, 1)
             if Slot.unpack(prefix, header[PREFIX.size + k * SLOT_SIZE :][:SLOT_SIZE]) == self._slot
         )
-        self._slot_started = True
         self._finish(slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
 
     def abort(self) -> None:
@@ -566,9 +572,11 @@ class InPlaceCommit(AllOrNothing):
         (nothing references those bytes; a process killed before this leaves them as
         an uncommitted tail, which readers ignore).  A tail an earlier interrupted
         write left goes too, as the append began overwriting it; a write that never
-        reached the file cuts nothing.  Once the new slot is being written (its
-        ``fsync`` failing) nothing is cut: the slot may have reached the disk, and
-        its version needs those bytes."""
+        reached the file cuts nothing, nor does one whose slot write failed before
+        storing a byte of the slot.  Once a byte of the new slot is written (the
+        rest of it, or its ``fsync``, failing) nothing is cut: the slot may have
+        reached the disk, and its version needs those bytes; a torn slot needs them
+        too, as readers accept it only beside bytes after the version's end."""
         try:
             # no slot may point past the base's end yet
             if self._reached_file and not self._slot_started:
