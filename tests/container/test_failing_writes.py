@@ -3,8 +3,12 @@ file system (a small tmpfs, ENOSPC), hit at points spread over everything each k
 write puts on disk.  After every failure the file has its old length and bytes, reads
 as the old version, no temporary file is left and the space is free again.
 
-Each run is a subprocess (:func:`attempts`): the limit, and the mount in a private
-mount namespace, must not reach the test process."""
+A commit's slot write failing before and after its first byte is hit the same way
+(:func:`slot_attempts`), and a computation failing after, and before, the first bytes
+reach the file shows what happens to an earlier write's uncommitted tail.
+
+Each run out of room is a subprocess (:func:`attempts`, :func:`slot_attempts`): the
+limit, and the mount in a private mount namespace, must not reach the test process."""
 
 from __future__ import annotations
 
