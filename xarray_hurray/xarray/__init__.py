@@ -5,7 +5,9 @@
 - :mod:`.dask_write`: encoding chunks in dask tasks, streamed in placement order.
 - :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
 - :mod:`.strings`: missing strings, bytes and character arrays, stored with CF attributes.
-- :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups.
+- :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and
+  the choice of a level; :mod:`.resampling` its kernels; :mod:`.overview_write`
+  writing and appending to a file with overviews.
 - :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``.
 - :mod:`.dataarray`: a DataArray stored as xarray stores one.
 - :mod:`.progress`: the write progress bar.

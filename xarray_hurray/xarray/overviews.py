@@ -29,7 +29,7 @@ the same at every level.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +38,17 @@ import numpy as np
 import xarray as xr
 
 from ..errors import HurrayTypeError, HurrayValueError
-from ..zarr.conventions import CONVENTION_ATTRS, convention_attrs
+from ..zarr.conventions import convention_attrs
 from .encoding import auto_chunks, default_chunk_axes
+from .resampling import (
+    KERNELS,
+    coarsen_blocks,
+    valid_count,
+    valid_sum,
+    window_max,
+    window_min,
+    window_total,
+)
 
 RESAMPLINGS = ("mean", "nearest", "mode", "min", "max")
 """The values of ``resampling``."""
@@ -212,182 +221,6 @@ def _fill(var: xr.Variable) -> Any:
     return None
 
 
-# -- kernels: numpy blocks whose axes ``axes`` are cut in windows of ``factor`` cells
-
-
-def _padded(block: np.ndarray, axes: Sequence[int], factor: int, pad: Any) -> np.ndarray:
-    """``block`` padded at the end of ``axes`` with ``pad`` to whole windows."""
-    widths = [(0, -n % factor if k in axes else 0) for k, n in enumerate(block.shape)]
-    return np.pad(block, widths, constant_values=pad) if any(w for _, w in widths) else block
-
-
-def _split(
-    block: np.ndarray, axes: Sequence[int], factor: int, pad: Any
-) -> tuple[np.ndarray, tuple[int, ...]]:
-    """``block`` padded with ``pad`` to whole windows along ``axes``, each of those
-    split in two (windows, cells of a window; a view, no copy), and the positions of
-    the window cells' axes."""
-    block = _padded(block, axes, factor, pad)
-    shape: list[int] = []
-    cells: list[int] = []
-    for k, n in enumerate(block.shape):
-        if k in axes:
-            cells.append(len(shape) + 1)
-            shape += [n // factor, factor]
-        else:
-            shape.append(n)
-    return block.reshape(shape), tuple(cells)
-
-
-def _reduce(
-    block: np.ndarray, axes: Sequence[int], factor: int, pad: Any, how: np.ufunc
-) -> np.ndarray:
-    """The binary ufunc ``how`` folded over the cells of each window of ``block``
-    (padded with ``pad``): one strided view per cell of a window, combined in turn,
-    several times faster than a reduction over short split axes."""
-    block = _padded(block, axes, factor, pad)
-    out: np.ndarray | None = None
-    for offsets in np.ndindex(*(factor,) * len(axes)):
-        starts = dict(zip(axes, offsets, strict=True))
-        view = block[
-            tuple(
-                slice(starts[k], None, factor) if k in starts else slice(None)
-                for k in range(block.ndim)
-            )
-        ]
-        out = view.copy() if out is None else how(out, view, out=out)
-    assert out is not None  # a window has at least one cell
-    return out
-
-
-def _windows(block: np.ndarray, axes: Sequence[int], factor: int, pad: Any) -> np.ndarray:
-    """``block`` as :func:`_split` makes it, with the cells of each window on one last
-    axis (in row-major order)."""
-    split, cells = _split(block, axes, factor, pad)
-    moved = np.moveaxis(split, cells, range(-len(cells), 0))
-    return moved.reshape(*moved.shape[: moved.ndim - len(cells)], -1)
-
-
-def _missing(values: np.ndarray, fill: Any) -> np.ndarray:
-    missing = np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.shape, bool)
-    if fill is not None:
-        missing |= values == fill
-    return missing
-
-
-def _valid_sum(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    """The sum of the valid cells of each window, in float64."""
-    values = block.astype(np.float64)
-    values[_missing(block, fill)] = 0.0
-    return _reduce(values, axes, factor, 0.0, np.add)
-
-
-def _valid_count(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    """The number of valid cells of each window."""
-    valid = (~_missing(block, fill)).astype(np.int64)
-    return _reduce(valid, axes, factor, 0, np.add)
-
-
-def _total(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    """The sum of each window (of the sums or counts of the level before)."""
-    return _reduce(block, axes, factor, 0, np.add)
-
-
-def _nearest(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    index = tuple(
-        slice(None, None, factor) if k in axes else slice(None) for k in range(block.ndim)
-    )
-    return block[index]
-
-
-def _missing_value(dtype: np.dtype, fill: Any) -> Any:
-    """What a window without a valid cell holds: the fill value, else NaN (floats) or
-    zero."""
-    if fill is not None:
-        return fill
-    return np.nan if dtype.kind in "fc" else 0
-
-
-def _extreme(
-    block: np.ndarray, axes: Sequence[int], factor: int, fill: Any, largest: bool
-) -> np.ndarray:
-    missing = _missing(block, fill)
-    if block.dtype.kind in "fc":
-        neutral: Any = -np.inf if largest else np.inf
-    elif block.dtype.kind == "b":
-        neutral = not largest
-    else:
-        info = np.iinfo(block.dtype)
-        neutral = info.min if largest else info.max
-    values = np.where(missing, neutral, block)
-    out = _reduce(values, axes, factor, neutral, np.maximum if largest else np.minimum)
-    empty = _reduce(missing, axes, factor, True, np.logical_and)
-    out[empty] = _missing_value(block.dtype, fill)
-    return np.asarray(out, dtype=block.dtype)
-
-
-def _min(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    return _extreme(block, axes, factor, fill, largest=False)
-
-
-def _max(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    return _extreme(block, axes, factor, fill, largest=True)
-
-
-def _mode(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    """The most frequent valid value of each window, the smallest of those as frequent;
-    the missing value where a window has no valid cell."""
-    missing = _windows(_missing(block, fill), axes, factor, True)
-    values = _windows(block, axes, factor, block.reshape(-1)[0] if block.size else 0)
-    # sorted by validity, then value: the valid cells first, equal values together
-    order = np.lexsort((values, missing), axis=-1)
-    values = np.take_along_axis(values, order, axis=-1)
-    missing = np.take_along_axis(missing, order, axis=-1)
-    width = values.shape[-1]
-    position = np.arange(width)
-    starts = np.ones(values.shape, bool)
-    starts[..., 1:] = values[..., 1:] != values[..., :-1]
-    starts[..., 1:] |= missing[..., 1:] != missing[..., :-1]
-    # each cell's run starts at the last start at or before it; its run's length so far
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
-    length = np.where(missing, 0, position - first + 1)
-    # the first longest run is the one of the smallest value among the most frequent
-    best = np.argmax(length, axis=-1)[..., None]
-    out = np.take_along_axis(values, best, axis=-1)[..., 0]
-    empty = missing[..., 0]  # sorted valid first: no valid cell at all
-    if empty.any():
-        out = out.copy()
-        out[empty] = _missing_value(block.dtype, fill)
-    return out
-
-
-Kernel = Callable[[np.ndarray, Sequence[int], int, Any], np.ndarray]
-
-KERNELS: dict[str, Kernel] = {"nearest": _nearest, "mode": _mode, "min": _min, "max": _max}
-"""The kernel of each resampling but ``"mean"``, which carries sums and counts."""
-
-
-def _coarsened(
-    data: Any, axes: Sequence[int], factor: int, kernel: Kernel, fill: Any, dtype: np.dtype
-) -> Any:
-    """``kernel`` applied to the windows of ``factor`` cells along ``axes`` of ``data``
-    (numpy, or dask: block by block, blocks first made whole windows long)."""
-    if not isinstance(data, da.Array):
-        return kernel(np.asarray(data), axes, factor, fill)
-    whole = {k: tuple(-(-c // factor) * factor for c in data.chunks[k][:-1]) for k in axes}
-    if any(whole[k] != data.chunks[k][:-1] for k in axes):
-        # block edges inside a window: windows of whole blocks (the last may be short)
-        sides = {k: max(data.chunks[k]) for k in axes}
-        data = data.rechunk({k: -(-sides[k] // factor) * factor for k in axes})
-    chunks = tuple(
-        tuple(-(-c // factor) for c in sizes) if k in axes else sizes
-        for k, sizes in enumerate(data.chunks)
-    )
-    return da.map_blocks(
-        kernel, data, list(axes), factor, fill, dtype=dtype, chunks=chunks, meta=np.array((), dtype)
-    )
-
-
 @dataclass
 class _Level:
     """A variable at one level: its values, or for ``"mean"`` the sums and counts its
@@ -420,13 +253,17 @@ def _next_level(
 ) -> _Level:
     """The variable at the next level, from ``previous`` by windows of ``factor``."""
     if method != "mean":
-        return _Level(_coarsened(previous.values, axes, factor, KERNELS[method], fill, dtype))
+        return _Level(coarsen_blocks(previous.values, axes, factor, KERNELS[method], fill, dtype))
     if previous.sums is None:  # from level 0: the valid cells
-        sums = _coarsened(previous.values, axes, factor, _valid_sum, fill, np.dtype(np.float64))
-        counts = _coarsened(previous.values, axes, factor, _valid_count, fill, np.dtype(np.int64))
+        sums = coarsen_blocks(previous.values, axes, factor, valid_sum, fill, np.dtype(np.float64))
+        counts = coarsen_blocks(
+            previous.values, axes, factor, valid_count, fill, np.dtype(np.int64)
+        )
     else:  # the sums and counts of the level before, summed again
-        sums = _coarsened(previous.sums, axes, factor, _total, None, np.dtype(np.float64))
-        counts = _coarsened(previous.counts, axes, factor, _total, None, np.dtype(np.int64))
+        sums = coarsen_blocks(previous.sums, axes, factor, window_total, None, np.dtype(np.float64))
+        counts = coarsen_blocks(
+            previous.counts, axes, factor, window_total, None, np.dtype(np.int64)
+        )
     return _Level(_mean_values(sums, counts, _mean_dtype(dtype), fill), sums, counts)
 
 
@@ -437,8 +274,8 @@ def _bounds_level(bounds: Any, axis: int, factor: int, increasing: bool, dtype: 
     upper = bounds[..., 1]
     low = np.minimum(lower, upper)
     high = np.maximum(lower, upper)
-    low = _coarsened(low, [axis], factor, _min, None, dtype)
-    high = _coarsened(high, [axis], factor, _max, None, dtype)
+    low = coarsen_blocks(low, [axis], factor, window_min, None, dtype)
+    high = coarsen_blocks(high, [axis], factor, window_max, None, dtype)
     stack = da.stack if isinstance(low, da.Array) else np.stack
     pair = [low, high] if increasing else [high, low]
     return stack(pair, axis=-1)
@@ -636,12 +473,7 @@ def level_attrs(
     attrs: Mapping[Hashable, Any], number: int, factor: int, dims: Sequence[str]
 ) -> dict[Hashable, Any]:
     """The attributes of level ``number``: the dataset's, and what the level is."""
-    return {
-        **attrs,
-        "overview_level": number,
-        "overview_factor": factor,
-        "overview_dims": list(dims),
-    }
+    return {**attrs, **dict(zip(LEVEL_ATTRS, (number, factor, list(dims)), strict=True))}
 
 
 def multiscales(pyramid: Pyramid) -> dict[str, Any]:
@@ -736,152 +568,6 @@ def multiscale(
     """
     pyramid = plan_pyramid(ds, overviews, dims, resampling)
     return pyramid_tree(build_levels(ds, pyramid), pyramid)
-
-
-# -- writing and appending
-
-
-def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
-    """``tree`` with the JSON objects of the root's :data:`CONVENTION_ATTRS` as JSON
-    text, which a Hurray file's attributes hold (they hold no mappings)."""
-    attrs = dict(tree.attrs)
-    changed = {
-        k: json.dumps(attrs[k]) for k in CONVENTION_ATTRS if not isinstance(attrs.get(k, ""), str)
-    }
-    if not changed:
-        return tree
-    tree = tree.copy()
-    tree.attrs = {**attrs, **changed}
-    return tree
-
-
-class NpyArray:
-    """A ``.npy`` file as an array dask reads blocks of (opened for each block, so that
-    it pickles as its path, for workers sharing the file system) and ``da.store``
-    writes blocks into."""
-
-    def __init__(self, path: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.path = path
-        self.shape = shape
-        self.dtype = dtype
-        self.ndim = len(shape)
-
-    def __getitem__(self, key: Any) -> np.ndarray:
-        return np.asarray(np.load(self.path, mmap_mode="r")[key])
-
-    def __setitem__(self, key: Any, value: np.ndarray) -> None:
-        # no flush: the pages are the file's, which later reads (of this machine) see
-        np.load(self.path, mmap_mode="r+")[key] = value
-
-
-def materialize(tree: xr.DataTree, directory: str) -> xr.DataTree:
-    """``tree`` with the dask-backed variables its coarser levels compute stored in
-    ``.npy`` files in ``directory`` by one dask computation (one pass over level 0,
-    each level from the previous one's blocks) and read back from there lazily, so
-    that writing the levels does not compute level 0 again for each of them."""
-    base = tree.children["0"].to_dataset(inherit=False)
-    sources: list[da.Array] = []
-    targets: list[NpyArray] = []
-    replaced: dict[tuple[str, Hashable], NpyArray] = {}
-    for level_name, node in tree.children.items():
-        if level_name == "0":
-            continue
-        for name, var in node.to_dataset(inherit=False).variables.items():
-            if not isinstance(var.data, da.Array) or var.data is base.variables.get(name, var).data:
-                continue  # in memory, or level 0's own (nothing coarsened)
-            path = f"{directory}/{level_name}-{len(targets)}.npy"
-            np.lib.format.open_memmap(path, mode="w+", dtype=var.dtype, shape=var.shape)
-            target = NpyArray(path, var.shape, var.dtype)
-            sources.append(var.data)
-            targets.append(target)
-            replaced[(str(level_name), name)] = target
-    if sources:
-        da.store(sources, targets, lock=False)  # type: ignore[arg-type]  # arrays by protocol
-    nodes: dict[str, xr.Dataset] = {"/": tree.to_dataset(inherit=False)}
-    for level_name, node in tree.children.items():
-        level = node.to_dataset(inherit=False)
-        for (where, name), target in replaced.items():
-            if where == level_name:
-                var = level.variables[name]
-                data = da.from_array(target, chunks=var.chunks, asarray=True, fancy=False)
-                level[name] = xr.Variable(var.dims, data, var.attrs, var.encoding)
-        nodes[f"/{level_name}"] = level
-    return xr.DataTree.from_dict(nodes)
-
-
-def write_with_overviews(
-    ds: xr.Dataset,
-    path: Any,
-    overviews: int | Sequence[int],
-    *,
-    dims: Sequence[Hashable] | None,
-    resampling: str | Mapping[Hashable, str] | None,
-    encoding: Mapping[Hashable, Mapping[str, Any]] | None,
-    compute: bool,
-    write: Callable[..., Any],
-    **kwargs: Any,
-) -> Any:
-    """``to_hurray(ds, path, overviews=...)``: the pyramid of ``ds`` written by ``write``
-    (``to_hurray``) as a tree; with ``compute``, its coarser levels computed first in
-    one pass into a temporary directory (see :func:`materialize`).
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a DataTree, and as :func:`multiscale` raises.
-    """
-    if not isinstance(ds, xr.Dataset):
-        raise HurrayTypeError("overviews are made of a Dataset; write a DataTree's levels yourself")
-    if encoding:
-        # the levels take their storage settings from level 0's (see _level_encoding)
-        ds = ds.copy()
-        for name, settings in encoding.items():
-            if name in ds.variables:
-                ds[name].encoding = {**ds[name].encoding, **settings}
-    tree = multiscale(ds, overviews, dims=dims, resampling=resampling)
-    settings = {"/0": encoding} if encoding else {}
-    if not compute:
-        return write(stored_attrs(tree), path, encoding=settings, compute=False, **kwargs)
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="hurray-overviews-") as directory:
-        return write(stored_attrs(materialize(tree, directory)), path, encoding=settings, **kwargs)
-
-
-def recorded_pyramid(attrs: Mapping[Any, Any]) -> Pyramid | None:
-    """The pyramid a file's root attributes record, or None."""
-    text = attrs.get(PYRAMID_ATTR)
-    return Pyramid.from_record(text) if isinstance(text, str) else None
-
-
-def update_tree(
-    ds: xr.Dataset, pyramid: Pyramid, append_dim: Hashable | None, region: Any
-) -> xr.DataTree:
-    """The tree that writes ``ds`` into every level of a file holding ``pyramid``: its
-    levels made the same way (an append along a dimension the pyramid does not
-    coarsen extends each level by the coarsened new values).
-
-    Raises
-    ------
-    ValueError
-        For an append along a coarsened dimension, or a region write.
-    """
-    if append_dim is not None and str(append_dim) in pyramid.dims:
-        raise HurrayValueError(
-            f"cannot append along {append_dim!r}: the file's overviews coarsen it "
-            f"({list(pyramid.dims)}), so its last coarse cells would change; append along "
-            "another dimension, or write the file again"
-        )
-    if region is not None:
-        raise HurrayValueError(
-            "region writes into a file with overviews are not supported: its coarser "
-            "levels would no longer match; write the file again"
-        )
-    # the file's resampling of the variables it holds, the default of new ones
-    resampling = choose_resampling(ds, pyramid.dims, None)
-    resampling |= {k: v for k, v in pyramid.resampling.items() if k in resampling}
-    levels = build_levels(ds, Pyramid(pyramid.dims, pyramid.factors, resampling))
-    return stored_attrs(pyramid_tree(levels, pyramid))
 
 
 # -- reading

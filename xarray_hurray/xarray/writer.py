@@ -24,7 +24,7 @@ from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
 from .dataarray import array_dataset
 from .encoding import DEFAULT_CHUNK_BYTES, describe_at, describe_group, describe_tree, group_path
 from .multipart_write import MultipartWrite
-from .overviews import recorded_pyramid, stored_attrs, update_tree, write_with_overviews
+from .overview_write import recorded_pyramid, stored_attrs, update_tree, write_with_overviews
 from .update import PendingUpdate, Region, choose_mode, target_exists
 
 
