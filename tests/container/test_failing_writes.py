@@ -189,11 +189,11 @@ def slot_attempts(directory: str, base: str) -> None:
                 "limit": limit,
                 "failure": failure,
                 "identical": now == old,
-                "grown": len(now) > len(old),
                 "outside_slot_same": now[:NEW_SLOT] + now[NEW_SLOT + SLOT_SIZE : len(old)]
                 == old[:NEW_SLOT] + old[NEW_SLOT + SLOT_SIZE :],
                 "reads_as_old": reads_as_old,
-                "verified": verify_file(target) == [],
+                "tail": len(now) - len(old),
+                "problems": verify_file(target),
             }
             WRITES["append"](target)  # the next commit, over what is left
             with xr.open_dataset(target, engine="hurray") as ds:
@@ -219,12 +219,14 @@ def test_a_commit_whose_slot_write_fails_keeps_nothing_unless_the_slot_was_begun
     ]
     for record in records:
         assert record["failure"] == "EFBIG", record
-        assert record["reads_as_old"] and record["verified"], record
-        assert record["next_commit_reads"], record
+        assert record["reads_as_old"] and record["next_commit_reads"], record
         if record["limit"] == 0:  # nothing of the slot written: everything cut off
-            assert record["identical"], record
+            assert record["identical"] and record["problems"] == [], record
         else:  # a torn slot: the appended bytes stay beside it, as readers need
-            assert record["grown"] and record["outside_slot_same"], record
+            assert record["tail"] > 0 and record["outside_slot_same"], record
+            # verify names them, and nothing else
+            [problem] = record["problems"]
+            assert problem.startswith(f"{record['tail']} bytes after the end of the version")
 
 
 def _job(directory: Path, base: Path, full_disk: bool) -> list[str]:
