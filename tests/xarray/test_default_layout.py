@@ -75,7 +75,8 @@ def test_curves_stay_explicit_choices(tmp_path, layout, expected) -> None:
 @pytest.mark.slow
 def test_the_default_path_loads_no_compiled_code(tmp_path) -> None:
     """A fresh process writes and reads a Hurray file and a Hurray-in-Zarr store with
-    the defaults, and numba is never imported (an explicit curve does import it)."""
+    the defaults, and numba is never imported (an explicit curve does import it), nor
+    dask.distributed by the file's write."""
     pytest.importorskip("numba")
     script = textwrap.dedent(
         f"""
@@ -88,6 +89,8 @@ def test_the_default_path_loads_no_compiled_code(tmp_path) -> None:
         ds = xr.Dataset({{"v": (("y", "x"), np.random.default_rng(0).random((512, 512)))}})
         xh.to_hurray(ds, {str(tmp_path / "a.hurray")!r})
         xr.open_dataset({str(tmp_path / "a.hurray")!r}, engine="hurray").load()
+        # no dask.distributed either: dask imports it to look for a client
+        assert "distributed" not in sys.modules, "the default write imported distributed"
         xh.to_zarr(ds, {str(tmp_path / "a.zarr")!r}, mode="w")
         xr.open_zarr({str(tmp_path / "a.zarr")!r}).load()
         assert "numba" not in sys.modules, "the default path imported numba"

@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import dask
 import dask.array as da
@@ -349,6 +349,19 @@ class Reuse:
         return uses[later] if later < len(uses) else self.never
 
 
+def current_scheduler() -> Schedule:
+    """The scheduler a dask array computes with here, as ``get_scheduler`` finds it.
+
+    dask's ``get_scheduler`` imports ``distributed`` to look for a client: in a fresh
+    process, a third of a second of a small write.  No client can exist where
+    ``distributed`` was never imported, so then the configured scheduler, or dask
+    arrays' own, is the answer without the import.
+    """
+    if "distributed" in sys.modules or dask.config.get("scheduler", None):
+        return cast(Schedule, get_scheduler(cls=da.Array))
+    return cast(Schedule, da.Array.__dask_scheduler__)
+
+
 def distributed_client(schedule: Schedule) -> Any:
     """The ``dask.distributed`` client whose ``get`` ``schedule`` is, else None."""
     client = getattr(schedule, "__self__", None)
@@ -365,6 +378,10 @@ def _worker_count(schedule: Schedule) -> int:
 def _waiting_for_tasks() -> AbstractContextManager[Any]:
     """Inside a ``dask.distributed`` task, leave the worker's thread pool while the
     write waits for its chunk tasks, so they cannot starve; elsewhere, nothing."""
+    # a worker has imported distributed: a process that has not is no worker, and
+    # importing it only to find out would cost a fresh process's first write 0.3 s
+    if "distributed" not in sys.modules:
+        return contextlib.nullcontext()
     try:
         from distributed import get_worker, worker_client
     except ImportError:
@@ -532,7 +549,7 @@ class DaskWrite:
         show = sys.stderr.isatty() if self.progress is None else self.progress
         bar = None
         with _waiting_for_tasks():
-            schedule = get_scheduler(cls=da.Array)
+            schedule = current_scheduler()
             workers = _worker_count(schedule)
             try:
                 with self.open_sink() as sink:

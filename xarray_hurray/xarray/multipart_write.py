@@ -23,7 +23,6 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 from dask._task_spec import Task, TaskRef
-from dask.base import get_scheduler
 from dask.callbacks import Callback
 
 from ..container import DatasetMeta, VariableMeta
@@ -41,7 +40,13 @@ from ..io.multipart import (
     plan_runs,
     start_multipart,
 )
-from .dask_write import DaskChunks, _waiting_for_tasks, check_alignment, distributed_client
+from .dask_write import (
+    DaskChunks,
+    _waiting_for_tasks,
+    check_alignment,
+    current_scheduler,
+    distributed_client,
+)
 from .progress import ProgressBar
 
 log = logging.getLogger(__name__)
@@ -284,7 +289,7 @@ class MultipartWrite:
     def _compute(self, graph: dict[Any, Any], keys: list[Any]) -> list[RunResult]:
         """The results of the run tasks ``keys``, counted on a progress bar as they
         come when one is drawn."""
-        schedule = get_scheduler(cls=da.Array)
+        schedule = current_scheduler()
         show = sys.stderr.isatty() if self.progress is None else self.progress
         if not show:
             return list(schedule(graph, keys))
