@@ -5,10 +5,12 @@ Markdown.  One smooth float32 field is stored, with the same chunks and zstd, as
 Hurray file in Hilbert, Morton and row-major chunk order, and as Zarr v3 arrays:
 unsharded, sharded with zarr-python's default (Morton) placement of inner chunks,
 sharded with the Hilbert placement of :class:`HilbertShardingCodec` (same inner
-codecs), and as written by :func:`xarray_hurray.to_zarr` (Hilbert placement, ``hurray``
-serializer, same shard and chunk shapes).  ``--gap`` also reads the Hilbert-placed
-shards with zarr's coalescing gap (``sharding_coalesce_max_gap_bytes``, zarr >= 3.3)
-set to the given bytes, for both placements.  A fixed,
+codecs), and as written by :func:`xarray_hurray.to_zarr` with its defaults (Hilbert
+placement, zarr's ``bytes`` serializer and zstd: standard metadata only, which zarr
+reads with its own ``ShardingCodec``; same shard and chunk shapes).  ``--gap`` also
+reads the Hilbert-placed shards with zarr's coalescing gap
+(``sharding_coalesce_max_gap_bytes``, zarr >= 3.3) set to the given bytes, for both
+placements.  A fixed,
 seeded workload of boxes at unaligned positions is read through each reader
 after opening, every request passing through a wrapper that counts it and waits a
 fixed latency before serving it, so concurrent requests overlap as they would on
