@@ -374,3 +374,46 @@ def test_references_show_the_levels_to_zarr_readers(tmp_path):
         back = xr.open_zarr(store, consolidated=False, zarr_format=3).load()
         with xr.open_dataset(path, engine="hurray", group=entry["asset"]) as level:
             xr.testing.assert_identical(back, level.load())
+
+
+class CountedSource:
+    """A dask field whose blocks count how often they are computed."""
+
+    def __init__(self, values: np.ndarray, chunks: tuple[int, int]) -> None:
+        import threading
+
+        import dask.array as da
+
+        self.values = values
+        self.calls: dict[tuple[int, int], int] = {}
+        self.lock = threading.Lock()
+        self.data = da.map_blocks(
+            self.block, chunks=da.core.normalize_chunks(chunks, values.shape), dtype=values.dtype
+        )
+
+    def block(self, block_info=None):
+        (y0, y1), (x0, x1) = block_info[None]["array-location"]
+        with self.lock:
+            self.calls[(y0, x0)] = self.calls.get((y0, x0), 0) + 1
+        return self.values[y0:y1, x0:x1]
+
+
+@pytest.mark.parametrize(
+    ("chunks", "once"), [((8, 8), True), ((5, 5), False)], ids=["on windows", "off windows"]
+)
+def test_writing_overviews_reads_the_source_once(tmp_path, chunks, once):
+    values = field((40, 30), "float")
+    source = CountedSource(values, chunks)
+    ds = xr.Dataset({"v": (("y", "x"), source.data)})
+    path = tmp_path / "p.hurray"
+    xh.to_hurray(ds, path, overviews=[2, 4, 8], overview_dims=["y", "x"])
+    assert len(source.calls) == len(range(0, 40, chunks[0])) * len(range(0, 30, chunks[1]))
+    # blocks of 5 do not start on windows of 2: the levels are stored first, then
+    # level 0 is written, and the source is read twice
+    assert set(source.calls.values()) == ({1} if once else {2})
+    expected = brute_pyramid(values, [0, 1], [2, 4, 8], "mean")
+    with xr.open_datatree(path, engine="hurray") as tree:
+        np.testing.assert_array_equal(tree["0"]["v"].values, values)
+        for number, level in enumerate(expected, start=1):
+            got = tree[str(number)]["v"].values
+            np.testing.assert_allclose(got, level, rtol=1e-6, equal_nan=True)

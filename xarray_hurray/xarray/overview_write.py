@@ -4,6 +4,7 @@ with overviews, which go into every level (see :mod:`.overviews`)."""
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
@@ -12,16 +13,20 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from ..errors import HurrayTypeError, HurrayValueError
+from ..errors import HurrayError, HurrayTypeError, HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .overviews import (
     PYRAMID_ATTR,
     Pyramid,
     build_levels,
     choose_resampling,
-    multiscale,
+    fill_of,
+    mean_dtype,
+    mean_of,
+    plan_pyramid,
     pyramid_tree,
 )
+from .resampling import KERNELS, valid_count, valid_sum, window_total
 
 
 def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
@@ -41,15 +46,49 @@ def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
 class NpyArray:
     """A ``.npy`` file as an array dask reads blocks of (opened for each block, so that
     it pickles as its path, for workers sharing the file system) and ``da.store``
-    writes blocks into."""
+    writes blocks into.
 
-    def __init__(self, path: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    ``filled`` names a directory and the number of files it holds once every block
+    has been written (see :class:`Spill`): reading before then is refused rather
+    than returning the zeros of blocks not yet written.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        filled: tuple[str, int] | None = None,
+    ) -> None:
         self.path = path
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
+        self.filled = filled
+
+    @classmethod
+    def create(
+        cls,
+        path: str,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        filled: tuple[str, int] | None = None,
+    ) -> NpyArray:
+        """A new file of zeros at ``path``."""
+        np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        return cls(path, shape, dtype, filled)
 
     def __getitem__(self, key: Any) -> np.ndarray:
+        if self.filled is not None:
+            markers, expected = self.filled
+            written = len(os.listdir(markers))
+            if written != expected:
+                raise HurrayError(
+                    f"a coarser level was read before the level it is made of was written "
+                    f"({written} of its {expected} blocks): the write took its variables out "
+                    "of order"
+                )
+            self.filled = None  # complete: no need to look again
         return np.asarray(np.load(self.path, mmap_mode="r")[key])
 
     def __setitem__(self, key: Any, value: np.ndarray) -> None:
@@ -73,8 +112,7 @@ def materialize(tree: xr.DataTree, directory: str) -> xr.DataTree:
             if not isinstance(var.data, da.Array) or var.data is base.variables.get(name, var).data:
                 continue  # in memory, or level 0's own (nothing coarsened)
             path = f"{directory}/{level_name}-{len(targets)}.npy"
-            np.lib.format.open_memmap(path, mode="w+", dtype=var.dtype, shape=var.shape)
-            target = NpyArray(path, var.shape, var.dtype)
+            target = NpyArray.create(path, var.shape, var.dtype)
             sources.append(var.data)
             targets.append(target)
             replaced[(str(level_name), name)] = target
@@ -92,6 +130,132 @@ def materialize(tree: xr.DataTree, directory: str) -> xr.DataTree:
     return xr.DataTree.from_dict(nodes)
 
 
+class Spill:
+    """The state of one variable at one coarser level, stored while the level before
+    is written: its values, or for ``"mean"`` its sums and counts of valid cells, in
+    ``.npy`` files; each block of the level before that has stored its part leaves
+    an empty file in ``markers``."""
+
+    def __init__(
+        self,
+        directory: str,
+        name: str,
+        shape: tuple[int, ...],
+        method: str,
+        dtype: np.dtype,
+        blocks: int,
+    ) -> None:
+        self.markers = f"{directory}/{name}.done"
+        os.mkdir(self.markers)
+        filled = (self.markers, blocks)
+        kinds = [np.dtype(np.float64), np.dtype(np.int64)] if method == "mean" else [dtype]
+        self.arrays = [
+            NpyArray.create(f"{directory}/{name}.{k}.npy", shape, kind, filled)
+            for k, kind in enumerate(kinds)
+        ]
+
+    def read(self, chunks: tuple[tuple[int, ...], ...]) -> list[da.Array]:
+        """The stored state as dask arrays of ``chunks``."""
+        return [da.from_array(a, chunks=chunks, asarray=True, fancy=False) for a in self.arrays]
+
+
+def _tee(
+    *blocks: np.ndarray,
+    spill: Spill,
+    axes: Sequence[int],
+    step: int,
+    method: str,
+    fill: Any,
+    out_dtype: np.dtype,
+    block_info: Any = None,
+) -> np.ndarray:
+    """The values of a block of one level (``blocks``: its values, or its sums and
+    counts), after storing the next level's state of the cells it covers in
+    ``spill``.  The block starts on a window's edge along ``axes``."""
+    if method != "mean":
+        state = [KERNELS[method](blocks[0], axes, step, fill)]
+        values = blocks[0]
+    elif len(blocks) == 1:  # level 0's values
+        state = [valid_sum(blocks[0], axes, step, fill), valid_count(blocks[0], axes, step, fill)]
+        values = blocks[0]
+    else:
+        state = [window_total(b, axes, step, None) for b in blocks]
+        values = mean_of(blocks[0], blocks[1], out_dtype, fill)
+    location = block_info[0]["array-location"]
+    where = tuple(
+        slice(start // step, start // step + size) if k in axes else slice(start, stop)
+        for k, ((start, stop), size) in enumerate(zip(location, state[0].shape, strict=True))
+    )
+    for array, part in zip(spill.arrays, state, strict=True):
+        array[where] = part
+    chunk = "-".join(map(str, block_info[0]["chunk-location"]))
+    open(f"{spill.markers}/{chunk}", "wb").close()
+    return values
+
+
+def _on_windows(chunks: tuple[tuple[int, ...], ...], axes: Sequence[int], step: int) -> bool:
+    """Whether every block but the last along ``axes`` is whole windows of ``step``."""
+    return all(c % step == 0 for k in axes for c in chunks[k][:-1])
+
+
+def single_pass(
+    ds: xr.Dataset, pyramid: Pyramid, tree: xr.DataTree, directory: str
+) -> xr.DataTree | None:
+    """``tree`` (the pyramid of ``ds``) with its dask-backed variables written in one
+    pass over ``ds``: each block of a level stores the next level's state of the cells
+    it covers into ``directory`` as it is written (see :func:`_tee`), and each level
+    reads the state the level before stored.  It relies on the writer writing the
+    levels in order, which :class:`NpyArray` checks.  None where a level's blocks do
+    not start on the next level's windows (then :func:`materialize` is used)."""
+    steps = [f // p for f, p in zip(pyramid.factors, (1, *pyramid.factors), strict=False)]
+    levels = [tree.children[str(k)].to_dataset(inherit=False) for k in range(len(steps) + 1)]
+    plans = []
+    for name, var in ds.variables.items():
+        method = pyramid.resampling.get(str(name))
+        if method is None or not isinstance(var.data, da.Array):
+            continue  # not coarsened, or already computed
+        axes = [k for k, d in enumerate(var.dims) if d in pyramid.dims]
+        chunks = [var.data.chunks] + [
+            levels[k].variables[name].chunks for k in range(1, len(levels))
+        ]
+        if not all(_on_windows(c, axes, s) for c, s in zip(chunks, steps, strict=False)):
+            return None
+        plans.append((name, var, method, axes, chunks))
+    spills: dict[tuple[Hashable, int], Spill] = {}
+    for number, name, var, method, axes, chunks in (
+        (n, *plan) for plan in plans for n in range(len(levels))
+    ):
+        fill = fill_of(var)
+        dtype = mean_dtype(var.dtype) if method == "mean" and number else var.dtype
+        if number == 0:
+            inputs: list[da.Array] = [var.data]
+        else:
+            inputs = spills[(name, number)].read(chunks[number])
+        if number == len(steps):  # the coarsest level stores nothing further
+            data = (
+                inputs[0]
+                if method != "mean"
+                else da.map_blocks(
+                    mean_of, *inputs, dtype, fill, dtype=dtype, meta=np.array((), dtype)
+                )
+            )
+        else:
+            shape = levels[number + 1].variables[name].shape
+            blocks = int(np.prod([len(c) for c in chunks[number]]))
+            spill = Spill(directory, f"{name}-{number + 1}", shape, method, var.dtype, blocks)
+            spills[(name, number + 1)] = spill
+            data = da.map_blocks(
+                _tee, *inputs, spill=spill, axes=axes, step=steps[number], method=method,
+                fill=fill, out_dtype=dtype, dtype=dtype, meta=np.array((), dtype),
+            )  # fmt: skip
+        level = levels[number]
+        held = level.variables[name]
+        level[name] = xr.Variable(held.dims, data, held.attrs, held.encoding)
+    nodes = {"/": tree.to_dataset(inherit=False)}
+    nodes |= {f"/{k}": level for k, level in enumerate(levels)}
+    return xr.DataTree.from_dict(nodes)
+
+
 def write_with_overviews(
     ds: xr.Dataset,
     path: Any,
@@ -105,8 +269,8 @@ def write_with_overviews(
     **kwargs: Any,
 ) -> Any:
     """``to_hurray(ds, path, overviews=...)``: the pyramid of ``ds`` written by ``write``
-    (``to_hurray``) as a tree; with ``compute``, its coarser levels computed first in
-    one pass into a temporary directory (see :func:`materialize`).
+    (``to_hurray``) as a tree; with ``compute``, in one pass over ``ds`` (see
+    :func:`single_pass`; :func:`materialize` where the blocks do not fit it).
 
     Raises
     ------
@@ -121,12 +285,14 @@ def write_with_overviews(
         for name, settings in encoding.items():
             if name in ds.variables:
                 ds[name].encoding = {**ds[name].encoding, **settings}
-    tree = multiscale(ds, overviews, dims=dims, resampling=resampling)
+    pyramid = plan_pyramid(ds, overviews, dims, resampling)
+    tree = pyramid_tree(build_levels(ds, pyramid), pyramid)
     settings = {"/0": encoding} if encoding else {}
     if not compute:
         return write(stored_attrs(tree), path, encoding=settings, compute=False, **kwargs)
     with tempfile.TemporaryDirectory(prefix="hurray-overviews-") as directory:
-        return write(stored_attrs(materialize(tree, directory)), path, encoding=settings, **kwargs)
+        passed = single_pass(ds, pyramid, tree, directory) or materialize(tree, directory)
+        return write(stored_attrs(passed), path, encoding=settings, **kwargs)
 
 
 def recorded_pyramid(attrs: Mapping[Any, Any]) -> Pyramid | None:

@@ -207,7 +207,7 @@ def default_resampling(var: xr.Variable) -> str:
     return "mean"
 
 
-def _fill(var: xr.Variable) -> Any:
+def fill_of(var: xr.Variable) -> Any:
     """The value that marks a missing cell of ``var`` besides NaN, or None: its
     ``_FillValue`` or ``missing_value`` attribute (values not decoded), else for
     integers that of its encoding (decoded floats mark theirs NaN)."""
@@ -231,20 +231,26 @@ class _Level:
     counts: Any = None
 
 
+def mean_of(sums: np.ndarray, counts: np.ndarray, dtype: np.dtype, fill: Any) -> np.ndarray:
+    """The means of cells from their sums and counts of valid cells: NaN, or ``fill``,
+    where there is none."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.asarray(sums / counts, dtype=dtype)
+    if fill is not None:
+        out[counts == 0] = fill
+    return out
+
+
 def _mean_values(sums: Any, counts: Any, dtype: np.dtype, fill: Any) -> Any:
-    def divide(s: np.ndarray, n: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.asarray(s / n, dtype=dtype)
-        if fill is not None:
-            out[n == 0] = fill
-        return out
-
     if isinstance(sums, da.Array):
-        return da.map_blocks(divide, sums, counts, dtype=dtype, meta=np.array((), dtype))
-    return divide(np.asarray(sums), np.asarray(counts))
+        return da.map_blocks(
+            mean_of, sums, counts, dtype, fill, dtype=dtype, meta=np.array((), dtype)
+        )
+    return mean_of(np.asarray(sums), np.asarray(counts), dtype, fill)
 
 
-def _mean_dtype(dtype: np.dtype) -> np.dtype:
+def mean_dtype(dtype: np.dtype) -> np.dtype:
+    """The element type of the means of values of ``dtype``."""
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
@@ -264,7 +270,7 @@ def _next_level(
         counts = coarsen_blocks(
             previous.counts, axes, factor, window_total, None, np.dtype(np.int64)
         )
-    return _Level(_mean_values(sums, counts, _mean_dtype(dtype), fill), sums, counts)
+    return _Level(_mean_values(sums, counts, mean_dtype(dtype), fill), sums, counts)
 
 
 def _bounds_level(bounds: Any, axis: int, factor: int, increasing: bool, dtype: np.dtype) -> Any:
@@ -439,8 +445,10 @@ def build_levels(ds: xr.Dataset, pyramid: Pyramid) -> list[xr.Dataset]:
                 dtype = var.dtype
             else:
                 method = pyramid.resampling[str(name)]
-                dtype = _mean_dtype(var.dtype) if method == "mean" else var.dtype
-                states[name] = _next_level(states[name], axes, step, method, _fill(var), var.dtype)
+                dtype = mean_dtype(var.dtype) if method == "mean" else var.dtype
+                states[name] = _next_level(
+                    states[name], axes, step, method, fill_of(var), var.dtype
+                )
             data = states[name].values
             attrs = dict(var.attrs)
             if name in ds.data_vars and method in CELL_METHODS:

@@ -197,10 +197,13 @@ def to_hurray(
         Write a pyramid of ``ds`` (see :func:`~xarray_hurray.multiscale`): the number
         of coarser levels (factors 2, 4, ... ``2**N``) or their factors.  The levels
         are groups ``"0"`` (``ds``), ``"1"``..., each chunked as ``ds`` and placed on
-        its own curve, described by the root's ``multiscales`` attribute.  The
-        coarser levels are computed first, each from the one before, in one pass
-        over ``ds`` into a temporary directory (with ``compute=False``, by the
-        write's own graph), then everything is written in one commit.
+        its own curve, described by the root's ``multiscales`` attribute, all in
+        one commit.  ``ds`` is read once: as each block of a level is written, the
+        next level's values of the cells it covers are stored in a temporary
+        directory, which that level is written from (where dask blocks do not
+        start on the windows of the next level, the coarser levels are stored in
+        one pass first and ``ds`` is read twice; with ``compute=False`` each level
+        is computed by the write's own graph).
     overview_dims
         The dimensions the overviews coarsen; by default those the chunk curves run
         over.
