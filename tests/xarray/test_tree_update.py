@@ -218,13 +218,16 @@ ERRORS = [
     (
         {
             "tree": {
-                "/ocean": xr.Dataset({"sst": (("time", "y", "x"), np.zeros((2, 3, 12), "f4"))}),
+                # two dask chunks along y in one stored chunk of 4 (to_zarr's safe_chunks)
+                "/ocean": xr.Dataset(
+                    {"sst": (("time", "y", "x"), da.zeros((2, 3, 12), chunks=(2, (1, 2), 12)))}
+                ),
                 "/ocean/daily": xr.Dataset({"salt": (("time", "y"), np.zeros((2, 3)))}),
             },
             "region": {"time": slice(0, 2), "y": slice(0, 3)},
         },
         ValueError,
-        "group '/ocean': variable 'sst': region y=slice",
+        "group '/ocean': variable 'sst': dask chunks",
     ),
     (
         {"tree": {"/ocean/daily": xr.Dataset({"salt": (("time", "y"), np.ones((6, 8), "U2"))})}},

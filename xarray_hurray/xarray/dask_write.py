@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import math
 import os
 import sys
@@ -82,6 +83,28 @@ def check_alignment(
                     else ""
                 )
             )
+
+
+def aligned_chunks(
+    var: xr.Variable, chunks: Sequence[int], start: Sequence[int] | None = None
+) -> xr.Variable:
+    """``var``, its dask chunks regrouped so that each ends where a stored chunk ends
+    (placed at ``start`` in the stored variable; its origin by default), as
+    :func:`check_alignment` wants them: each boundary inside a stored chunk moves to
+    that chunk's end, so no dask chunk grows by more than one stored chunk.  Data
+    held otherwise is returned as it is."""
+    if var.chunks is None:
+        return var
+    start = start or (0,) * len(chunks)
+    regrouped = {}
+    for dim, sizes, size, first in zip(var.dims, var.chunks, chunks, start, strict=True):
+        ends = first + np.cumsum(sizes)
+        last = int(ends[-1]) if len(ends) else first
+        # boundaries rounded up to the grid, the end kept where it is
+        cuts = np.unique(np.minimum(-(-ends[:-1] // size) * size, last))
+        bounds = [first, *cuts[cuts > first].tolist(), last]
+        regrouped[dim] = tuple(int(b - a) for a, b in itertools.pairwise(bounds) if b > a)
+    return var.chunk(regrouped)
 
 
 def chunk_box(var: VariableMeta, chunk_id: int) -> tuple[slice, ...]:

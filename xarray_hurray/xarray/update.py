@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, Literal, cast
@@ -30,11 +30,19 @@ import xarray as xr
 from xarray import conventions
 
 from ..container import ContainerReader, DatasetMeta, VariableMeta, element_type, open_reader
+from ..container.elements import parse_element_type
 from ..container.update import FileUpdate
 from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, open_source
 from .backend import HurrayDataStore
-from .dask_write import ChunkSink, DaskWrite, WritePart, check_alignment, chunk_encoder
+from .dask_write import (
+    ChunkSink,
+    DaskWrite,
+    WritePart,
+    aligned_chunks,
+    check_alignment,
+    chunk_encoder,
+)
 from .encoding import (
     CF_ENCODING,
     describe_at,
@@ -270,21 +278,60 @@ def _check_dims(
     return var
 
 
-def _check_on_grid(name: str, var: VariableMeta, region: Mapping[Hashable, slice]) -> None:
-    """Refuse a region that starts or ends inside a stored chunk of ``var`` (other than
-    at the end of the dimension): it would need the rest of that chunk rewritten."""
-    for axis, dim in enumerate(var.dims):
-        if dim not in region:
-            continue
-        size, chunk = var.shape[axis], var.chunks[axis]
-        start, stop = region[dim].start, region[dim].stop
-        if start % chunk or (stop % chunk and stop != size):
-            raise HurrayValueError(
-                f"variable {name!r}: region {dim}=slice({start}, {stop}) does not line up "
-                f"with its stored chunks of {chunk} along {dim!r}: a region write stores "
-                f"whole chunks, so its bounds must be multiples of {chunk} (or {size}, the "
-                "end of the dimension)"
+def _border(
+    corner: Sequence[int], start: Sequence[int], stop: Sequence[int], end: Sequence[int]
+) -> Iterator[tuple[int, bool, tuple[slice, ...]]]:
+    """The pieces of the box ``corner:end`` around its part ``start:stop``, which
+    tile the rest of the box: ``(axis, before, slices)``, axis by axis, the piece
+    before ``start`` then the one after ``stop``.  The pieces of an axis span the
+    whole box along the axes before it and ``start:stop`` along those after it, so
+    that ``start:stop``, grown by them axis after axis, becomes the box."""
+    for axis in range(len(start)):
+        for before, (lo, hi) in (
+            (True, (corner[axis], start[axis])),
+            (False, (stop[axis], end[axis])),
+        ):
+            if lo == hi:
+                continue
+            yield (
+                axis,
+                before,
+                tuple(
+                    slice(lo, hi)
+                    if k == axis
+                    else slice(corner[k], end[k])
+                    if k < axis
+                    else slice(start[k], stop[k])
+                    for k in range(len(start))
+                ),
             )
+
+
+def _stored_values(
+    base: ContainerReader, path: str, var: VariableMeta, key: tuple[slice, ...]
+) -> np.ndarray:
+    """The stored values of variable ``path`` of ``base`` in the box ``key``, which
+    may reach past the variable's end in the file (where an append adds to it):
+    there, the fill value ``var`` stores."""
+    held = base.variable(path).shape
+    inside = tuple(slice(k.start, min(k.stop, n)) for k, n in zip(key, held, strict=True))
+    if all(k.stop == i.stop for k, i in zip(key, inside, strict=True)):
+        return base.read(path, inside)
+    dtype = parse_element_type(var.dtype).newbyteorder("=")  # as chunks are decoded
+    out = np.full(tuple(k.stop - k.start for k in key), var.fill, dtype=dtype)
+    if all(i.stop > i.start for i in inside):
+        out[tuple(slice(0, i.stop - i.start) for i in inside)] = base.read(path, inside)
+    return out
+
+
+def _held_shape(base: ContainerReader | None, path: str) -> tuple[int, ...] | None:
+    """The shape of variable ``path`` in ``base``; None where it has none."""
+    if base is None:
+        return None
+    try:
+        return base.variable(path).shape
+    except KeyError:
+        return None
 
 
 def _part(
@@ -294,35 +341,89 @@ def _part(
     base: ContainerReader | None,
     write_empty: bool = False,
     path: str | None = None,
+    safe_chunks: bool = True,
 ) -> WritePart:
     """The chunks of ``var`` (at ``path`` in the tree; by default in the root) that
     ``source``, placed at ``start``, changes.
 
-    Where ``start`` is inside a chunk (an append to a dimension whose last chunk is
-    partly filled), the stored values of that chunk before ``start`` are read from
-    ``base`` and put in front, so the chunk is written whole.
+    Where ``source`` starts or ends inside a stored chunk (a region off the chunk
+    grid, an append to a dimension whose last chunk is partly filled), the values of
+    the rest of each chunk it touches are read from ``base`` and put around it, so
+    that every chunk is written whole: read, changed and rewritten in the commit of
+    the update.  Dask-backed data must give each stored chunk from one dask chunk
+    (its dask chunks end on the stored chunk grid, but for its first and last ones,
+    which are merged with the stored values around them): with ``safe_chunks``
+    other dask chunks are refused, as ``to_zarr(safe_chunks=True)`` refuses dask
+    chunks that would race on a Zarr chunk; without it they are regrouped so.
+
+    Raises
+    ------
+    ValueError
+        For dask chunks that do not line up with the stored chunks, with
+        ``safe_chunks``.
     """
+    name = path or var.name
+    if safe_chunks:
+        check_alignment(var.name, source, var.chunks, start)
+    else:
+        source = aligned_chunks(source, var.chunks, start)
+    stop = tuple(s + n for s, n in zip(start, source.shape, strict=True))
     corner = tuple(s - s % c for s, c in zip(start, var.chunks, strict=True))
-    check_alignment(var.name, source, var.chunks, start)
+    end = tuple(min(-(-e // c) * c, n) for e, c, n in zip(stop, var.chunks, var.shape, strict=True))
+    held = _held_shape(base, name) or var.shape  # a new variable is written whole
+    for axis, (old, new, c) in enumerate(zip(held, var.shape, var.chunks, strict=True)):
+        if new > old and old % c:
+            # the file's last chunks along an appended axis hold padding past its old
+            # end, which would read as values: all of them are rewritten, the new
+            # cells outside ``source`` holding the fill
+            corner = tuple(0 if k != axis else x for k, x in enumerate(corner))
+            end = tuple(var.shape[k] if k != axis else x for k, x in enumerate(end))
+    if 0 in source.shape:
+        corner, end = start, stop  # nothing is written
     data: Any = source.data
-    for axis, (c, s) in enumerate(zip(corner, start, strict=True)):
-        if c == s:
-            continue
-        assert base is not None  # only appends start inside a chunk
-        key = tuple(slice(c, s) if k == axis else slice(None) for k in range(len(start)))
-        head = base.read(path or var.name, key)
-        if isinstance(data, da.Array):
-            # the head and the first dask chunk fill whole stored chunks together
-            blocks = data.chunks[axis]
-            merged = (head.shape[axis] + blocks[0], *blocks[1:]) if blocks else (head.shape[axis],)
-            data = da.concatenate([da.from_array(head, chunks=head.shape), data], axis=axis)
-            data = data.rechunk({axis: merged})
-        else:
-            data = np.concatenate([head, np.asarray(data)], axis=axis)
+    if isinstance(data, da.Array):
+        for axis, before, key in _border(corner, start, stop, end):
+            assert base is not None  # only a variable of the file is written in part
+            piece = _stored_values(base, name, var, key)
+            # the piece and the dask chunk beside it fill whole stored chunks together
+            blocks = list(data.chunks[axis])
+            blocks[0 if before else -1] += piece.shape[axis]
+            layout = tuple(
+                (piece.shape[axis],) if k == axis else data.chunks[k] for k in range(data.ndim)
+            )
+            lazy = da.from_array(piece, chunks=layout)
+            data = da.concatenate([lazy, data] if before else [data, lazy], axis=axis)
+            data = data.rechunk({axis: tuple(blocks)})
+    elif corner != start or end != stop:
+        assert base is not None
+        values = np.asarray(data)
+        box = np.empty(tuple(e - c for c, e in zip(corner, end, strict=True)), values.dtype)
+        box[tuple(slice(s - c, e - c) for s, c, e in zip(start, corner, stop, strict=True))] = (
+            values
+        )
+        for _, _, key in _border(corner, start, stop, end):
+            local = tuple(slice(k.start - c, k.stop - c) for k, c in zip(key, corner, strict=True))
+            box[local] = _stored_values(base, name, var, key)
+        data = box
     source = xr.Variable(source.dims, data)
     sub = replace(var, shape=source.shape)
     offset = tuple(c // n for c, n in zip(corner, var.chunks, strict=True))
     return WritePart(var, sub, offset, chunk_encoder(sub, source, write_empty), path)
+
+
+def whole_part(
+    var: VariableMeta,
+    data: xr.Variable,
+    write_empty: bool = False,
+    path: str | None = None,
+    safe_chunks: bool = True,
+) -> WritePart:
+    """:meth:`WritePart.whole`, but without ``safe_chunks`` dask chunks that do not
+    line up with the stored chunks are regrouped (:func:`aligned_chunks`) instead of
+    refused."""
+    return WritePart.whole(
+        var, data if safe_chunks else aligned_chunks(data, var.chunks), write_empty, path
+    )
 
 
 def plan_update(
@@ -336,6 +437,7 @@ def plan_update(
     defaults: Mapping[str, Any],
     chunk_bytes: int,
     write_empty_chunks: bool = False,
+    safe_chunks: bool = True,
     group: str = "",
     coords: xr.Dataset | None = None,
 ) -> tuple[DatasetMeta, list[WritePart]]:
@@ -409,13 +511,14 @@ def plan_update(
                 start[axis] = old.shape[axis]
                 shape[axis] += var.shape[axis]
             meta = replace(old, shape=tuple(shape))
-            _check_on_grid(str(name), meta, resolved)
         else:
             meta = describe_variable(name, var, defaults, chunk_bytes)
             start = [0] * var.ndim
         updated[meta.name] = meta
         path = join_path(group, meta.name)
-        parts[meta.name] = _part(meta, var, tuple(start), base, write_empty_chunks, path)
+        parts[meta.name] = _part(
+            meta, var, tuple(start), base, write_empty_chunks, path, safe_chunks
+        )
     order = [updated.get(n, v) for n, v in existing.items()]
     order += [v for n, v in updated.items() if n not in existing]
     try:
@@ -483,6 +586,7 @@ def plan_tree_update(
     defaults: Mapping[str, Any],
     chunk_bytes: int,
     write_empty_chunks: bool = False,
+    safe_chunks: bool = True,
     group: str = "",
 ) -> tuple[DatasetMeta, list[WritePart]]:
     """The new description of the file and the chunks to write, for writing every
@@ -538,8 +642,12 @@ def plan_tree_update(
             planned[path] = meta
             new_groups.setdefault(path.rpartition("/")[0], []).append(path)
             parts += [
-                WritePart.whole(
-                    var, variables[var.name], write_empty_chunks, join_path(path, var.name)
+                whole_part(
+                    var,
+                    variables[var.name],
+                    write_empty_chunks,
+                    join_path(path, var.name),
+                    safe_chunks,
                 )
                 for var in meta.variables
             ]
@@ -565,6 +673,7 @@ def plan_tree_update(
                 defaults=defaults,
                 chunk_bytes=chunk_bytes,
                 write_empty_chunks=write_empty_chunks,
+                safe_chunks=safe_chunks,
                 group=path,
                 coords=node.to_dataset(inherit=True),
             )
@@ -595,6 +704,7 @@ def plan_group_write(
     defaults: Mapping[str, Any],
     chunk_bytes: int,
     write_empty_chunks: bool = False,
+    safe_chunks: bool = True,
 ) -> tuple[DatasetMeta, list[WritePart]]:
     """The new description of the file and the chunks to write, for writing ``tree``
     as the group at path ``group`` (not the root) of the file ``base``, with
@@ -632,6 +742,7 @@ def plan_group_write(
             defaults=defaults,
             chunk_bytes=chunk_bytes,
             write_empty_chunks=write_empty_chunks,
+            safe_chunks=safe_chunks,
             group=group,
         )
     if held and mode == "w-":
@@ -651,7 +762,7 @@ def plan_group_write(
         tree, group, encoding, defaults, chunk_bytes, root=base.metadata
     )
     parts = [
-        WritePart.whole(var, variables[path], write_empty_chunks, path)
+        whole_part(var, variables[path], write_empty_chunks, path, safe_chunks)
         for path, var in metadata.all_variables()
         if path in variables
     ]

@@ -20,7 +20,7 @@ from ..errors import HurrayValueError
 from ..io import UploadTarget, staged_upload, upload_target
 from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
 from ..layout import Layout
-from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart
+from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart, aligned_chunks
 from .dataarray import array_dataset
 from .encoding import DEFAULT_CHUNK_BYTES, describe_at, describe_group, describe_tree, group_path
 from .multipart_write import MultipartWrite
@@ -76,6 +76,7 @@ def to_hurray(
     mode: str | None = None,
     append_dim: Hashable | None = None,
     region: Region | None = None,
+    safe_chunks: bool = True,
     group: str | None = None,
     overviews: int | Sequence[int] | None = None,
     overview_dims: Sequence[Hashable] | None = None,
@@ -182,8 +183,17 @@ def to_hurray(
     region
         Where in the file the dataset goes: a slice per dimension, ``"auto"`` for a
         dimension (or for every one) to find it from the coordinates the file holds.
-        Coordinates indexing the dataset are not written.  Bounds must be on the
-        stored chunk grid (or at the end of the dimension).
+        Coordinates indexing the dataset are not written.  A region may start and
+        end inside stored chunks: the stored values of the rest of each chunk it
+        touches are read and the chunks rewritten whole, in the same commit.
+    safe_chunks
+        As ``to_zarr``'s: refuse dask chunks that would share a stored chunk, where
+        two dask tasks would each hold a part of it (every dask chunk must end where
+        a stored chunk ends, but for the last one, and for a region or an append the
+        first one may start inside a stored chunk).  With ``False`` such dask
+        chunks are regrouped along the stored chunks instead (each boundary inside a
+        stored chunk moved to its end), so that each stored chunk is still encoded
+        by one task from all its values.
     group
         Write ``ds`` as the group at this path of the file (``"a/b"``; a DataTree's
         root goes there, its nodes below), as ``to_zarr(group=...)`` does: with
@@ -221,8 +231,9 @@ def to_hurray(
     ------
     ValueError, TypeError
         For unknown encoding keys, unsupported dtypes or attributes, invalid layouts
-        or codecs, and dask chunks that end inside a stored chunk (rechunk, or
-        choose ``encoding["chunks"]`` dividing the dask chunks), naming the variable.
+        or codecs, and, with ``safe_chunks``, dask chunks that end inside a stored
+        chunk (rechunk, choose ``encoding["chunks"]`` dividing the dask chunks, or
+        pass ``safe_chunks=False``), naming the variable.
     FileNotFoundError, IsADirectoryError
         For a local ``path`` whose directory does not exist, or that is a directory,
         or, with ``mode="r+"``, when there is no file at ``path``.
@@ -294,7 +305,7 @@ def to_hurray(
                 ds = update_tree(ds, pyramid, append_dim, region)
         options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
         options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
-        options["write_empty_chunks"] = write_empty_chunks
+        options |= {"write_empty_chunks": write_empty_chunks, "safe_chunks": safe_chunks}
         update = PendingUpdate(
             ds, path, storage_options, options, {"window": window, "progress": progress}, group
         )
@@ -311,6 +322,11 @@ def to_hurray(
         metadata, variables = describe_tree(ds, settings, defaults, chunk_bytes)
     else:
         metadata, variables = describe_group(ds, settings, defaults, chunk_bytes)
+    if not safe_chunks:
+        variables = {
+            name: aligned_chunks(var, metadata.variable(name).chunks)
+            for name, var in variables.items()
+        }
     local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
     # "a" creating a file must not replace one another writer created meanwhile
     exclusive = mode != "w"
