@@ -104,6 +104,12 @@ class RangeIgnoredWarning(UserWarning):
     right (the range is cut from it), but every read downloads everything."""
 
 
+class KernelFallbackWarning(RuntimeWarning):
+    """numba is installed but its compiled chunk permutation failed (it could not
+    write or load its cache, or compile for this processor): chunks are permuted by
+    numpy instead, giving the same bytes more slowly.  Warned once per process."""
+
+
 def in_context(err: _E, context: str) -> _E:
     """A copy of ``err`` whose message starts with ``context`` (such as the name of the
     variable being described), to be raised ``from err``.

@@ -1,4 +1,11 @@
-"""The compiled tiled permutation (numba, the ``fast`` extra) against the numpy gather."""
+"""The compiled tiled permutation (numba, the ``fast`` extra) against the numpy gather.
+
+The tests hold on any processor numba compiles for: what the loops do everywhere is
+asserted everywhere, and the parts that need a processor's features (permutes by
+vector index, AVX-512's registers) are asserted where numba compiles with them
+(``tile_kernels._host_features``), skipped where it does not.  CI runs this file once
+more with ``NUMBA_CPU_NAME=generic``, a portable target with none of them.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +21,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from layout_strategies import layouts_with_shapes
 
-from xarray_hurray.layout import HilbertLayout, MortonLayout, tiles
+from xarray_hurray.layout import (
+    HilbertLayout,
+    MortonLayout,
+    RowMajorLayout,
+    tile_interface,
+    tiles,
+)
 from xarray_hurray.layout.descriptors import gather
 
-pytest.importorskip("numba")
+kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")  # needs numba
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -50,12 +63,24 @@ def values(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
     return raw.view(dtype).reshape(shape)
 
 
-@given(tiled_layouts(), st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))
-def test_compiled_path_gives_the_numpy_bytes(layout_shape, dtype, seed):
-    layout, shape = layout_shape
+def aligned(array: np.ndarray) -> bool:
+    """Whether ``array`` starts at a cache line, as the loops' outputs do."""
+    return array.ctypes.data % tile_interface.ALIGNMENT == 0
+
+
+def check_compiled_path(layout, shape: tuple[int, ...], dtype: str, seed: int) -> None:
+    """A layout's encode and decode of a tiled chunk give the numpy gather's bytes,
+    through the loops wherever this processor takes the tiles."""
     array = values(shape, dtype, seed)
     sources, positions = layout.sources(shape), layout.positions(shape)
-    assert layout._tiles(shape, array.itemsize) is not None  # runs: boxes in few patterns
+    tiled = layout._tiles(shape, array.itemsize)
+    assert tiled is not None  # runs: boxes in few patterns
+    # loops branch among at most MAX_PATTERNS patterns, or look the masks up where
+    # the processor permutes by vector index; else the numpy gather serves
+    taken = len(tiled.patterns) <= tiles.MAX_PATTERNS or kernels.can_look_up(
+        array.itemsize, tiled.patterns
+    )
+    assert (tiled.kernel(array.itemsize) is not None) == taken
     expected = gather(array.reshape(-1), sources)  # the numpy path
     buffer = layout.encode(array)
     assert buffer.dtype == array.dtype
@@ -63,19 +88,72 @@ def test_compiled_path_gives_the_numpy_bytes(layout_shape, dtype, seed):
     decoded = layout.decode(buffer, shape)
     assert decoded.tobytes() == array.tobytes()
     # the kernels' output starts at a cache line
-    assert buffer.ctypes.data % tiles.ALIGNMENT == 0 == decoded.ctypes.data % tiles.ALIGNMENT
+    assert not taken or (aligned(buffer) and aligned(decoded))
     assert gather(buffer, positions).tobytes() == array.tobytes()
 
 
-@given(layouts_with_shapes(max_elements=2048), st.sampled_from(DTYPES))
-def test_every_layout_round_trips_whichever_path_it_takes(layout_shape, dtype):
-    layout, shape = layout_shape
+COMPILED_CASES = [
+    (HilbertLayout(2, 5), "uint8"),  # 8 x 8 boxes in 4 patterns, four a step
+    (HilbertLayout(3, 4), ">i2"),  # 4 x 4 x 4 boxes in 21 patterns, swapped bytes
+    (HilbertLayout(3, 4), "float64"),  # NaN payloads and -0.0, a box a step
+    (MortonLayout((3, 3, 4)), "bool"),  # unequal bits: one pattern
+    (MortonLayout((3, 3, 4)), "U1"),  # 4 bytes
+    (MortonLayout((1, 1, 1, 1)), "complex64"),  # a 2 x 2 x 2 x 2 box of 8 bytes
+    (MortonLayout((1, 1, 1, 1)), ">f4"),
+    (MortonLayout((12,)), "<i2"),  # one axis
+    (HilbertLayout(4, 3), "uint8"),  # runs of 256 or of 16 (tile_sizes)
+    (HilbertLayout(4, 3), "<i2"),  # 106 patterns: looked up, or the numpy gather
+]
+"""A tiled chunk of each kind of box, each element width, and the element types
+whose bytes a cast would change; :func:`test_compiled_path_gives_the_numpy_bytes`
+draws from every tiled layout and type."""
+
+
+@pytest.mark.parametrize(("layout", "dtype"), COMPILED_CASES)
+def test_the_compiled_path_gives_the_numpy_bytes(layout, dtype):
+    check_compiled_path(layout, layout._default_shape(), dtype, 0)
+
+
+@pytest.mark.slow
+@given(tiled_layouts(), st.sampled_from(DTYPES), st.integers(0, 2**32 - 1))
+def test_compiled_path_gives_the_numpy_bytes(layout_shape, dtype, seed):
+    check_compiled_path(*layout_shape, dtype, seed)
+
+
+def check_round_trip(layout, shape: tuple[int, ...], dtype: str) -> None:
+    """A chunk of any layout round-trips, with the numpy gather's bytes where it has
+    no padding, whether it takes the kernels or not."""
     array = values(shape, dtype, 0)
     buffer = layout.encode(array)
     assert buffer.size == layout.buffer_size(shape)
     if buffer.size == array.size:  # no padding, which the numpy gather does not fill
         assert buffer.tobytes() == gather(array.reshape(-1), layout.sources(shape)).tobytes()
     assert layout.decode(buffer, shape).tobytes() == array.tobytes()
+
+
+ROUND_TRIP_CASES = [
+    (RowMajorLayout(), (3, 5), "float64"),  # no tiles
+    (RowMajorLayout(), (), "uint8"),  # rank 0
+    (MortonLayout(()), (), ">i2"),
+    (MortonLayout((2, 3)), (3, 7), "U1"),  # padding: the numpy gather
+    (MortonLayout((1, 2, 2)), (2, 4, 4), "bool"),  # a whole tile of 32
+    (MortonLayout((1, 1)), (2, 2), "complex64"),  # smaller than any tile
+    (HilbertLayout(2, 4), (16, 16), "float32"),  # tiles, through the kernels
+    (HilbertLayout(4, 1), (2, 2, 2, 2), "<i2"),
+]
+"""Chunks of each kind: without tiles, padded, smaller than a tile, tiled; the
+hypothesis test below draws from every layout."""
+
+
+@pytest.mark.parametrize(("layout", "shape", "dtype"), ROUND_TRIP_CASES)
+def test_a_layout_round_trips_whichever_path_it_takes(layout, shape, dtype):
+    check_round_trip(layout, shape, dtype)
+
+
+@pytest.mark.slow
+@given(layouts_with_shapes(max_elements=2048), st.sampled_from(DTYPES))
+def test_every_layout_round_trips_whichever_path_it_takes(layout_shape, dtype):
+    check_round_trip(*layout_shape, dtype)
 
 
 def brute_sources(tiled: tiles.Tiles, shape: tuple[int, ...]) -> np.ndarray:
@@ -85,7 +163,7 @@ def brute_sources(tiled: tiles.Tiles, shape: tuple[int, ...]) -> np.ndarray:
     patterns = tiled.patterns
     out = np.full(tiled.runs.size * patterns.shape[1], -1)
     for word, base in zip(tiled.runs.tolist(), tiled.bases.tolist(), strict=True):
-        run, pattern = word >> tiles.PATTERN_BITS, word % tiles.MAX_LOOKED_UP
+        run, pattern = word >> tile_interface.PATTERN_BITS, word % tile_interface.MAX_LOOKED_UP
         corner = np.unravel_index(base, shape)
         for j, local in enumerate(patterns[pattern]):
             inside = np.unravel_index(local, tiled.sides)
@@ -135,7 +213,7 @@ def test_the_loops_read_tile_words_of_eight_bytes_too():
     kernel = tiled.kernel(1)
     wide = tiled.runs.astype(np.uint64)
     array = values(shape, "u1", 4).reshape(-1)
-    space = np.empty(array.nbytes + tiles.ALIGNMENT - 1, dtype=np.uint8)
+    space = np.empty(array.nbytes + tile_interface.ALIGNMENT - 1, dtype=np.uint8)
     start = kernel.gather(array, wide, kernel.starts, kernel.masks, tiled.strides, space)
     buffer = space[start : start + array.nbytes].copy()
     assert buffer.tobytes() == gather(array, layout.sources(shape)).tobytes()
@@ -146,7 +224,7 @@ def test_the_loops_read_tile_words_of_eight_bytes_too():
 def test_a_tile_word_holds_the_last_run_and_any_pattern():
     for count in (1, 2**23, 2**23 + 1, 2**40):
         word = tiles.word_for(count)
-        last = (count - 1) << tiles.PATTERN_BITS | (tiles.MAX_LOOKED_UP - 1)
+        last = (count - 1) << tile_interface.PATTERN_BITS | (tile_interface.MAX_LOOKED_UP - 1)
         assert last <= np.iinfo(word).max
         assert word == np.uint32 or (last >> 32) > 0  # 8 bytes only where 4 do not hold
 
@@ -182,18 +260,18 @@ def test_the_tiles_of_curves(layout, sides, patterns, width):
 
 
 @pytest.mark.parametrize(
-    ("layout", "patterns"), [(HilbertLayout(4, 3), 15), (HilbertLayout(4, 4), 106)]
+    ("layout", "lines", "boxes"), [(HilbertLayout(4, 3), 15, 106), (HilbertLayout(4, 4), 106, 185)]
 )
-def test_bytes_of_4d_hilbert_chunks_tile_in_runs_of_four_lines(monkeypatch, layout, patterns):
-    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
+def test_bytes_of_4d_hilbert_chunks_tile_in_runs_of_four_lines(layout, lines, boxes):
+    # runs of 256 (4 x 4 x 4 x 4 boxes in `lines` patterns) where the processor
+    # permutes 256 bytes by vector index; without that permute, their patterns are
+    # too many to compile in: runs of 16 (2 x 2 x 2 x 2 boxes in `boxes` patterns)
     shape = layout._default_shape()
-    if not kernels.can_permute(tiles.LINES, 1):
-        pytest.skip("this processor has no permute of 256 bytes by vector index")
     tiled = tiles.tiles_for(layout.sources(shape), shape, 1)
-    assert tiled.sides == (4, 4, 4, 4) and len(tiled.patterns) == patterns
-    # without that permute, their patterns are too many to compile in: runs of 16
-    monkeypatch.setattr(kernels, "_host_features", lambda: frozenset())
-    assert tiles.tiles_for(layout.sources(shape), shape, 1).sides == (2, 2, 2, 2)
+    if kernels.can_permute(tiles.LINES, 1):
+        assert tiled.sides == (4, 4, 4, 4) and len(tiled.patterns) == lines
+    else:
+        assert tiled.sides == (2, 2, 2, 2) and len(tiled.patterns) == boxes
 
 
 @pytest.mark.parametrize(
@@ -209,26 +287,35 @@ def test_bytes_of_4d_hilbert_chunks_tile_in_runs_of_four_lines(monkeypatch, layo
     ],
 )
 def test_each_pass_makes_a_register_of_two(rows, group, length, lanes):
-    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
-    layouts = kernels._passes(rows, group, length, lanes)
+    arrangements = kernels._passes(rows, group, length, lanes)
     every = sorted((g, r) for g in range(group) for r in range(rows))
-    for layout in layouts:  # each unit once, each register full
-        assert sorted(unit for register in layout for unit in register) == every
-        assert {len(register) for register in layout} == {len(layouts[0][0])}
-        assert len(layout[0]) * length <= lanes
-    for before, after in itertools.pairwise(layouts):
+    for arrangement in arrangements:  # each unit once, each register full
+        assert sorted(unit for register in arrangement for unit in register) == every
+        assert {len(register) for register in arrangement} == {len(arrangements[0][0])}
+        assert len(arrangement[0]) * length <= lanes
+    for before, after in itertools.pairwise(arrangements):
         holder = {unit: n for n, register in enumerate(before) for unit in register}
         assert all(len({holder[unit] for unit in register}) == 2 for register in after)
     # at the end, a register holds one box, or every row of its boxes
-    for register in layouts[-1]:
+    for register in arrangements[-1]:
         boxes = {g for g, _ in register}
         assert len(register) == len(boxes) * rows or register == sorted(register)
 
 
-@pytest.mark.parametrize(
-    ("lookup", "stream", "portable"),
-    [(False, False, False), (True, False, False), (True, True, False), (False, False, True)],
-)
+VARIANTS = {
+    # (lookup, stream, apart), True where the processor has what it needs
+    "as-compiled-here": (True, False, True),
+    "streaming": (True, True, True),
+    "compiled-masks-plain-scatter": (False, False, False),
+}
+"""The ways loops are compiled: the masks looked up (where the processor permutes a
+box by vector index) or compiled in, gather's stores past the caches or not, and
+scatter's passes kept apart (with AVX-512) or not.  The first is what
+:meth:`.tiles.Tiles.kernel` compiles on this processor; the last is what it
+compiles where the processor has none of these features."""
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize(
     ("layout", "width"),
     [
@@ -241,32 +328,30 @@ def test_each_pass_makes_a_register_of_two(rows, group, length, lanes):
     # a box of 256 bytes, four registers, where the processor permutes them
     + [(HilbertLayout(4, 3), 1)],
 )
-def test_every_way_of_compiling_the_loops_gives_the_numpy_bytes(
-    monkeypatch, layout, width, lookup, stream, portable
-):
-    # the loops shuffle a box by masks compiled per pattern or, where the processor
-    # permutes by a vector index, by its pattern's mask loaded at run time; gather
-    # stores large outputs past the caches; scatter keeps its passes apart with
-    # AVX-512, not on a portable target: each is compiled and checked here, on a
-    # chunk small enough for a test
-    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
-    if portable:
-        monkeypatch.setattr(kernels, "_host_features", lambda: frozenset())
+def test_every_way_of_compiling_the_loops_gives_the_numpy_bytes(layout, width, variant):
+    # each way is compiled and checked here, on a chunk small enough for a test
     shape = layout._default_shape()
     tiled = layout._tiles(shape, width)
-    if lookup and not kernels.can_look_up(width, tiled.patterns):
-        pytest.skip(f"this processor has no permute of {width}-byte elements by vector index")
-    if tiled.kernel(width) is None:
-        assert portable and len(tiled.patterns) > tiles.MAX_PATTERNS
-        pytest.skip("too many patterns to compile in: the numpy gather (tested below)")
-    text = kernels.describe(width, tiled.sides, tiled.patterns, tiled.group(width), lookup, stream)
-    gather_loop, scatter_loop = kernels.kernels(text)
+    lookup, stream, apart = VARIANTS[variant]
+    lookup = lookup and kernels.can_look_up(width, tiled.patterns)
+    apart = apart and kernels.can_keep_apart()
+    if variant != "compiled-masks-plain-scatter" and not (lookup or apart or stream):
+        pytest.skip("on this processor, the same loops as compiled-masks-plain-scatter")
     kernel = tiled.kernel(width)  # the masks as the loops take them
+    if kernel is None:
+        assert not kernels.can_look_up(width, tiled.patterns)
+        assert len(tiled.patterns) > tiles.MAX_PATTERNS
+        pytest.skip("too many patterns to compile in: the numpy gather (tested below)")
+    group = tiled.group(width)
+    text = kernels.describe(width, tiled.sides, tiled.patterns, group, lookup, stream, apart)
+    gather_loop, scatter_loop = kernels.kernels(text)
     array = values(shape, f"u{width}", 3).reshape(-1)
-    space = np.empty(array.nbytes + tiles.ALIGNMENT - 1, dtype=np.uint8)
+    space = np.empty(array.nbytes + tile_interface.ALIGNMENT - 1, dtype=np.uint8)
     start = gather_loop(array, tiled.runs, kernel.starts, kernel.masks, tiled.strides, space)
     buffer = space[start : start + array.nbytes].view(array.dtype)
     assert buffer.tobytes() == gather(array, layout.sources(shape)).tobytes()
+    if stream:  # scatter ignores it: compiled and checked in the other variants
+        return
     back = np.empty_like(space)
     start = scatter_loop(
         buffer.copy(), tiled.runs, kernel.starts, kernel.inverses, tiled.strides, back
@@ -294,18 +379,23 @@ def test_a_permutation_without_curve_tiles_keeps_the_numpy_gather():
 
 
 @pytest.mark.parametrize("width", [1, 2, 4, 8])
-def test_tiles_in_too_many_patterns_to_branch_on_keep_the_numpy_gather(monkeypatch, width):
+def test_tiles_in_too_many_patterns_to_branch_on_keep_the_numpy_gather(width):
     # a 4-D Hilbert curve turns its 2 x 2 x 2 x 2 boxes 106 ways at order 3: loops
     # that look the masks up take them; on a processor without such permutes (as
     # when numba is told to compile for a portable target) the numpy gather stays
-    kernels = pytest.importorskip("xarray_hurray.layout.tile_kernels")
     layout, shape = HilbertLayout(4, 3), (8, 8, 8, 8)
-    monkeypatch.setattr(kernels, "_host_features", lambda: frozenset())
-    tiled = tiles.tiles_for(layout.sources(shape), shape, width)  # not the cached ones
-    assert len(tiled.patterns) > tiles.MAX_PATTERNS
+    sources = layout.sources(shape)
+    tiled = tiles._box_tiles(sources, shape, 16)  # runs of 16, whatever the width
+    assert tiled.sides == (2, 2, 2, 2) and len(tiled.patterns) > tiles.MAX_PATTERNS
     array = values(shape, f"u{width}", 1)
-    assert tiled.kernel(width) is None
-    assert tiles.gather(array, tiled) is None and tiles.scatter(array, tiled) is None
+    if kernels.can_look_up(width, tiled.patterns):
+        assert tiled.kernel(width) is not None
+        buffer = tiles.gather(array, tiled)
+        assert buffer.tobytes() == gather(array.reshape(-1), sources).tobytes()
+        assert tiles.scatter(buffer, tiled).tobytes() == array.tobytes()
+    else:
+        assert tiled.kernel(width) is None
+        assert tiles.gather(array, tiled) is None and tiles.scatter(array, tiled) is None
 
 
 @pytest.mark.parametrize(
@@ -338,6 +428,7 @@ def test_the_kernels_reject_types_they_cannot_move():
     assert layout.encode(strings.reshape(shape)).tolist() == strings[layout.sources(shape)].tolist()
 
 
+@pytest.mark.slow
 def test_only_a_large_chunk_loads_numba():
     # a fresh process: small chunks keep the numpy gather and never import numba; the
     # first chunk of MIN_ELEMENTS loads the kernels, which then serve small chunks too

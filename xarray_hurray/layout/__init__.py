@@ -9,9 +9,11 @@
 - :func:`chunk_placement`: where the chunks of a grid go along a curve;
   :func:`placement_positions`: where some of them go, and :func:`placement_chunks`:
   which go at some places, without the whole order.
+- :class:`KernelFallbackWarning`: numba installed but failing, so the numpy
+  permutation serves (:mod:`.tiles`).
 """
 
-from ..errors import LayoutError
+from ..errors import KernelFallbackWarning, LayoutError
 from .descriptors import (
     LAYOUT_NAMES,
     PERMUTATION_CACHE,
@@ -32,6 +34,7 @@ __all__ = [
     "LAYOUT_NAMES",
     "PERMUTATION_CACHE",
     "HilbertLayout",
+    "KernelFallbackWarning",
     "Layout",
     "LayoutError",
     "MortonLayout",

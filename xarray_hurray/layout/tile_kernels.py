@@ -1,7 +1,9 @@
 """The compiled loops of :mod:`.tiles`; importing this module needs numba.
 
 Kept apart so that ``import xarray_hurray`` never pays numba's import: :mod:`.tiles`
-imports it on the first permutation.
+imports it on the first permutation.  It depends on :mod:`.tiles` only through what
+the two share (:mod:`.tile_interface`): the loops are an optional accelerator, and
+:mod:`.tiles` falls back to the numpy gather wherever they fail.
 
 A tile is an aligned box of the chunk (8 x 8, 4 x 4 x 4, ...) whose elements fill
 one run of the buffer in one of a few *patterns*.  The loops move a whole tile at a
@@ -44,7 +46,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .tiles import ALIGNMENT, MAX_LOOKED_UP, PATTERN_BITS, Loop
+from .tile_interface import ALIGNMENT, MAX_LOOKED_UP, PATTERN_BITS, Loop
 
 
 class Description(NamedTuple):
@@ -60,7 +62,7 @@ class Description(NamedTuple):
     """Whether gather stores its runs past the caches (:data:`.tiles.STREAM_BYTES`)."""
     apart: bool
     """Whether scatter keeps its passes (:func:`_passes`) apart (:func:`_opaque`):
-    where numba compiles for a processor with AVX-512."""
+    where numba compiles for a processor with AVX-512 (:func:`can_keep_apart`)."""
     sides: tuple[int, ...]
     """The box's sides."""
     patterns: tuple[tuple[int, ...], ...]
@@ -75,13 +77,14 @@ def describe(
     patterns: np.ndarray,
     group: int,
     lookup: bool,
-    stream: bool = False,
+    stream: bool,
+    apart: bool,
 ) -> str:
     """The text :func:`kernels` compiles from: the fields of a :class:`Description`
     as a Python literal (numba sees the text as a constant, and the loops compile
-    once for each)."""
+    once for each).  ``lookup`` and ``apart`` only where the processor has what they
+    use (:func:`can_look_up`, :func:`can_keep_apart`)."""
     compiled = () if lookup else tuple(map(tuple, patterns.tolist()))
-    apart = "avx512f" in _host_features()
     described = Description(width, group, lookup, stream, apart, tuple(sides), compiled)
     return repr(tuple(described))
 
@@ -136,6 +139,12 @@ def can_permute(elements: int, width: int) -> bool:
     return permute is not None and set(permute[1]) <= _host_features()
 
 
+def can_keep_apart() -> bool:
+    """Whether scatter's passes can be kept apart (:attr:`Description.apart`): the
+    processor numba compiles for has AVX-512's registers of 64 bytes."""
+    return "avx512f" in _host_features()
+
+
 def can_look_up(width: int, patterns: np.ndarray) -> bool:
     """Whether the loops permute a box by a vector index loaded at run time (its
     pattern's row of the masks table) rather than by a shuffle compiled per pattern:
@@ -175,14 +184,14 @@ Unit = tuple[int, int]
 """A row of a box in a step: (the box's place among the step's boxes side by side,
 the row's place in the box).  Its elements are contiguous in the chunk."""
 
-Layout = list[list[Unit]]
+Arrangement = list[list[Unit]]
 """The units each of a list of vectors holds, in order."""
 
 
-def _passes(rows: int, group: int, length: int, lanes: int) -> list[Layout]:
+def _passes(rows: int, group: int, length: int, lanes: int) -> list[Arrangement]:
     """How a step's ``rows`` rows become its ``group`` boxes (rows of ``length``
-    elements) through registers of ``lanes`` elements: the registers' layouts before
-    the first pass and after each.
+    elements) through registers of ``lanes`` elements: the registers' arrangements
+    before the first pass and after each.
 
     Before, each register holds a few consecutive rows of the step (each the row of
     every box).  A pass takes each two registers that hold the same boxes, the
@@ -195,22 +204,26 @@ def _passes(rows: int, group: int, length: int, lanes: int) -> list[Layout]:
     by registers.)
     """
     per = max(min(lanes // (group * length), rows), 1)  # rows per register
-    layout = [
+    current = [
         [(g, r) for r in range(s, s + per) for g in range(group)] for s in range(0, rows, per)
     ]
-    layouts = [layout]
+    arrangements = [current]
     # (sorted, the registers of the same boxes are neighbours)
-    while len(layout) > 1 and len(_boxes(layout[0])) > 1 and _boxes(layout[0]) == _boxes(layout[1]):
+    while (
+        len(current) > 1
+        and len(_boxes(current[0])) > 1
+        and _boxes(current[0]) == _boxes(current[1])
+    ):
         after = []
-        for a in range(0, len(layout), 2):
-            units = layout[a] + layout[a + 1]
-            boxes = _boxes(layout[a])
+        for a in range(0, len(current), 2):
+            units = current[a] + current[a + 1]
+            boxes = _boxes(current[a])
             for half in (boxes[: len(boxes) // 2], boxes[len(boxes) // 2 :]):
                 after.append(sorted(unit for unit in units if unit[0] in half))
         # the registers of the same boxes next to each other, in the order of their rows
-        layout = sorted(after)
-        layouts.append(layout)
-    return layouts
+        current = sorted(after)
+        arrangements.append(current)
+    return arrangements
 
 
 def _boxes(units: list[Unit]) -> list[int]:
@@ -218,21 +231,25 @@ def _boxes(units: list[Unit]) -> list[int]:
     return sorted({box for box, _ in units})
 
 
-def _chain(rows: int, group: int, length: int, width: int) -> list[Layout]:
-    """The layouts from a step's rows (vectors of a row of each box) to its boxes
+def _chain(rows: int, group: int, length: int, width: int) -> list[Arrangement]:
+    """The arrangements from a step's rows (vectors of a row of each box) to its boxes
     (vectors of a box's rows) for elements of ``width`` bytes: the registers'
-    layouts of :func:`_passes` between."""
+    arrangements of :func:`_passes` between."""
     by_rows = [[(g, r) for g in range(group)] for r in range(rows)]
     by_boxes = [[(g, r) for r in range(rows)] for g in range(group)]
     return [by_rows, *_passes(rows, group, length, 64 // width), by_boxes]
 
 
 def _regroup(
-    builder: ir.IRBuilder, vectors: list[ir.Value], chain: list[Layout], length: int, apart: bool
+    builder: ir.IRBuilder,
+    vectors: list[ir.Value],
+    chain: list[Arrangement],
+    length: int,
+    apart: bool,
 ) -> list[ir.Value]:
-    """``vectors``, holding the units of layout ``chain[0]``, rearranged into
-    vectors holding those of ``chain[-1]`` through each layout between; ``apart``:
-    the registers between are kept apart (:func:`_opaque`)."""
+    """``vectors``, holding the units of arrangement ``chain[0]``, rearranged into
+    vectors holding those of ``chain[-1]`` through each arrangement between;
+    ``apart``: the registers between are kept apart (:func:`_opaque`)."""
     for n, (before, after) in enumerate(itertools.pairwise(chain)):
         vectors = [_pick(builder, vectors, before, wanted, length) for wanted in after]
         if apart and 0 < n < len(chain) - 2:
@@ -241,14 +258,20 @@ def _regroup(
 
 
 def _pick(
-    builder: ir.IRBuilder, vectors: list[ir.Value], layout: Layout, wanted: list[Unit], length: int
+    builder: ir.IRBuilder,
+    vectors: list[ir.Value],
+    arrangement: Arrangement,
+    wanted: list[Unit],
+    length: int,
 ) -> ir.Value:
-    """The units ``wanted``, in order, from ``vectors`` that hold those of ``layout``
-    (units of ``length`` elements): one shuffle of the vectors that hold them, joined
-    where they are more than two."""
-    where = {unit: (v, slot) for v, units in enumerate(layout) for slot, unit in enumerate(units)}
+    """The units ``wanted``, in order, from ``vectors`` that hold those of
+    ``arrangement`` (units of ``length`` elements): one shuffle of the vectors that
+    hold them, joined where they are more than two."""
+    where = {
+        unit: (v, slot) for v, units in enumerate(arrangement) for slot, unit in enumerate(units)
+    }
     sources = sorted({where[unit][0] for unit in wanted})
-    size = len(layout[sources[0]]) * length  # the vectors' elements (all alike)
+    size = len(arrangement[sources[0]]) * length  # the vectors' elements (all alike)
     mask = [
         sources.index(where[unit][0]) * size + where[unit][1] * length + k
         for unit in wanted

@@ -17,8 +17,12 @@ Decoding goes the other way through the same tiles.
 
 Without numba, or for permutations whose runs are not boxes in few patterns
 (padded Morton chunks, chunks smaller than a tile), :func:`tiles_for` returns None
-and the layouts keep the numpy gather: both paths give the same bytes (tested
-against each other).
+and the layouts keep the numpy gather, which is the reference: both paths give the
+same bytes (tested against each other).  Where numba is installed but fails (it
+cannot import, write or load its cache, or compile for the processor), the process
+warns once (:class:`~xarray_hurray.errors.KernelFallbackWarning`) and keeps the
+numpy gather from then on (:func:`_give_up`): the kernels only ever make a
+permutation faster, never make it fail.
 
 Importing numba and loading the compiled kernels from its cache takes 0.5 to 1.5 s
 of a process's first use, while the compiled loop saves well under a millisecond
@@ -30,11 +34,15 @@ for it.  So a process loads the kernels only for a permutation of at least
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import threading
+import warnings
 from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
+
+from ..errors import KernelFallbackWarning
+from .tile_interface import ALIGNMENT, MAX_LOOKED_UP, PATTERN_BITS, Loop
 
 TILE_SIZES = (64, 32, 16, 8)
 """Buffer positions per tile, the first whose runs are all boxes of one shape: 64 is
@@ -62,13 +70,6 @@ MAX_PATTERNS = 64
 in more patterns go through loops that look their masks up (where the processor
 can, :func:`.tile_kernels.can_look_up`), else through the numpy gather."""
 
-PATTERN_BITS = 9
-"""Low bits of a tile's word (:attr:`Tiles.runs`) that hold its pattern."""
-
-MAX_LOOKED_UP = 1 << PATTERN_BITS
-"""Patterns of the tiles the loops take at most, their masks looked up: the ways a
-box of rank 4 can turn (384) and more; more than this and the numpy gather stays."""
-
 MIN_ELEMENTS = 1 << 17
 """Elements of the smallest permutation that loads the kernels (1 MiB of 8-byte
 elements, 128 KiB of bytes)."""
@@ -76,31 +77,57 @@ elements, 128 KiB of bytes)."""
 BLOCK = 1 << 18
 """Buffer positions examined at a time by :func:`tiles_for` (bounds its memory)."""
 
-Loop = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.ndarray], int]
-"""A compiled loop of :mod:`.tile_kernels`: values, the tiles' runs, the bases of the
-steps, masks, strides, space for the output; it returns where in the space the output
-starts."""
-
 _kernels: ModuleType | None = None
 _looked = False
+_failed = False
+_failing = threading.Lock()
 
 
 def _load() -> ModuleType | None:
-    """The kernels module, imported on first use; None without numba."""
+    """The kernels module, imported on first use; None without numba, or once the
+    kernels have failed in this process (:func:`_give_up`)."""
     global _kernels, _looked
     if not _looked:
         try:
             from . import tile_kernels
-        except ImportError:
-            _kernels = None
+        except ModuleNotFoundError as err:
+            if err.name not in ("numba", "llvmlite"):
+                _give_up(err)
+            _looked = True  # not installed: the plain install, numpy only, no warning
+        except Exception as err:  # installed but not importable (a numpy it refuses, ...)
+            _give_up(err)
         else:
             _kernels = tile_kernels
-        _looked = True
+            _looked = True
     return _kernels
 
 
+def _give_up(err: Exception) -> None:
+    """Stop using the kernels in this process after ``err``, warning the first time.
+
+    numba raises from its cache layer where it can neither write nor load its cache
+    (``RuntimeError`` when no cache directory is writable, unpickling errors for a
+    damaged cache file), and from its compiler where it cannot compile for the
+    processor; all of these surface at a kernel's first use.  The numpy gather gives
+    the same bytes, so every permutation goes through it from then on.
+    """
+    global _kernels, _looked, _failed
+    with _failing:  # threads of one dask worker may fail at once: one warning
+        _kernels, _looked = None, True
+        first, _failed = not _failed, True
+    if first:
+        warnings.warn(
+            f"the compiled kernels (numba) failed, so chunks are permuted by numpy in "
+            f"this process from now on (the same bytes, more slowly): "
+            f"{type(err).__name__}: {err}",
+            KernelFallbackWarning,
+            stacklevel=2,
+        )
+
+
 def available() -> bool:
-    """Whether the compiled kernels can run (numba is installed); loads them."""
+    """Whether the compiled kernels can run (numba is installed and has not failed);
+    loads them."""
     return _load() is not None
 
 
@@ -180,19 +207,25 @@ class Tiles:
         if width in self._kernels:  # a refusal (None) is kept too: every chunk asks
             return self._kernels[width]
         kernels = _load()
-        assert kernels is not None  # tiles exist only where the kernels load
-        lookup = kernels.can_look_up(width, self.patterns)
+        if kernels is None:  # the kernels failed since these tiles were made
+            return None
         found: Kernel | None = None
-        if lookup or len(self.patterns) <= MAX_PATTERNS:
-            group = self.group(width)
-            described = (width, self.sides, self.patterns, group, lookup)
-            # (numba compiles a loop at its first call: the unused ones never)
-            gather, scatter = kernels.kernels(kernels.describe(*described))
-            streaming_gather = kernels.kernels(kernels.describe(*described, stream=True))[0]
-            starts = np.ascontiguousarray(self.bases[::group])
-            masks = np.ascontiguousarray(self.patterns, dtype=UNITS[width])
-            inverses = np.ascontiguousarray(np.argsort(self.patterns, axis=1), dtype=UNITS[width])
-            found = Kernel(gather, streaming_gather, scatter, starts, masks, inverses)
+        try:  # numba makes a loop's cache here (decorating it): it may fail
+            lookup = kernels.can_look_up(width, self.patterns)
+            if lookup or len(self.patterns) <= MAX_PATTERNS:
+                group = self.group(width)
+                described = (width, self.sides, self.patterns, group, lookup)
+                apart = kernels.can_keep_apart()
+                # (numba compiles a loop at its first call: the unused ones never)
+                gather, scatter = kernels.kernels(kernels.describe(*described, False, apart))
+                streaming_gather = kernels.kernels(kernels.describe(*described, True, apart))[0]
+                starts = np.ascontiguousarray(self.bases[::group])
+                masks = np.ascontiguousarray(self.patterns, dtype=UNITS[width])
+                inverses = np.argsort(self.patterns, axis=1).astype(UNITS[width])
+                found = Kernel(gather, streaming_gather, scatter, starts, masks, inverses)
+        except Exception as err:
+            _give_up(err)
+            return None
         self._kernels[width] = found
         return found
 
@@ -219,7 +252,7 @@ def tiles_for(sources: np.ndarray, shape: tuple[int, ...], width: int) -> Tiles 
     ``sources`` is the row-major element index held at each buffer position of a
     chunk of ``shape``, a permutation of ``range(len(sources))``.  None when the
     kernels are not available or no tile size (:func:`tile_sizes`) gives boxes of
-    one shape in at most :data:`MAX_LOOKED_UP` patterns.
+    one shape in at most :data:`.tile_interface.MAX_LOOKED_UP` patterns.
     """
     if not available() or sources.size == 0 or sources.size != math.prod(shape):
         return None
@@ -284,15 +317,6 @@ def word_for(tiles: int) -> type[np.unsignedinteger]:
     return np.uint32 if tiles << PATTERN_BITS <= 1 << 32 else np.uint64
 
 
-ALIGNMENT = 64
-"""Bytes to which the loops align their output inside the space given to them: a
-cache line, and the widest vector store.  numpy's own arrays start 16 bytes past a
-line, so each 64-byte store of a run (or of a box row of 8-byte elements) would
-straddle two lines: aligned, scatter ran 1.4-1.8x faster on 1 MiB chunks of 4- and
-8-byte elements.  The loops find the aligned start themselves, as asking numpy for an
-array's address costs a microsecond, a tenth of permuting 256 KiB."""
-
-
 STREAM_BYTES = 4 << 20
 """Outputs of gather from this size on are stored past the caches (streaming stores
 of whole lines): the runs land all over the output, and a normal store of a line
@@ -333,8 +357,8 @@ def scatter(buffer: np.ndarray, tiles: Tiles) -> np.ndarray | None:
 
 def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | None:
     """Run the gather (0) or scatter (1) loop on ``array``; None where it cannot.
-    The result starts at a multiple of :data:`ALIGNMENT` bytes within a slightly
-    larger allocation."""
+    The result starts at a multiple of :data:`.tile_interface.ALIGNMENT` bytes
+    within a slightly larger allocation."""
     units = _as_units(array)
     kernel = None if units is None else tiles.kernel(array.dtype.itemsize)
     if units is None or kernel is None:
@@ -348,6 +372,10 @@ def _permute(direction: int, array: np.ndarray, tiles: Tiles) -> np.ndarray | No
         # a run of 64 elements or more is whole cache lines: large outputs stream
         stream = array.nbytes >= STREAM_BYTES and tiles.patterns.shape[1] >= 64
         loop, masks = (kernel.streaming_gather if stream else kernel.gather), kernel.masks
-    start = loop(units, tiles.runs, kernel.starts, masks, tiles.strides, space)
+    try:  # numba compiles, or loads from its cache, at a loop's first call
+        start = loop(units, tiles.runs, kernel.starts, masks, tiles.strides, space)
+    except Exception as err:
+        _give_up(err)
+        return None
     # (one constructor: slicing, viewing and reshaping took 0.7 us, this 0.4 us)
     return np.ndarray(array.shape, array.dtype, space, start)
