@@ -80,14 +80,21 @@ BLOCK = 1 << 18
 _kernels: ModuleType | None = None
 _looked = False
 _failed = False
-_failing = threading.Lock()
+_lock = threading.RLock()
+"""Held while the kernels are imported and while they are given up: the threads of a
+dask worker permute chunks at once, and a thread importing a module that another
+thread is failing to import is told the name cannot be imported, not why."""
 
 
 def _load() -> ModuleType | None:
     """The kernels module, imported on first use; None without numba, or once the
     kernels have failed in this process (:func:`_give_up`)."""
     global _kernels, _looked
-    if not _looked:
+    if _looked:
+        return _kernels
+    with _lock:
+        if _looked:  # another thread has imported them meanwhile
+            return _kernels
         try:
             from . import tile_kernels
         except ModuleNotFoundError as err:
@@ -112,7 +119,7 @@ def _give_up(err: Exception) -> None:
     the same bytes, so every permutation goes through it from then on.
     """
     global _kernels, _looked, _failed
-    with _failing:  # threads of one dask worker may fail at once: one warning
+    with _lock:  # threads may fail at once: one warning
         _kernels, _looked = None, True
         first, _failed = not _failed, True
     if first:
