@@ -135,6 +135,7 @@ def test_a_write_removes_what_dead_writers_of_its_target_left(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_sigterm_during_a_write_off_the_main_thread_leaves_its_file_to_the_next_write(tmp_path):
     # Python lets only the main thread install a signal handler: a write run in another
     # thread (the main thread writing nothing) cannot, so SIGTERM ends the process as

@@ -259,6 +259,7 @@ def test_big_endian_bytes() -> None:
     assert store._store_dict["c/0/0"].to_bytes() == values.astype(">i4").tobytes()
 
 
+@pytest.mark.slow
 def test_fresh_process_reads_without_importing_the_package(tmp_path: Path) -> None:
     values = sample((20, 24), "float64")
     array = create(values.shape, (8, 8), "float64", HurrayCodec("hilbert"), str(tmp_path))
