@@ -34,7 +34,8 @@ import xarray as xr
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
 from xarray_hurray.container.format import PREFIX, SLOT_SIZE
-from xarray_hurray.container.update import WRITE_BUFFER, InPlaceCommit, compact
+from xarray_hurray.container.update import WRITE_BUFFER, InPlaceCommit
+from xarray_hurray.write.sinks import compact
 
 STEPS = 20
 """Time steps of the base file, and of each write: 256 KiB of float32 noise each, so

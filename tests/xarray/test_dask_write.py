@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
-from xarray_hurray.xarray.dask_write import BlockMap
-from xarray_hurray.xarray.progress import BAR_WIDTH, REFRESH_SECONDS, ProgressBar
+from xarray_hurray.write.encode import BlockMap
+from xarray_hurray.write.progress import BAR_WIDTH, REFRESH_SECONDS, ProgressBar
 
 
 def smooth(shape: tuple[int, ...], dtype: str = "float32") -> np.ndarray:

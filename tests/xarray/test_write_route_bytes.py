@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "container"))
 from test_hurray_golden import GOLDEN, GOLDEN_ENCODING, golden_dataset_1_1, golden_tree_1_2
 
 import xarray_hurray as xh
-from xarray_hurray.container.update import compact
+from xarray_hurray.write.sinks import compact
 
 DIGESTS = Path(__file__).parents[1] / "data" / "write_route_digests.json"
 

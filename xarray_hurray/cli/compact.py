@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..container.update import compact
+from ..write.sinks import compact
 from .common import add_file_arguments, parse_storage_options
 
 

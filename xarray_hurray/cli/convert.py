@@ -20,8 +20,8 @@ from ..container.writer import move_into_place
 from ..errors import CliError
 from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape
+from ..write.progress import DaskProgressBar
 from ..xarray.encoding import CF_ENCODING, STRING_ITEMSIZE, auto_chunks
-from ..xarray.progress import DaskProgressBar
 from ..xarray.writer import to_hurray
 from .common import parse_storage_options
 

@@ -2,34 +2,34 @@
 
 An update starts from the version of the file it opened (its *base*), stores the
 chunks that change and keeps every other chunk.  :class:`FileUpdate` holds the
-exclusive lock of a local file for the whole update and opens the base under it;
-:meth:`FileUpdate.writer` then takes the changed chunks and commits them.
+exclusive lock of a local file for the whole update and opens the base under it; a
+sink then takes the changed chunks and commits them (the write pipeline chooses it,
+:func:`xarray_hurray.write.sinks.update_sink`).  The two sinks of the format are here:
 
-The commit here is a *staged rewrite*: a new file is streamed in placement order,
-unchanged chunks copied from the base as stored bytes (checked against their
-crc32c, never decoded), and it replaces the old file in one rename (a local file)
-or one upload (an object).  Until that instant the base is the file; a process
-killed at any point before leaves it exactly as it was.
+- :class:`InPlaceCommit`: the new version appended after the base's bytes and
+  committed by the header slot the base does not use (format 1.1 and later);
+- :class:`StagedRewrite`: a new file streamed in placement order, unchanged chunks
+  copied from the base as stored bytes (checked against their crc32c, never
+  decoded), which replaces the old file in one rename (a local file) or one upload
+  (an object).
+
+Until the commit the base is the file; a process killed at any point before leaves
+it exactly as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import math
 import os
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 
 from ..errors import HurrayFormatError, HurrayValueError
-from ..io import MergePolicy, UploadTarget, plan_reads, staged_upload, upload_target
-from ..io.multipart import S3_RULES, MultipartUpload, Part, object_etag, start_multipart
+from ..io import MergePolicy, UploadTarget, plan_reads, upload_target
 from ..io.source import LocalFileSource
-from .all_or_nothing import AllOrNothing
 from .checksum import crc32c, verify
 from .format import (
     HEADER_SIZE_1_1,
@@ -45,6 +45,7 @@ from .index import pack_page, page_counts, page_reference, set_reference
 from .metadata import DatasetMeta, VariableMeta
 from .open import open_reader
 from .reader import ContainerReader
+from .sink import ChunkSink
 from .writer import ContainerWriter
 
 try:
@@ -152,54 +153,6 @@ class FileUpdate:
     ) -> None:
         self._stack.close()
 
-    @contextlib.contextmanager
-    def writer(
-        self, metadata: DatasetMeta, written: Mapping[str, np.ndarray], rewrite: bool = False
-    ) -> Iterator[StagedRewrite | InPlaceCommit]:
-        """A writer of the new version, committed on a clean exit: appended to a local
-        file of format 1.1 or later (:class:`InPlaceCommit`) or, for such an ``s3://``
-        object, a new object of the old bytes copied by the store and the new ones
-        appended (:class:`MultipartCommit`); else, or with ``rewrite``, the whole file
-        rewritten in placement order (:class:`StagedRewrite`), locally then uploaded
-        whole for an object.  The new version keeps the format version of a 1.1 or
-        later file (its header prefix, sealed into both slots, cannot change in
-        place); a format 1.0 file, and any file with ``rewrite``, becomes the
-        current version.
-
-        Parameters
-        ----------
-        metadata
-            The description of the new version.
-        written
-            By variable name, the chunks (row-major indices in the new chunk grid)
-            the update stores; every other chunk of a variable the base holds with
-            the same dimensions is kept.
-        """
-        if self.remote is None and isinstance(self.base.header, Slot) and not rewrite:
-            with InPlaceCommit(self.target, self.base, metadata, written) as commit:  # type: ignore[arg-type]
-                yield commit
-            return
-        version = VERSION if rewrite or self.base.version < (1, 1) else self.base.version
-        if self.remote is None:
-            with StagedRewrite(self.target, self.base, metadata, written, version) as staged:  # type: ignore[arg-type]
-                yield staged
-            return
-        url = os.fspath(self.target) if isinstance(self.target, str | os.PathLike) else ""
-        upload = None
-        # below two smallest parts, rewriting the object costs no more than its head
-        large = self.base.header.file_length >= 2 * S3_RULES.min_part
-        if isinstance(self.base.header, Slot) and not rewrite and url and large:
-            upload = start_multipart(url, self.storage_options or {})
-        if upload is not None:
-            etag = object_etag(url, self.storage_options or {})
-            with MultipartCommit(url, self.base, metadata, written, upload, etag) as commit:
-                yield commit
-            return
-        name = Path(self.base.source.name).name or "update.hurray"
-        with staged_upload(self.remote, name) as local:
-            with StagedRewrite(local, self.base, metadata, written, version) as staged:
-                yield staged
-
 
 def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.ndarray]:
     """The chunks of ``old`` that ``new`` holds at the same chunk-grid position:
@@ -224,13 +177,13 @@ def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.nd
     return old_ids, np.ravel_multi_index(corners, new.grid_shape).astype(np.int64)
 
 
-class StagedRewrite(AllOrNothing):
+class StagedRewrite(ChunkSink):
     """Write the new version of a file whole, unchanged chunks copied from the base.
 
-    Changed chunks are given with :meth:`write_chunk`, variable by variable in the
+    Changed chunks are given with :meth:`write_chunks`, variable by variable in the
     order of the new metadata and each in its placement order (the order of
     :class:`ContainerWriter`); the unchanged chunks between them are copied as they
-    come.  Closing copies the rest and moves the file into place.  The new file is
+    come.  Committing copies the rest and moves the file into place.  The new file is
     of format ``version`` (1.1 or later; by default the current one).
     """
 
@@ -311,30 +264,20 @@ class StagedRewrite(AllOrNothing):
         if target is not None:
             raise HurrayValueError(f"chunk {target[1]} of {target[0]!r} written out of order")
 
-    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
-        """Store ``data`` as chunk ``chunk_id`` of ``name`` in the new version (None: a
-        missing chunk)."""
-        self._copy_until((name, chunk_id))
-        self._writer.write_chunk(name, chunk_id, data)
+    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
+        for chunk_id, one in zip(np.asarray(chunk_ids).tolist(), data, strict=True):
+            self._copy_until((name, chunk_id))
+            self._writer.write_chunk(name, chunk_id, one)
 
-    def _complete(self) -> None:
+    def commit(self) -> None:
+        """Copy the kept chunks after the last one written, and move the new file into
+        place."""
         self._copy_until(None)
-        self._writer.close()
+        self._writer.commit()
 
     def abort(self) -> None:
         """Drop the new version; the file stays as it was."""
         self._writer.abort()
-
-
-def compact(
-    target: str | os.PathLike[str] | UploadTarget,
-    storage_options: Mapping[str, Any] | None = None,
-) -> None:
-    """Rewrite the file at ``target`` with every chunk in placement order and no
-    unreferenced bytes, atomically, under its writer lock (``hurray compact``)."""
-    with FileUpdate(target, storage_options) as update:
-        with update.writer(update.base.metadata, {}, rewrite=True):
-            pass
 
 
 def storage_order(reader: ContainerReader) -> dict[str, Any]:
@@ -372,7 +315,7 @@ WRITE_BUFFER = 4 * 2**20
 """Bytes gathered before one ``pwrite`` while appending a version."""
 
 
-class InPlaceCommit(AllOrNothing):
+class InPlaceCommit(ChunkSink):
     """Append a new version after the bytes of a base of format 1.1 or later and commit
     it by its header slot, copy on write; the new version's pages and page tables are
     of the base's format version.
@@ -459,13 +402,13 @@ class InPlaceCommit(AllOrNothing):
         os.fsync(self._fd)
         os.close(self._fd)
 
-    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
-        """Store ``data`` as chunk ``chunk_id`` of ``name`` (None: missing, the fill)."""
-        if not data:
-            self._new.setdefault(name, []).append((chunk_id, 0, 0, 0))
-            return
-        offset = self._append(data)
-        self._new.setdefault(name, []).append((chunk_id, offset, len(data), crc32c(data)))
+    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
+        entries = self._new.setdefault(name, [])
+        for chunk_id, one in zip(np.asarray(chunk_ids).tolist(), data, strict=True):
+            if not one:  # missing: the fill
+                entries.append((chunk_id, 0, 0, 0))
+                continue
+            entries.append((chunk_id, self._append(one), len(one), crc32c(one)))
 
     def _page_table(self, path: str, var: VariableMeta) -> tuple[int, int]:
         """Append the changed pages and the page table of variable ``path`` of the new
@@ -583,91 +526,6 @@ class InPlaceCommit(AllOrNothing):
                 os.ftruncate(self._fd, self._slot.file_length)
         finally:
             os.close(self._fd)
-
-    def _complete(self) -> None:
-        self.commit()
-
-
-class MultipartCommit(InPlaceCommit):
-    """:class:`InPlaceCommit` for an object: the new version is a new object, put
-    together by a multipart upload that the store completes at one instant.
-
-    Part 1 is the first bytes of the old object (at least the store's smallest part)
-    with the new header slot, downloaded and uploaded; the rest of the old version's
-    bytes are copied by the store itself (``UploadPartCopy``), never downloaded; the
-    new bytes follow as uploaded parts.  Every copy insists on the version of the
-    object the update read (its ETag), so an object changed meanwhile fails the
-    update instead of mixing two versions.
-
-    Parameters
-    ----------
-    url
-        The object.
-    base
-        Its reader (format 1.1 or later).
-    metadata, written
-        As for :class:`InPlaceCommit`.
-    upload
-        A multipart upload started at ``url``.
-    etag
-        The ETag of the object ``base`` reads.
-    """
-
-    def __init__(
-        self,
-        url: str,
-        base: ContainerReader,
-        metadata: DatasetMeta,
-        written: Mapping[str, np.ndarray],
-        upload: MultipartUpload,
-        etag: str,
-    ) -> None:
-        super().__init__("", base, metadata, written)
-        self.url, self.upload, self.etag = url, upload, etag
-        rules = upload.rules
-        length = self._slot.file_length
-        # the head part is the smallest part; the copies after it are at least as large
-        if length < 2 * rules.min_part:
-            raise HurrayValueError(f"{url} is too small for a multipart commit; rewrite it")
-        head = rules.min_part
-        self._head = base.source.read(0, head)
-        if len(self._head) != head:
-            raise HurrayFormatError(f"truncated object {url}: its first {head} bytes")
-        pieces = math.ceil((length - head) / rules.max_part)
-        cuts = np.linspace(head, length, pieces + 1).astype(np.int64).tolist()
-        self._copies = list(itertools.pairwise(cuts))
-        self._parts: list[Part] = []
-        self._next_part = 2 + len(self._copies)
-
-    def _buffer_limit(self) -> int:
-        return PART_BYTES
-
-    def _flush(self) -> None:
-        if self._buffer:
-            self._parts.append(self.upload.upload_part(self._next_part, bytes(self._buffer)))
-            self._next_part += 1
-        self._buffer.clear()
-        self._buffer_start = self._position
-
-    def _header(self) -> bytes:
-        return self._head[:HEADER_SIZE_1_1]
-
-    def _sync(self) -> None:
-        pass  # the store holds an uploaded part durably
-
-    def _finish(self, slot: bytes, offset: int) -> None:
-        head = self._head[:offset] + slot + self._head[offset + len(slot) :]
-        parts = [self.upload.upload_part(1, head)]
-        for number, (start, stop) in enumerate(self._copies, start=2):
-            parts.append(self.upload.copy_part(number, self.url, start, stop, self.etag))
-        self.upload.complete(parts + self._parts)  # the commit
-
-    def abort(self) -> None:
-        self.upload.abort()
-
-
-PART_BYTES = 64 * 2**20
-"""New bytes gathered into one uploaded part of a :class:`MultipartCommit`."""
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> None:

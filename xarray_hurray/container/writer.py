@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HurrayValueError
-from .all_or_nothing import AllOrNothing
 from .checksum import crc32c
 from .format import INDEX_ENTRY, VERSION
 from .head import HeadPlan, pack_head
 from .metadata import DatasetMeta
+from .sink import ChunkSink
 from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
 
 PLACEMENT_SLICE = 1 << 16
@@ -25,12 +25,12 @@ PLACEMENT_SLICE = 1 << 16
 among dask chunks): memory stays small however many chunks there are."""
 
 
-class ContainerWriter(AllOrNothing):
+class ContainerWriter(ChunkSink):
     """Stream a dataset into a Hurray file of format 1.2 (or 1.1).
 
     The metadata is fixed up front; the index root and the page tables are reserved
     after it, chunks follow in placement order (variable by variable, in variable
-    number order, each along its chunk curve), and closing writes the index pages
+    number order, each along its chunk curve), and committing writes the index pages
     that hold a stored chunk, then fills in the page tables, the root and the header.
     Bytes go to a temporary file beside ``path`` that replaces ``path`` only when
     the whole file is written, so a failed write leaves ``path`` as it was.  Use as
@@ -43,7 +43,7 @@ class ContainerWriter(AllOrNothing):
     metadata
         The dataset description (a tree of groups).
     exclusive
-        Fail with :class:`FileExistsError` at closing, instead of replacing it, when a
+        Fail with :class:`FileExistsError` at the commit, instead of replacing it, when a
         file exists at ``path`` (``mode="w-"``); the check and the move are one step.
     version
         The format version to write: the current one, or ``(1, 1)`` (an update of a
@@ -84,7 +84,7 @@ class ContainerWriter(AllOrNothing):
         try:
             keep_mode(self.path, fd)
             # zeros where the header, metadata, root, tables and front pages go: they
-            # are known only at close, which seeks back and writes them over
+            # are known only at the commit, which seeks back and writes them over
             self._file.write(bytes(self._position))
         except BaseException:
             self.abort()
@@ -170,11 +170,11 @@ class ContainerWriter(AllOrNothing):
         deque(islice(self._expected, count - 1), maxlen=0)
         self._next = next(self._expected, None)
 
-    def close(self) -> None:
+    def commit(self) -> None:
         """Write the pages, page tables, root and header and move the file into place."""
         if self._next is not None:
             raise HurrayValueError(
-                f"cannot close: chunk {self._next[1]} of {self._next[0]!r} and the "
+                f"cannot commit: chunk {self._next[1]} of {self._next[0]!r} and the "
                 "chunks after it were never written"
             )
         index = pack_head(self._head, self._entries, self._position)
@@ -209,9 +209,6 @@ class ContainerWriter(AllOrNothing):
         finally:
             self._tmp.unlink(missing_ok=True)
             ON_SIGTERM.discard(self._tmp)
-
-    def _complete(self) -> None:
-        self.close()
 
 
 def move_into_place(new: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:

@@ -11,8 +11,7 @@
   :class:`RangeIgnoredWarning`: an HTTP server that sends whole files for ranges.
 - :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
   imply (``OBJECT_STORE`` for object stores, ``PLAIN_HTTP`` for plain http(s)).
-- :func:`upload_target`, :func:`staged_upload`: writes to URLs and stores as a local
-  file uploaded whole.
+- :func:`upload_target`: where a write to a URL or a store uploads the finished file.
 - :func:`start_multipart`, :class:`MultipartUpload`, :func:`plan_runs`,
   :func:`pending_uploads` (module ``multipart``): one object uploaded as parts from
   any number of processes, within the store's part rules.
@@ -40,7 +39,7 @@ from .source import (
     LocalFileSource,
     is_url,
 )
-from .upload import UploadTarget, staged_upload, upload_target
+from .upload import UploadTarget, upload_target
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -70,7 +69,6 @@ __all__ = [
     "pending_uploads",
     "plan_reads",
     "plan_runs",
-    "staged_upload",
     "start_multipart",
     "upload_target",
 ]

@@ -1,19 +1,17 @@
-"""Writing to object storage: build the file locally, then upload it whole.
+"""Where a finished file can be uploaded in one piece: a URL, or an object with an
+``upload`` method.
 
 Object stores have no rename, so the atomic temporary-file-then-replace of a local
 write becomes: write the finished file to a local temporary directory, then put it
 at the target in one upload (a single put, or a multipart upload that the store
-completes atomically).  A write that fails before the upload completes leaves the
-target as it was.
+completes atomically; :class:`xarray_hurray.write.sinks.StagedUpload`).  A write that
+fails before the upload completes leaves the target as it was.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import HurrayValueError
@@ -48,16 +46,3 @@ def upload_target(
     if storage_options is not None:
         raise HurrayValueError(f"storage_options apply to URLs, not to the local path {path!r}")
     return None
-
-
-@contextmanager
-def staged_upload(target: UploadTarget, name: str) -> Iterator[Path]:
-    """A local path to write the whole file to; on a clean exit it is uploaded.
-
-    The temporary directory is removed in every case; when the body raises, nothing
-    is uploaded.
-    """
-    with tempfile.TemporaryDirectory(prefix="hurray-upload-") as work:
-        local = Path(work) / name
-        yield local
-        target.upload(local)

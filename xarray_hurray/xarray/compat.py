@@ -1,4 +1,5 @@
-"""The private parts of xarray and dask that the xarray adapter relies on, in one place.
+"""The private parts of xarray that the xarray adapter relies on, in one place (dask's
+are in ``xarray_hurray/write/compat.py``).
 
 Each is imported here and nowhere else, with what replaces it on the oldest versions
 ``pyproject.toml`` admits, so that a change upstream breaks this module (with a
@@ -7,7 +8,6 @@ message naming the versions), not a write halfway through.
 
 from __future__ import annotations
 
-import importlib.metadata
 from typing import Any
 
 import xarray as xr
@@ -17,19 +17,9 @@ from xarray.backends.common import ensure_dtype_not_object
 from xarray.coding import times, variables
 from xarray.coding.common import pop_to
 
-try:  # a graph value that is data, never mistaken for a task; dask's threaded
-    # scheduler runs it from 2024.11 (pyproject.toml's floor)
-    from dask._task_spec import DataNode
-except ImportError as err:
-    raise ImportError(
-        "xarray-hurray needs dask >= 2024.11.2 (dask._task_spec.DataNode); dask "
-        f"{importlib.metadata.version('dask')} is installed"
-    ) from err
-
 __all__ = [
     "DATAARRAY_NAME",
     "DATAARRAY_VARIABLE",
-    "DataNode",
     "encode_cf_variable_keeping_bools",
     "ensure_dtype_not_object",
 ]

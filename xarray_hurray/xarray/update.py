@@ -19,8 +19,9 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import replace
+from functools import partial
+from pathlib import Path
 from typing import Any, Literal, cast
 
 import dask.array as da
@@ -34,15 +35,11 @@ from ..container.elements import parse_element_type
 from ..container.update import FileUpdate
 from ..errors import HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, open_source
+from ..write import engine
+from ..write.encode import chunk_encoder
+from ..write.plan import WritePart, WritePlan, aligned_chunks, check_alignment
+from ..write.sinks import update_sink
 from .backend import HurrayDataStore
-from .dask_write import (
-    ChunkSink,
-    DaskWrite,
-    WritePart,
-    aligned_chunks,
-    check_alignment,
-    chunk_encoder,
-)
 from .encoding import (
     CF_ENCODING,
     describe_at,
@@ -769,20 +766,6 @@ def plan_group_write(
     return metadata, parts
 
 
-class UpdateWrite(DaskWrite):
-    """The write of the changed chunks of one update, committed by ``update``."""
-
-    def __init__(
-        self, update: FileUpdate, metadata: DatasetMeta, parts: list[WritePart], **kwargs: Any
-    ) -> None:
-        super().__init__(update.base.source.name, metadata, parts, **kwargs)
-        self.update = update
-
-    def open_sink(self) -> AbstractContextManager[ChunkSink]:
-        written = {part.name: part.chunk_ids for part in self.parts}
-        return self.update.writer(self.metadata, written)
-
-
 class PendingUpdate:
     """One call of ``to_hurray`` into an existing file, run now or later as a Dask task.
 
@@ -824,7 +807,10 @@ class PendingUpdate:
     def __call__(self) -> None:
         with FileUpdate(self.target, self.storage_options) as update:
             metadata, parts = self.plan(update.base)
-            UpdateWrite(update, metadata, parts, **self.write_options).run()
+            written = {part.name: part.chunk_ids for part in parts}
+            sink = partial(update_sink, update, metadata, written)
+            plan = WritePlan(metadata, parts, sink, Path(update.base.source.name).name)
+            engine.run(plan, **self.write_options)
 
 
 def target_exists(

@@ -8,6 +8,7 @@ import errno
 import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 import xarray as xr
@@ -17,13 +18,16 @@ from ..container import open_reader
 from ..container.codecs import CodecSpec
 from ..container.tempfiles import writable_target
 from ..errors import HurrayValueError
-from ..io import UploadTarget, staged_upload, upload_target
+from ..io import UploadTarget, upload_target
 from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
 from ..layout import Layout
-from .dask_write import DEFAULT_WINDOW, DaskWrite, WritePart, aligned_chunks
+from ..write import engine
+from ..write.engine import DEFAULT_WINDOW, check_window
+from ..write.multipart import MultipartWrite
+from ..write.plan import WritePart, WritePlan, aligned_chunks
+from ..write.sinks import new_file_sink, target_name
 from .dataarray import array_dataset
 from .encoding import DEFAULT_CHUNK_BYTES, describe_at, describe_group, describe_tree, group_path
-from .multipart_write import MultipartWrite
 from .overview_write import recorded_pyramid, stored_attrs, update_tree, write_with_overviews
 from .update import PendingUpdate, Region, choose_mode, target_exists
 
@@ -44,17 +48,6 @@ def _check_local_target(path: str | os.PathLike[str]) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise FileNotFoundError(errno.ENOENT, "no directory to write the file in", parent)
-
-
-def _run(write: DaskWrite | MultipartWrite, remote: UploadTarget | None) -> None:
-    """Run ``write``; for a remote target without multipart uploads, into a local
-    file then uploaded whole."""
-    if remote is None or isinstance(write, MultipartWrite):
-        write.run()
-        return
-    with staged_upload(remote, write.path.name) as local:
-        write.path = local
-        write.run()
 
 
 def to_hurray(
@@ -327,11 +320,9 @@ def to_hurray(
             name: aligned_chunks(var, metadata.variable(name).chunks)
             for name, var in variables.items()
         }
-    local = path if isinstance(path, str | os.PathLike) else "remote.hurray"
     # "a" creating a file must not replace one another writer created meanwhile
     exclusive = mode != "w"
     multipart = multipart_target(remote)
-    write: DaskWrite | MultipartWrite
     if multipart is not None:
         write = MultipartWrite(
             *multipart,
@@ -342,16 +333,20 @@ def to_hurray(
             exclusive=exclusive,
             progress=progress,
         )
-    else:
-        parts = [
-            WritePart.whole(var, variables[path], write_empty_chunks, path)
-            for path, var in metadata.all_variables()
-        ]
-        write = DaskWrite(
-            local, metadata, parts, window=window, progress=progress, exclusive=exclusive
-        )
+        if not compute:
+            upload: Delayed = delayed(write.run, pure=False)()
+            return upload
+        write.run()
+        return None
+    parts = [
+        WritePart.whole(var, variables[path], write_empty_chunks, path)
+        for path, var in metadata.all_variables()
+    ]
+    check_window(window)
+    sink = partial(new_file_sink, path, metadata, remote, exclusive)
+    plan = WritePlan(metadata, parts, sink, target_name(path))
     if not compute:
-        whole: Delayed = delayed(_run, pure=False)(write, remote)
+        whole: Delayed = delayed(engine.run, pure=False)(plan, window=window, progress=progress)
         return whole
-    _run(write, remote)
+    engine.run(plan, window=window, progress=progress)
     return None

@@ -22,8 +22,9 @@ from typing import Any
 import dask.array as da
 import numpy as np
 import xarray as xr
-from dask._task_spec import Task, TaskRef
+from dask.base import compute
 from dask.callbacks import Callback
+from dask.delayed import Delayed, delayed
 
 from ..container import DatasetMeta, VariableMeta
 from ..container.checksum import crc32c
@@ -40,13 +41,9 @@ from ..io.multipart import (
     plan_runs,
     start_multipart,
 )
-from .dask_write import (
-    DaskChunks,
-    _waiting_for_tasks,
-    check_alignment,
-    current_scheduler,
-    distributed_client,
-)
+from .encode import DaskChunks
+from .engine import current_scheduler, distributed_client, waiting_for_tasks
+from .plan import check_alignment
 from .progress import ProgressBar
 
 log = logging.getLogger(__name__)
@@ -211,39 +208,36 @@ class MultipartWrite:
         """Number of runs (parts besides the head)."""
         return len(self.cuts) - 1
 
-    def _graph(self, upload: MultipartUpload | None) -> tuple[dict[Any, Any], list[Any]]:
-        """The encode tasks and one task per run; the run tasks' keys."""
-        graph: dict[Any, Any] = {}
-        # every chunk in placement order: its encode task's key and index in its list
-        keys: list[Any] = []
+    def _runs(self, upload: MultipartUpload | None) -> list[Delayed]:
+        """One task per run, each depending on the encode tasks of its chunks."""
+        # every chunk in placement order: its encode task and index in its list
+        cells: list[Delayed] = []
         local: list[np.ndarray] = []
         for (_, var), encoder in zip(self.head.variables, self._encoders, strict=True):
-            graph.update(encoder.graph)
             block, index = encoder.blocks.locate(var.placement)
-            base = len(keys)
-            keys.extend(encoder.keys)
+            base = len(cells)
+            cells.extend(encoder.cells.to_delayed(optimize_graph=False).reshape(-1).tolist())
             local.append(np.stack([block + base, index], axis=1))
         picks = np.concatenate([np.zeros((0, 2), np.int64), *local])
         prefix = f"hurray-part-{uuid.uuid4().hex}"
-        run_keys = []
+        runs = []
         for k in range(self.runs):
             rows = picks[self.cuts[k] : self.cuts[k + 1]]
             used, inverse = np.unique(rows[:, 0], return_inverse=True)
             # only the part with the highest number may be small: the last run, when
             # no pages follow it
             last = k == self.runs - 1 and self.page_parts == 0
-            key = (prefix, k)
-            graph[key] = Task(
-                key,
-                upload_run,
-                upload,
-                k + 2,  # part 1 is the head
-                0 if last else self.rules.min_part,
-                np.stack([inverse.reshape(-1), rows[:, 1]], axis=1),
-                *(TaskRef(keys[b]) for b in used.tolist()),
+            runs.append(
+                delayed(upload_run, pure=False)(
+                    upload,
+                    k + 2,  # part 1 is the head
+                    0 if last else self.rules.min_part,
+                    np.stack([inverse.reshape(-1), rows[:, 1]], axis=1),
+                    *(cells[b] for b in used.tolist()),
+                    dask_key_name=(prefix, k),
+                )
             )
-            run_keys.append(key)
-        return graph, run_keys
+        return runs
 
     def run(self) -> None:
         """Upload the file: the object appears when the upload completes; on any
@@ -254,10 +248,9 @@ class MultipartWrite:
             raise HurrayValueError(f"{self.url} has no multipart upload this writer can use")
         try:
             start = time.perf_counter()
-            with _waiting_for_tasks():
+            with waiting_for_tasks():
                 # a file of one run is uploaded as one part by this process
-                graph, keys = self._graph(upload if self.runs > 1 else None)
-                results = self._compute(graph, keys)
+                results = self._compute(self._runs(upload if self.runs > 1 else None))
             runs_done = time.perf_counter()
             parts = self._finish(upload, results)
             head_done = time.perf_counter()
@@ -286,26 +279,27 @@ class MultipartWrite:
                 )
             raise
 
-    def _compute(self, graph: dict[Any, Any], keys: list[Any]) -> list[RunResult]:
-        """The results of the run tasks ``keys``, counted on a progress bar as they
-        come when one is drawn."""
-        schedule = current_scheduler()
+    def _compute(self, runs: list[Delayed]) -> list[RunResult]:
+        """The results of the run tasks, counted on a progress bar as they come when
+        one is drawn.  The graphs were optimized when the encode tasks were made."""
         show = sys.stderr.isatty() if self.progress is None else self.progress
+        schedule = current_scheduler()
         if not show:
-            return list(schedule(graph, keys))
-        bar = ProgressBar(f"uploading {self.url}", len(keys), unit="parts")
+            return list(compute(*runs, optimize_graph=False, scheduler=schedule))
+        bar = ProgressBar(f"uploading {self.url}", len(runs), unit="parts")
         try:
             client = distributed_client(schedule)
             if client is not None:
                 # a dask.distributed client: its futures tell when each run is done
                 from distributed import as_completed
 
-                futures = client.get(graph, keys, sync=False)
+                futures = client.compute(runs, optimize_graph=False)
                 for future in as_completed(futures):  # type: ignore[no-untyped-call]
                     bar.update(1, future.result().length)
                 return list(client.gather(futures))
-            with _RunsDone(keys, bar):  # a local scheduler calls back after each task
-                return list(schedule(graph, keys))
+            # a local scheduler calls back after each task
+            with _RunsDone([run.key for run in runs], bar):
+                return list(compute(*runs, optimize_graph=False, scheduler=schedule))
         finally:
             bar.close()
 

@@ -1,110 +1,37 @@
-"""Streaming a dataset into a Hurray file with Dask.
+"""The encoders of a write: the stored bytes of the chunks of a variable, in the order
+a plan asks for them.
 
-Each dask chunk of a dask-backed variable is encoded (layout permutation and
-codecs of every stored chunk it holds) by one Dask task, so the graph and the
-scheduling cost grow with the dask chunks, not with the stored chunks.  The
-encoded chunks come back to the writing process in placement order, about
-``window`` stored chunks per worker at a time (at least one dask chunk per
-worker), and are appended to the file as they arrive; memory stays bounded
-however large the dataset is.  Variables held in memory or in a lazy backend
-array are encoded chunk by chunk in the writing process.
+Each dask chunk of a dask-backed variable is encoded (layout permutation and codecs
+of every stored chunk it holds) by one Dask task, so the graph and the scheduling
+cost grow with the dask chunks, not with the stored chunks.  The encoded chunks come
+back to the writing process in placement order, about ``window`` stored chunks per
+worker at a time (at least one dask chunk per worker); memory stays bounded however
+large the dataset is.  Variables held in memory or in a lazy backend array are
+encoded chunk by chunk in the writing process.
 """
 
 from __future__ import annotations
 
 import bisect
-import contextlib
-import itertools
 import math
-import os
-import sys
 import uuid
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
-from functools import cached_property
-from pathlib import Path
-from typing import Any, Protocol, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
-from dask.base import get_scheduler, optimize
+from dask.base import optimize
 from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
-from ..container import ChunkCodec, ContainerWriter, DatasetMeta, VariableMeta
+from ..container import ChunkCodec, VariableMeta
 from ..container.writer import PLACEMENT_SLICE
-from ..errors import HurrayValueError
 from .compat import DataNode
-from .progress import ProgressBar
-
-DEFAULT_WINDOW = 4
-"""Encoded stored chunks in flight per Dask worker (at least one dask chunk each)."""
 
 Schedule = Callable[..., Sequence[Any]]
 """A Dask scheduler's ``get(graph, keys)``."""
-
-
-def check_alignment(
-    name: Hashable, var: xr.Variable, chunks: Sequence[int], start: Sequence[int] | None = None
-) -> None:
-    """Check that every dask chunk of ``var``, placed at ``start`` in the stored variable
-    (its origin by default), ends where a stored chunk ends.
-
-    Dask chunks that are multiples of the stored chunks are split by the write; a
-    dask chunk that ends inside a stored chunk is refused, as ``to_zarr`` refuses
-    dask chunks that overlap Zarr chunks.
-
-    Raises
-    ------
-    ValueError
-        Naming the variable, the dimension, the dask chunks and the stored chunk.
-    """
-    if var.chunks is None:
-        return
-    start = start or (0,) * len(chunks)
-    for dim, sizes, size, first in zip(var.dims, var.chunks, chunks, start, strict=True):
-        ends = first + np.cumsum(sizes)[:-1]
-        inside = np.flatnonzero(ends % size)
-        if inside.size:
-            k = int(inside[0])
-            raise HurrayValueError(
-                f"variable {name!r}: dask chunks {tuple(sizes)} along {dim!r} do not line up "
-                f"with the stored chunks of {size}: dask chunk {k} ends at {int(ends[k])}, "
-                f"inside a stored chunk.  Rechunk to multiples of {size}, e.g. "
-                f"ds.chunk({{{dim!r}: {size}}}), or set encoding['chunks'] to sizes that "
-                "divide the dask chunks"
-                + (
-                    f" (the data goes at {first}: its first dask chunk must hold "
-                    f"{size - first % size} plus a multiple of {size})"
-                    if first % size
-                    else ""
-                )
-            )
-
-
-def aligned_chunks(
-    var: xr.Variable, chunks: Sequence[int], start: Sequence[int] | None = None
-) -> xr.Variable:
-    """``var``, its dask chunks regrouped so that each ends where a stored chunk ends
-    (placed at ``start`` in the stored variable; its origin by default), as
-    :func:`check_alignment` wants them: each boundary inside a stored chunk moves to
-    that chunk's end, so no dask chunk grows by more than one stored chunk.  Data
-    held otherwise is returned as it is."""
-    if var.chunks is None:
-        return var
-    start = start or (0,) * len(chunks)
-    regrouped = {}
-    for dim, sizes, size, first in zip(var.dims, var.chunks, chunks, start, strict=True):
-        ends = first + np.cumsum(sizes)
-        last = int(ends[-1]) if len(ends) else first
-        # boundaries rounded up to the grid, the end kept where it is
-        cuts = np.unique(np.minimum(-(-ends[:-1] // size) * size, last))
-        bounds = [first, *cuts[cuts > first].tolist(), last]
-        regrouped[dim] = tuple(int(b - a) for a, b in itertools.pairwise(bounds) if b > a)
-    return var.chunk(regrouped)
 
 
 def chunk_box(var: VariableMeta, chunk_id: int) -> tuple[slice, ...]:
@@ -238,6 +165,8 @@ class DaskChunks:
             name=f"hurray-encode-{uuid.uuid4().hex}",
         )
         (encoded,) = optimize(encoded)
+        self.cells = encoded
+        """The encode tasks: one object cell per dask chunk, holding their bytes."""
         self.graph = dict(encoded.__dask_graph__())
         self.keys = list(flatten(encoded.__dask_keys__()))
         self.blocks = BlockMap(data.chunks, var.chunks)
@@ -372,231 +301,14 @@ class Reuse:
         return uses[later] if later < len(uses) else self.never
 
 
-def current_scheduler() -> Schedule:
-    """The scheduler a dask array computes with here, as ``get_scheduler`` finds it.
-
-    dask's ``get_scheduler`` imports ``distributed`` to look for a client: in a fresh
-    process, a third of a second of a small write.  No client can exist where
-    ``distributed`` was never imported, so then the configured scheduler, or dask
-    arrays' own, is the answer without the import.
-    """
-    if "distributed" in sys.modules or dask.config.get("scheduler", None):
-        return cast(Schedule, get_scheduler(cls=da.Array))
-    return cast(Schedule, da.Array.__dask_scheduler__)
-
-
-def distributed_client(schedule: Schedule) -> Any:
-    """The ``dask.distributed`` client whose ``get`` ``schedule`` is, else None."""
-    client = getattr(schedule, "__self__", None)
-    return client if hasattr(client, "gather") else None
-
-
-def _worker_count(schedule: Schedule) -> int:
-    nthreads = getattr(distributed_client(schedule), "nthreads", None)
-    if callable(nthreads):
-        return max(int(sum(nthreads().values())), 1)
-    return int(dask.config.get("num_workers", None) or os.cpu_count() or 1)
-
-
-def _waiting_for_tasks() -> AbstractContextManager[Any]:
-    """Inside a ``dask.distributed`` task, leave the worker's thread pool while the
-    write waits for its chunk tasks, so they cannot starve; elsewhere, nothing."""
-    # a worker has imported distributed: a process that has not is no worker, and
-    # importing it only to find out would cost a fresh process's first write 0.3 s
-    if "distributed" not in sys.modules:
-        return contextlib.nullcontext()
-    try:
-        from distributed import get_worker, worker_client
-    except ImportError:
-        return contextlib.nullcontext()
-    try:
-        get_worker()
-    except ValueError:
-        return contextlib.nullcontext()
-    return worker_client()
-
-
-class ChunkSink(Protocol):
-    """Where a write puts stored chunks: :class:`ContainerWriter` or an update."""
-
-    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
-        """Store ``data`` as chunk ``chunk_id`` of the variable at path ``name``; None
-        leaves it out (a missing chunk)."""
-
-
-def write_run(sink: ChunkSink, name: str, chunk_ids: np.ndarray, run: list[bytes | None]) -> None:
-    """Store the chunks ``chunk_ids`` of the variable at path ``name`` with the bytes
-    of ``run`` (None: missing), in turn: as one call for a new file's writer."""
-    if isinstance(sink, ContainerWriter):
-        sink.write_chunks(name, chunk_ids, run)
-        return
-    for chunk_id, data in zip(chunk_ids.tolist(), run, strict=True):
-        sink.write_chunk(name, chunk_id, data)
-
-
-@dataclass(frozen=True)
-class WritePart:
-    """The chunks of the stored variable ``var`` that a write stores.
-
-    ``chunks`` encodes the chunks of ``source``: ``var`` itself, or the part of it
-    whose first chunk is at chunk-grid position ``grid_offset`` (a box of whole
-    chunks, the last ones cut by the end of ``var``).  Which chunks those are is
-    worked out only when the write runs: a pending write stays small.
-    """
-
-    var: VariableMeta
-    source: VariableMeta
-    grid_offset: tuple[int, ...]
-    chunks: LocalChunks | DaskChunks
-    path: str | None = None
-    """Where ``var`` is in the tree of groups (``"a/b/name"``); None: in the root."""
-
-    @classmethod
-    def whole(
-        cls,
-        var: VariableMeta,
-        data: xr.Variable,
-        write_empty: bool = False,
-        path: str | None = None,
-    ) -> WritePart:
-        """Every chunk of ``var``, from the CF-encoded ``data``.
-
-        Raises
-        ------
-        ValueError
-            For dask chunks that do not line up with the stored chunks.
-        """
-        encoder = chunk_encoder(var, data, write_empty)
-        return cls(var, var, (0,) * len(var.shape), encoder, path)
-
-    @property
-    def name(self) -> str:
-        """The stored variable's path (its name, in the root group)."""
-        return self.var.name if self.path is None else self.path
-
-    @cached_property
-    def _ids(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.source is self.var or not self.var.grid_shape:
-            # the whole variable (a scalar's one chunk is always all of it)
-            return self.var.placement, self.var.placement
-        source_ids = np.arange(self.source.chunk_count, dtype=np.int64)
-        cells = np.unravel_index(source_ids, self.source.grid_shape)
-        shifted = tuple(c + o for c, o in zip(cells, self.grid_offset, strict=True))
-        chunk_ids = np.ravel_multi_index(shifted, self.var.grid_shape).astype(np.int64)
-        rank = np.empty(self.var.chunk_count, dtype=np.int64)
-        rank[self.var.placement] = np.arange(self.var.chunk_count)
-        order = np.argsort(rank[chunk_ids], kind="stable")  # the file's placement order
-        return chunk_ids[order], source_ids[order]
-
-    @property
-    def chunk_ids(self) -> np.ndarray:
-        """The chunks written, row-major in ``var``'s grid, in ``var``'s placement order."""
-        return self._ids[0]
-
-    @property
-    def source_ids(self) -> np.ndarray:
-        """The same chunks, row-major in ``source``'s grid."""
-        return self._ids[1]
-
-
 def chunk_encoder(
     var: VariableMeta, source: xr.Variable, write_empty: bool = False
 ) -> LocalChunks | DaskChunks:
     """The encoder of the chunks of ``var`` from the CF-encoded ``source``.
 
-    Raises
-    ------
-    ValueError
-        For dask chunks that do not line up with the stored chunks.
+    The dask chunks of ``source`` must be made of whole stored chunks (see
+    :func:`xarray_hurray.write.plan.check_alignment`).
     """
-    check_alignment(var.name, source, var.chunks)
     if isinstance(source.data, da.Array):
         return DaskChunks(source.data, var, write_empty)
     return LocalChunks(source, ChunkCodec(var), write_empty)
-
-
-class DaskWrite:
-    """One write of a CF-encoded dataset, ready to run here or as a Dask task.
-
-    Its parts hold the encode graphs, built and checked beforehand; nothing is
-    written until :meth:`run`.
-
-    Parameters
-    ----------
-    path
-        The file to create or replace.
-    metadata
-        The dataset description.
-    parts
-        The chunks written, variable by variable in the order of ``metadata``.
-    window
-        Encoded chunks in flight per Dask worker.
-    progress
-        Draw a progress bar on standard error; ``None``: when it is a terminal.
-    exclusive
-        Fail instead of replacing an existing file (``mode="w-"``).
-
-    Raises
-    ------
-    ValueError
-        For a window below 1.
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        metadata: DatasetMeta,
-        parts: Sequence[WritePart],
-        *,
-        window: int = DEFAULT_WINDOW,
-        progress: bool | None = None,
-        exclusive: bool = False,
-    ) -> None:
-        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-            raise HurrayValueError(f"window must be an integer >= 1, got {window!r}")
-        self.path = Path(path)
-        self.metadata = metadata
-        self.window = window
-        self.progress = progress
-        self.exclusive = exclusive
-        self.parts = parts
-
-    def open_sink(self) -> AbstractContextManager[ChunkSink]:
-        """The writer of the new file: in a temporary file beside the target, moved
-        into place only once complete; any failure leaves the target as it was."""
-        return ContainerWriter(self.path, self.metadata, exclusive=self.exclusive)
-
-    def run(self) -> None:
-        """Encode and store the chunks of every part, committed at the end."""
-        total = sum(len(part.chunk_ids) for part in self.parts)
-        show = sys.stderr.isatty() if self.progress is None else self.progress
-        bar = None
-        with _waiting_for_tasks():
-            schedule = current_scheduler()
-            workers = _worker_count(schedule)
-            try:
-                with self.open_sink() as sink:
-                    # drawn once the temporary file exists: a target that cannot be
-                    # written fails with its error alone
-                    bar = ProgressBar(f"writing {self.path.name}", total) if show else None
-                    for part in self.parts:
-                        stream = part.chunks.encoded(
-                            part.source_ids, schedule, self.window, workers
-                        )
-                        done = 0
-                        for run in stream:
-                            ids = part.chunk_ids[done : done + len(run)]
-                            write_run(sink, part.name, ids, [data or None for data in run])
-                            done += len(run)
-                            if bar is not None:
-                                bar.update(len(run), sum(map(len, run)))
-                        # as the zip of ids and chunks once checked: a stream that ends
-                        # early would leave chunks unwritten (read back as the fill)
-                        if done != len(part.chunk_ids):
-                            raise RuntimeError(
-                                f"{done} of the {len(part.chunk_ids)} chunks of "
-                                f"{part.name!r} were encoded"
-                            )
-            finally:
-                if bar is not None:
-                    bar.close()
