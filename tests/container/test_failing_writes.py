@@ -34,7 +34,7 @@ import xarray as xr
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
 from xarray_hurray.container.format import PREFIX, SLOT_SIZE
-from xarray_hurray.container.update import WRITE_BUFFER, InPlaceCommit
+from xarray_hurray.container.update import WRITE_BUFFER, FileAppend
 from xarray_hurray.write.sinks import compact
 
 STEPS = 20
@@ -169,7 +169,7 @@ def slot_attempts(directory: str, base: str) -> None:
 
             def at_slot(frame: Any, event: str, arg: Any, limit: int = limit) -> None:
                 # the real write then fails in the kernel, at exactly this point
-                if event == "call" and frame.f_code is InPlaceCommit._finish.__code__:
+                if event == "call" and frame.f_code is FileAppend.write_slot.__code__:
                     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
 
             sys.setprofile(at_slot)

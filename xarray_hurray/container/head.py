@@ -81,6 +81,42 @@ class HeadPlan:
         the room in the head (in 1.2, whether they do is known only at the end)."""
 
 
+def version_slot(
+    generation: int,
+    metadata: tuple[int, bytes],
+    root: tuple[int, bytes],
+    file_length: int,
+    version: tuple[int, int],
+) -> Slot:
+    """The header slot of a version whose metadata and index root are the bytes given,
+    at the offsets given: how every writer finishes a version, a new file
+    (:func:`pack_head`) and an update committed in place alike.
+
+    Parameters
+    ----------
+    generation
+        The version's number: 1 for a new file, one more than the base's for an update.
+    metadata, root
+        The offset and the bytes of the version's metadata and of its index root.
+    file_length
+        Where the version ends.
+    version
+        The file's format version (an update keeps the base's).
+    """
+    (metadata_offset, metadata_bytes), (root_offset, root_bytes) = metadata, root
+    return Slot(
+        generation=generation,
+        metadata_offset=metadata_offset,
+        metadata_length=len(metadata_bytes),
+        metadata_crc32c=crc32c(metadata_bytes),
+        root_offset=root_offset,
+        root_length=len(root_bytes),
+        root_crc32c=crc32c(root_bytes),
+        file_length=file_length,
+        version=version,
+    )
+
+
 @dataclass(frozen=True)
 class PackedHead:
     """A new file's index, packed: ``head`` goes at offset 0 and ``pages`` (empty
@@ -148,16 +184,12 @@ def pack_head(plan: HeadPlan, entries: dict[str, np.ndarray], chunks_end: int) -
     root_bytes = root.tobytes()
     page_bytes = b"".join(data for _, _, data in pages)
     trailing = b"" if front else page_bytes
-    slot = Slot(
-        generation=1,
-        metadata_offset=HEADER_SIZE_1_1,
-        metadata_length=len(meta),
-        metadata_crc32c=crc32c(meta),
-        root_offset=plan.root_offset,
-        root_length=len(root_bytes),
-        root_crc32c=crc32c(root_bytes),
-        file_length=chunks_end + len(trailing),
-        version=plan.version,
+    slot = version_slot(
+        1,
+        (HEADER_SIZE_1_1, meta),
+        (plan.root_offset, root_bytes),
+        chunks_end + len(trailing),
+        plan.version,
     )
     head = [pack_header_1_1(slot), meta, root_bytes, *(t.tobytes() for t in tables)]
     if front:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -41,6 +42,7 @@ from .format import (
     VERSION,
     Slot,
 )
+from .head import version_slot
 from .index import pack_page, page_counts, page_reference, set_reference
 from .metadata import DatasetMeta, VariableMeta
 from .open import open_reader
@@ -315,6 +317,90 @@ WRITE_BUFFER = 4 * 2**20
 """Bytes gathered before one ``pwrite`` while appending a version."""
 
 
+class AppendTarget(ABC):
+    """Where an :class:`InPlaceCommit` puts the bytes of the new version: after the
+    end of the base in its file (:class:`FileAppend`), or into a new object that
+    keeps the base's bytes (``xarray_hurray.write.s3.ObjectAppend``)."""
+
+    @property
+    @abstractmethod
+    def buffer_bytes(self) -> int:
+        """Bytes of the new version gathered before one :meth:`store`."""
+
+    @abstractmethod
+    def store(self, data: bytes, offset: int) -> None:
+        """Store ``data``, bytes of the new version, at ``offset`` (past the base's end)."""
+
+    @abstractmethod
+    def header(self) -> bytes:
+        """The header of the base, as it is now."""
+
+    @abstractmethod
+    def sync(self) -> None:
+        """Make every byte stored so far durable."""
+
+    @abstractmethod
+    def write_slot(self, slot: bytes, offset: int) -> None:
+        """Write the new header slot at ``offset`` and make it durable: the commit."""
+
+    @abstractmethod
+    def discard(self, stored: bool) -> None:
+        """Give up the new version; ``stored``: some of it may have reached the target."""
+
+
+class FileAppend(AppendTarget):
+    """The bytes of a new version appended to its local file, the header slot written
+    in place.
+
+    Parameters
+    ----------
+    path
+        The file, already locked by the caller.
+    base_length
+        Where the base's bytes end: a discarded version is cut off there.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], base_length: int) -> None:
+        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+        self._base_length = base_length
+        self._slot_started = False  # from then on the new version may be the file's
+
+    @property
+    def buffer_bytes(self) -> int:
+        return WRITE_BUFFER
+
+    def store(self, data: bytes, offset: int) -> None:
+        _write_at(self._fd, data, offset)
+
+    def header(self) -> bytes:
+        return os.pread(self._fd, HEADER_SIZE_1_1, 0)
+
+    def sync(self) -> None:
+        os.fsync(self._fd)
+
+    def write_slot(self, slot: bytes, offset: int) -> None:
+        # a pwrite that fails writes nothing (one cut short returns its count), so
+        # until the first one returns no byte of the slot is in the file and discard
+        # may still cut the appended bytes off (a full disk that allocates even to
+        # overwrite); after it, a reader may see the new version, and a torn slot
+        # is accepted only beside the bytes after the version's end
+        done = os.pwrite(self._fd, slot, offset)
+        self._slot_started = True
+        _write_at(self._fd, slot[done:], offset + done)
+        os.fsync(self._fd)
+        os.close(self._fd)
+
+    def discard(self, stored: bool) -> None:
+        """Cut off whatever of the new version reached the file, so that the file ends
+        where the base does and its space is given back, unless a byte of the new
+        slot was written: then its version may be the file's and needs those bytes."""
+        try:
+            if stored and not self._slot_started:
+                os.ftruncate(self._fd, self._base_length)
+        finally:
+            os.close(self._fd)
+
+
 class InPlaceCommit(ChunkSink):
     """Append a new version after the bytes of a base of format 1.1 or later and commit
     it by its header slot, copy on write; the new version's pages and page tables are
@@ -331,8 +417,9 @@ class InPlaceCommit(ChunkSink):
 
     Parameters
     ----------
-    path
-        The file, already locked by the caller.
+    target
+        Where the new version's bytes go: the base's file (:class:`FileAppend`,
+        already locked by the caller) or a new object.
     base
         The reader of the version the file holds (format 1.1 or later).
     metadata
@@ -343,7 +430,7 @@ class InPlaceCommit(ChunkSink):
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        target: AppendTarget,
         base: ContainerReader,
         metadata: DatasetMeta,
         written: Mapping[str, np.ndarray],
@@ -352,9 +439,8 @@ class InPlaceCommit(ChunkSink):
             raise ValueError("an in-place commit needs a file of format 1.1 or later")
         self.base = base
         self.metadata = metadata
+        self.target = target
         self._slot = base.header
-        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0)) if path else -1
-        self._slot_started = False  # from then on the new version may be the file's
         self._reached_file = False  # whether a write past the base's end was tried
         self._position = self._slot.file_length
         self._buffer = bytearray()
@@ -366,41 +452,19 @@ class InPlaceCommit(ChunkSink):
         offset = self._position
         self._buffer += data
         self._position += len(data)
-        if len(self._buffer) >= self._buffer_limit():
+        if len(self._buffer) >= self.target.buffer_bytes:
             self._flush()
         return offset
-
-    def _buffer_limit(self) -> int:
-        return WRITE_BUFFER
 
     def _flush(self) -> None:
         # marked before the write: one that fails may have stored part of the buffer
         # (a file size limit or a disk filling up cut a pwrite short, then refuse the
         # next one), and abort must cut that part off too
         self._reached_file = self._reached_file or bool(self._buffer)
-        _write_at(self._fd, bytes(self._buffer), self._buffer_start)
+        if self._buffer:
+            self.target.store(bytes(self._buffer), self._buffer_start)
         self._buffer.clear()
         self._buffer_start = self._position
-
-    def _header(self) -> bytes:
-        """The header of the base, as it is now."""
-        return os.pread(self._fd, HEADER_SIZE_1_1, 0)
-
-    def _sync(self) -> None:
-        os.fsync(self._fd)
-
-    def _finish(self, slot: bytes, offset: int) -> None:
-        """Write the new slot at ``offset`` and make it durable: the commit."""
-        # a pwrite that fails writes nothing (one cut short returns its count), so
-        # until the first one returns no byte of the slot is in the file and abort
-        # may still cut the appended bytes off (a full disk that allocates even to
-        # overwrite); after it, a reader may see the new version, and a torn slot
-        # is accepted only beside the bytes after the version's end
-        done = os.pwrite(self._fd, slot, offset)
-        self._slot_started = True
-        _write_at(self._fd, slot[done:], offset + done)
-        os.fsync(self._fd)
-        os.close(self._fd)
 
     def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
         entries = self._new.setdefault(name, [])
@@ -485,19 +549,15 @@ class InPlaceCommit(ChunkSink):
         root_offset = self._append(root_bytes)
         meta_offset = self._append(meta_bytes)
         self._flush()
-        self._sync()  # every new part is on disk before a slot points to it
-        slot = Slot(
-            generation=self._slot.generation + 1,
-            metadata_offset=meta_offset,
-            metadata_length=len(meta_bytes),
-            metadata_crc32c=crc32c(meta_bytes),
-            root_offset=root_offset,
-            root_length=len(root_bytes),
-            root_crc32c=crc32c(root_bytes),
-            file_length=self._position,
-            version=self._slot.version,
+        self.target.sync()  # every new part is on disk before a slot points to it
+        slot = version_slot(
+            self._slot.generation + 1,
+            (meta_offset, meta_bytes),
+            (root_offset, root_bytes),
+            self._position,
+            self._slot.version,
         )
-        header = self._header()
+        header = self.target.header()
         prefix = header[: PREFIX.size]
         # the slot the base does not use: the other one, or the damaged trace of a
         # commit that never completed
@@ -506,7 +566,7 @@ class InPlaceCommit(ChunkSink):
             for k in (0, 1)
             if Slot.unpack(prefix, header[PREFIX.size + k * SLOT_SIZE :][:SLOT_SIZE]) == self._slot
         )
-        self._finish(slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
+        self.target.write_slot(slot.pack(prefix), PREFIX.size + (1 - active) * SLOT_SIZE)
 
     def abort(self) -> None:
         """Give up the new version: whatever part of it reached the file, however the
@@ -519,13 +579,9 @@ class InPlaceCommit(ChunkSink):
         storing a byte of the slot.  Once a byte of the new slot is written (the
         rest of it, or its ``fsync``, failing) nothing is cut: the slot may have
         reached the disk, and its version needs those bytes; a torn slot needs them
-        too, as readers accept it only beside bytes after the version's end."""
-        try:
-            # no slot may point past the base's end yet
-            if self._reached_file and not self._slot_started:
-                os.ftruncate(self._fd, self._slot.file_length)
-        finally:
-            os.close(self._fd)
+        too, as readers accept it only beside bytes after the version's end (the
+        target knows whether its slot was begun)."""
+        self.target.discard(self._reached_file)
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> None:

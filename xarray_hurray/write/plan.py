@@ -170,3 +170,13 @@ class WritePlan:
     parts: Sequence[WritePart]
     open_sink: Callable[[], ChunkSink]
     name: str
+
+    def __post_init__(self) -> None:
+        # the sinks that stream a file take its variables in this order
+        number = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
+        order = [number.get(part.name, -1) for part in self.parts]
+        if -1 in order or order != sorted(set(order)):
+            raise HurrayValueError(
+                f"the parts of a write {[p.name for p in self.parts]} must be variables of "
+                f"its metadata, each once, in the metadata's order {list(number)}"
+            )

@@ -1,24 +1,24 @@
-"""The commit of an update of an ``s3://`` object: the new version is a new object, put
-together by a multipart upload that the store completes at one instant."""
+"""Where the commit of an update of an ``s3://`` object puts its new version: a new
+object, put together by a multipart upload that the store completes at one instant."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
-from ..container import ContainerReader, DatasetMeta
+from ..container import ContainerReader
 from ..container.format import HEADER_SIZE_1_1
-from ..container.update import InPlaceCommit
+from ..container.update import AppendTarget
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io.multipart import MultipartUpload, Part
 
 
-class MultipartCommit(InPlaceCommit):
-    """:class:`InPlaceCommit` for an object: the new version is a new object, put
-    together by a multipart upload that the store completes at one instant.
+class ObjectAppend(AppendTarget):
+    """Where an :class:`~xarray_hurray.container.update.InPlaceCommit` of an object
+    puts its new version: a new object, put together by a multipart upload that the
+    store completes at one instant.
 
     Part 1 is the first bytes of the old object (at least the store's smallest part)
     with the new header slot, downloaded and uploaded; the rest of the old version's
@@ -33,27 +33,16 @@ class MultipartCommit(InPlaceCommit):
         The object.
     base
         Its reader (format 1.1 or later).
-    metadata, written
-        As for :class:`InPlaceCommit`.
     upload
         A multipart upload started at ``url``.
     etag
         The ETag of the object ``base`` reads.
     """
 
-    def __init__(
-        self,
-        url: str,
-        base: ContainerReader,
-        metadata: DatasetMeta,
-        written: Mapping[str, np.ndarray],
-        upload: MultipartUpload,
-        etag: str,
-    ) -> None:
-        super().__init__("", base, metadata, written)
+    def __init__(self, url: str, base: ContainerReader, upload: MultipartUpload, etag: str) -> None:
         self.url, self.upload, self.etag = url, upload, etag
         rules = upload.rules
-        length = self._slot.file_length
+        length = base.header.file_length
         # the head part is the smallest part; the copies after it are at least as large
         if length < 2 * rules.min_part:
             raise HurrayValueError(f"{url} is too small for a multipart commit; rewrite it")
@@ -67,32 +56,32 @@ class MultipartCommit(InPlaceCommit):
         self._parts: list[Part] = []
         self._next_part = 2 + len(self._copies)
 
-    def _buffer_limit(self) -> int:
+    @property
+    def buffer_bytes(self) -> int:
         return PART_BYTES
 
-    def _flush(self) -> None:
-        if self._buffer:
-            self._parts.append(self.upload.upload_part(self._next_part, bytes(self._buffer)))
-            self._next_part += 1
-        self._buffer.clear()
-        self._buffer_start = self._position
+    def store(self, data: bytes, offset: int) -> None:
+        # the new bytes follow each other: each buffer is the next part
+        self._parts.append(self.upload.upload_part(self._next_part, data))
+        self._next_part += 1
 
-    def _header(self) -> bytes:
+    def header(self) -> bytes:
         return self._head[:HEADER_SIZE_1_1]
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
         pass  # the store holds an uploaded part durably
 
-    def _finish(self, slot: bytes, offset: int) -> None:
+    def write_slot(self, slot: bytes, offset: int) -> None:
         head = self._head[:offset] + slot + self._head[offset + len(slot) :]
         parts = [self.upload.upload_part(1, head)]
         for number, (start, stop) in enumerate(self._copies, start=2):
             parts.append(self.upload.copy_part(number, self.url, start, stop, self.etag))
         self.upload.complete(parts + self._parts)  # the commit
 
-    def abort(self) -> None:
+    def discard(self, stored: bool) -> None:
+        """Abort the upload: the store drops every part, the object stays as it was."""
         self.upload.abort()
 
 
 PART_BYTES = 64 * 2**20
-"""New bytes gathered into one uploaded part of a :class:`MultipartCommit`."""
+"""New bytes gathered into one uploaded part of an :class:`ObjectAppend`."""

@@ -1,13 +1,15 @@
 """The sinks of a write, and which one takes a write: every sink follows
 :class:`~xarray_hurray.container.sink.ChunkSink` (open, write runs, commit, abort).
 
-========================  =========================================================
-new local file            :class:`~xarray_hurray.container.ContainerWriter`
-update, local, 1.1 on     :class:`~xarray_hurray.container.update.InPlaceCommit`
-update, rewritten         :class:`~xarray_hurray.container.update.StagedRewrite`
-update of an S3 object    :class:`~xarray_hurray.write.s3.MultipartCommit`
-any of these, remote      :class:`StagedUpload` around it (built locally, uploaded)
-========================  =========================================================
+- a new local file: :class:`~xarray_hurray.container.ContainerWriter`;
+- an update of a local file of format 1.1 or later:
+  :class:`~xarray_hurray.container.update.InPlaceCommit`, appending to the file;
+- an update of an ``s3://`` object: the same commit, into a new object
+  (:class:`~xarray_hurray.write.s3.ObjectAppend`);
+- an update of a format 1.0 file, and ``compact``:
+  :class:`~xarray_hurray.container.update.StagedRewrite`;
+- any of these at another remote target: :class:`StagedUpload` around it, built
+  locally and uploaded whole.
 
 A new ``s3://`` object is the one write whose chunks never reach the writing
 process: its parts are uploaded by the tasks that encode them
@@ -28,10 +30,10 @@ import numpy as np
 from ..container import ContainerWriter, DatasetMeta
 from ..container.format import VERSION, Slot
 from ..container.sink import ChunkSink
-from ..container.update import FileUpdate, InPlaceCommit, StagedRewrite
+from ..container.update import FileAppend, FileUpdate, InPlaceCommit, StagedRewrite
 from ..io import UploadTarget
 from ..io.multipart import S3_RULES, object_etag, start_multipart
-from .s3 import MultipartCommit
+from .s3 import ObjectAppend
 
 
 class StagedUpload(ChunkSink):
@@ -112,10 +114,10 @@ def update_sink(
 ) -> ChunkSink:
     """The sink of the new version of the file ``update`` holds: appended to a local
     file of format 1.1 or later (:class:`InPlaceCommit`) or, for such an ``s3://``
-    object, a new object of the old bytes copied by the store and the new ones
-    appended (:class:`MultipartCommit`); else, or with ``rewrite``, the whole file
-    rewritten in placement order (:class:`StagedRewrite`), locally then uploaded
-    whole for an object.  The new version keeps the format version of a 1.1 or
+    object, into a new object of the old bytes copied by the store and the new ones
+    appended (:class:`~xarray_hurray.write.s3.ObjectAppend`); else, or with
+    ``rewrite``, the whole file rewritten in placement order (:class:`StagedRewrite`),
+    locally then uploaded whole for an object.  The new version keeps the format version of a 1.1 or
     later file (its header prefix, sealed into both slots, cannot change in place);
     a format 1.0 file, and any file with ``rewrite``, becomes the current version.
 
@@ -134,7 +136,8 @@ def update_sink(
     """
     base, target = update.base, update.target
     if update.remote is None and isinstance(base.header, Slot) and not rewrite:
-        return InPlaceCommit(target, base, metadata, written)  # type: ignore[arg-type]
+        appended = FileAppend(target, base.header.file_length)  # type: ignore[arg-type]
+        return InPlaceCommit(appended, base, metadata, written)
     version = VERSION if rewrite or base.version < (1, 1) else base.version
     if update.remote is None:
         return StagedRewrite(target, base, metadata, written, version)  # type: ignore[arg-type]
@@ -146,7 +149,8 @@ def update_sink(
     if isinstance(base.header, Slot) and not rewrite and url and large:
         upload = start_multipart(url, options)
     if upload is not None:
-        return MultipartCommit(url, base, metadata, written, upload, object_etag(url, options))
+        etag = object_etag(url, options)
+        return InPlaceCommit(ObjectAppend(url, base, upload, etag), base, metadata, written)
 
     def local(path: Path) -> StagedRewrite:
         return StagedRewrite(path, base, metadata, written, version)
