@@ -1,0 +1,183 @@
+"""Every sink of a write follows one protocol: what it is given is what the target
+holds once it commits, every other chunk kept; aborted, the target is as it was.
+
+Each case is a real target: a local file (appended in place, or rewritten), a file
+of an fsspec memory store (rewritten locally, uploaded whole) and an object of
+moto's S3 server (committed by a multipart upload of the old bytes and the new).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import numpy as np
+import pytest
+import xarray as xr
+
+import xarray_hurray as xh
+from xarray_hurray.container import ChunkCodec, ContainerWriter, VariableMeta, open_reader
+from xarray_hurray.container.update import FileAppend, FileUpdate, InPlaceCommit, StagedRewrite
+from xarray_hurray.io import upload_target
+from xarray_hurray.write import engine
+from xarray_hurray.write.plan import WritePart, WritePlan
+from xarray_hurray.write.s3 import ObjectAppend
+from xarray_hurray.write.sinks import StagedUpload, new_file_sink, update_sink
+
+CHUNK = (128, 128)
+ENCODING = {"v": {"chunks": CHUNK}}
+
+
+def _values(rows: int) -> np.ndarray:
+    """Values that do not compress, so that an object of them is several parts."""
+    return np.random.default_rng(rows).standard_normal((rows, 1024))
+
+
+def _box(var: VariableMeta, chunk_id: int) -> tuple[slice, ...]:
+    corner = np.unravel_index(chunk_id, var.grid_shape)
+    return tuple(slice(i * c, (i + 1) * c) for i, c in zip(corner, var.chunks, strict=True))
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a case writes, how to read its bytes back, and the sink (and for an
+    in-place commit, the append target) the update must get."""
+
+    where: str
+    options: dict[str, Any] | None
+    rows: int
+    read: Callable[[], bytes]
+    sink: type
+    appends_to: type | None = None
+    rewrite: bool = False
+
+
+def _local(tmp_path: Path, rewrite: bool) -> Target:
+    path = tmp_path / "t.hurray"
+    if rewrite:
+        return Target(str(path), None, 64, path.read_bytes, StagedRewrite, rewrite=True)
+    return Target(str(path), None, 64, path.read_bytes, InPlaceCommit, FileAppend)
+
+
+def _memory() -> Target:
+    url = f"memory://sinks-{uuid.uuid4().hex}/t.hurray"
+    read = partial(fsspec.filesystem("memory").cat_file, url)
+    return Target(url, None, 64, read, StagedUpload)
+
+
+def _s3(s3: Any) -> Target:
+    import s3fs
+
+    url = f"s3://{s3.bucket}/t-{uuid.uuid4().hex}.hurray"
+    fs = s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
+    # 1536 rows of float64: 12 MiB, over the two smallest parts a multipart commit needs
+    return Target(
+        url, s3.storage_options, 1536, partial(fs.cat_file, url), InPlaceCommit, ObjectAppend
+    )
+
+
+@pytest.fixture(params=["in place", "rewritten", "memory store", "s3 object"])
+def target(request, tmp_path) -> Target:
+    if request.param == "s3 object":
+        made = _s3(request.getfixturevalue("s3"))
+    elif request.param == "memory store":
+        made = _memory()
+    else:
+        made = _local(tmp_path, rewrite=request.param == "rewritten")
+    ds = xr.Dataset({"v": (("y", "x"), _values(made.rows))})
+    xh.to_hurray(ds, made.where, storage_options=made.options, codecs=None, encoding=ENCODING)
+    return made
+
+
+def _read(target: Target) -> np.ndarray:
+    options = {"storage_options": target.options} if target.options else {}
+    with xr.open_dataset(target.where, engine="hurray", backend_kwargs=options) as ds:
+        return ds["v"].values
+
+
+def _changed_chunks(var: VariableMeta) -> tuple[np.ndarray, list[bytes], np.ndarray]:
+    """Chunks 1 and 3 of ``var``, in its placement order, with new values: their ids,
+    stored bytes and the values the file holds once they are written."""
+    truth = _values(var.shape[0])
+    codec = ChunkCodec(var)
+    ids = [i for i in var.placement.tolist() if i in (1, 3)]
+    for chunk_id in ids:
+        truth[_box(var, chunk_id)] = -1.0 - chunk_id
+    return np.array(ids), [codec.encode(truth[_box(var, i)]) for i in ids], truth
+
+
+def test_a_sink_stores_what_it_is_given_and_keeps_every_other_chunk(target):
+    with FileUpdate(target.where, target.options) as update:
+        ids, blobs, truth = _changed_chunks(update.base.variable("v"))
+        sink = update_sink(update, update.base.metadata, {"v": ids}, rewrite=target.rewrite)
+        assert type(sink) is target.sink
+        if target.appends_to is not None:
+            assert isinstance(sink, InPlaceCommit)
+            assert type(sink.target) is target.appends_to
+        with sink:
+            sink.write_chunks("v", ids, blobs)
+    np.testing.assert_array_equal(_read(target), truth)
+
+
+def test_an_aborted_sink_leaves_the_target_as_it_was(target):
+    before = target.read()
+    with pytest.raises(RuntimeError, match="stop"):
+        with FileUpdate(target.where, target.options) as update:
+            ids, blobs, _ = _changed_chunks(update.base.variable("v"))
+            metadata = update.base.metadata
+            with update_sink(update, metadata, {"v": ids}, rewrite=target.rewrite) as sink:
+                sink.write_chunks("v", ids, blobs)
+                raise RuntimeError("stop")
+    assert target.read() == before
+    np.testing.assert_array_equal(_read(target), _values(target.rows))
+
+
+@pytest.mark.parametrize("commit", [True, False])
+def test_a_staged_upload_uploads_only_a_committed_file_and_leaves_no_local_one(commit):
+    memory = fsspec.filesystem("memory")
+    url, reference = (f"memory://sinks-{uuid.uuid4().hex}/{n}.hurray" for n in ("new", "ref"))
+    values = _values(64)
+    xh.to_hurray(xr.Dataset({"v": (("y", "x"), values)}), reference, codecs=None, encoding=ENCODING)
+    metadata = open_reader(reference).metadata
+    sink = new_file_sink(url, metadata, upload_target(url))
+    # the file is built in a local directory of its own
+    assert isinstance(sink, StagedUpload) and sink.path.parent.is_dir()
+    var = metadata.variables[0]
+    codec = ChunkCodec(var)
+    blobs = [codec.encode(values[_box(var, i)]) for i in var.placement]
+    sink.write_chunks("v", var.placement, blobs)
+    if commit:
+        sink.commit()
+        assert memory.cat_file(url) == memory.cat_file(reference)
+    else:
+        sink.abort()
+        assert not memory.exists(url)
+    assert not sink.path.parent.exists()
+
+
+def test_a_new_local_file_is_a_container_writer_and_an_abort_leaves_nothing(tmp_path):
+    ds = xr.Dataset({"v": (("y", "x"), _values(64))})
+    xh.to_hurray(ds, tmp_path / "ref.hurray", codecs=None, encoding=ENCODING)
+    metadata = open_reader(tmp_path / "ref.hurray").metadata
+    sink = new_file_sink(tmp_path / "new.hurray", metadata, None)
+    assert isinstance(sink, ContainerWriter)
+    sink.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.hurray"]
+
+
+def test_a_plan_runs_its_parts_in_its_metadata_order_and_refuses_others(tmp_path):
+    ds = xr.Dataset({"a": ("x", np.arange(4.0)), "b": ("x", -np.arange(4.0))})
+    xh.to_hurray(ds, tmp_path / "ref.hurray")
+    metadata = open_reader(tmp_path / "ref.hurray").metadata
+    parts = [WritePart.whole(var, ds.variables[var.name]) for var in metadata.variables]
+    sink = partial(new_file_sink, tmp_path / "new.hurray", metadata, None)
+    for wrong in (parts[::-1], parts + parts[:1]):
+        with pytest.raises(ValueError, match="in the metadata's order"):
+            WritePlan(metadata, wrong, sink, "new.hurray")
+    engine.run(WritePlan(metadata, parts, sink, "new.hurray"))
+    assert (tmp_path / "new.hurray").read_bytes() == (tmp_path / "ref.hurray").read_bytes()
