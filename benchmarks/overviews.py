@@ -30,6 +30,7 @@ Usage::
     python benchmarks/overviews.py                  # tiles and size, 50 ms a request
     python benchmarks/overviews.py --build          # and the 1 GiB build
     python benchmarks/overviews.py --quick --build  # small, for the smoke test
+    python benchmarks/overviews.py --build-only     # the 1 GiB build alone
 """
 
 from __future__ import annotations
@@ -327,6 +328,7 @@ def main() -> int:
     parser.add_argument("--bandwidth", type=float, default=50e6, help="bytes a second")
     parser.add_argument("--build", action="store_true", help="also time building a pyramid")
     parser.add_argument("--build-side", type=int, help=f"default {BUILD_SIDE} (1 GiB)")
+    parser.add_argument("--build-only", action="store_true", help="the build, no tiles")
     parser.add_argument("--child-read", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--child-build", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -342,10 +344,11 @@ def main() -> int:
     print(f"load average before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory(prefix="overviews-bench-") as work_dir:
         work = Path(work_dir)
-        rows = tiles(work, side, tile, args.latency, args.bandwidth)
-        print_tiles(rows, args.latency, args.bandwidth)
-        print_sizes(sizes(work / "pyramid.hurray"))
-        if args.build:
+        if not args.build_only:
+            rows = tiles(work, side, tile, args.latency, args.bandwidth)
+            print_tiles(rows, args.latency, args.bandwidth)
+            print_sizes(sizes(work / "pyramid.hurray"))
+        if args.build or args.build_only:
             build_side = args.build_side or (QUICK_BUILD_SIDE if args.quick else BUILD_SIDE)
             levels = QUICK_BUILD_LEVELS if args.quick else BUILD_LEVELS
             block = QUICK_BUILD_BLOCK if args.quick else BUILD_BLOCK
