@@ -18,7 +18,8 @@ default 16384) is stored as a Zarr v3 store (dask chunks of ``BUILD_BLOCK``), th
 each method runs in its own process, its wall time and peak resident memory
 measured there:
 
-- ``hurray``: ``to_hurray(ds, overviews=N)``, every level from the one before;
+- ``hurray``: ``to_hurray(ds, overviews=N)``, every level from the one before, the
+  input read once;
 - ``zarr per level``: level 0 and ``ds.coarsen(y=F, x=F, boundary="pad").mean()``
   for every factor, each written with xarray's ``to_zarr`` (each level computed
   from level 0 again, as ``ndpyramid.pyramid_coarsen`` does);
@@ -265,8 +266,18 @@ def child_build(method: str, source: str, out: str, levels: int, tile: int) -> N
                     dst.write(part, 1, window=Window(x0, y0, part.shape[1], part.shape[0]))
             dst.build_overviews(factors, Resampling.average)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
-    print(json.dumps({"seconds": seconds, "peak_bytes": peak}))
+    print(json.dumps({"seconds": seconds, "peak_bytes": peak_rss()}))
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes: ``VmHWM``, the high-water mark of
+    its own address space.  (``ru_maxrss`` would not do: Linux carries into it the
+    memory of the process that forked this one, as it was when it forked.)"""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def build(work: Path, side: int, levels: int, block: int, tile: int) -> list[dict[str, Any]]:
