@@ -418,3 +418,17 @@ def test_writing_overviews_reads_the_source_once(tmp_path, chunks, once, method)
         for number, level in enumerate(expected, start=1):
             got = tree[str(number)]["v"].values
             np.testing.assert_allclose(got, level, rtol=1e-6, equal_nan=True)
+
+
+def test_a_delayed_write_of_overviews_writes_the_same_levels(tmp_path):
+    import dask
+
+    values = field((40, 30), "float")
+    ds = dataset(values, {"y": 8, "x": 8})
+    pending = xh.to_hurray(ds, tmp_path / "p.hurray", overviews=[2, 4], compute=False)
+    assert not (tmp_path / "p.hurray").exists()
+    dask.compute(pending)
+    expected = brute_pyramid(values, [0, 1], [2, 4], "mean")
+    with xr.open_datatree(tmp_path / "p.hurray", engine="hurray") as tree:
+        for number, level in enumerate(expected, start=1):
+            np.testing.assert_allclose(tree[str(number)]["v"].values, level, equal_nan=True)
