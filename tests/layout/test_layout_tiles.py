@@ -110,7 +110,7 @@ draws from every tiled layout and type."""
 
 
 @pytest.mark.parametrize(("layout", "dtype"), COMPILED_CASES)
-def test_the_compiled_path_gives_the_numpy_bytes(layout, dtype):
+def test_chunks_of_each_kind_give_the_numpy_bytes_through_the_loops(layout, dtype):
     check_compiled_path(layout, layout._default_shape(), dtype, 0)
 
 
