@@ -141,21 +141,32 @@ class ChunkCodec:
         if var.dtype == STRING or size not in (1, 2, 4, 8) or array.ndim != len(var.chunks):
             return None
         words = np.dtype(f"<u{size}")
-        values = np.ascontiguousarray(array, dtype=parse_element_type(var.dtype)).view(words)
-        equal = values == np.frombuffer(self.fill_bytes, dtype=words)[0]
+        fill = np.frombuffer(self.fill_bytes, dtype=words)[0]
+        dtype = parse_element_type(var.dtype)
         grid = _grid(array.shape, var.chunks)
         if not grid:
-            one: np.ndarray = equal.reshape(1)
+            values = np.ascontiguousarray(array, dtype=dtype).view(words)
+            one: np.ndarray = (values == fill).reshape(1)
             return one
         if 0 in grid:
             return np.zeros(0, dtype=bool)
-        # elements past the end of the array are padding, which does not count
-        padded = np.ones(tuple(g * c for g, c in zip(grid, var.chunks, strict=True)), bool)
-        padded[tuple(slice(0, n) for n in array.shape)] = equal
-        # each axis split into (chunk number, position in the chunk): reducing over the
-        # odd axes leaves one flag per chunk, in row-major chunk order
-        blocks = padded.reshape([n for g, c in zip(grid, var.chunks, strict=True) for n in (g, c)])
-        return blocks.all(axis=tuple(range(1, 2 * len(grid), 2))).reshape(-1)
+        # one band of chunks along the first axis at a time, so that the comparison's
+        # arrays are a band's, not the whole block's (the bands are row-major in turn)
+        depth = var.chunks[0]
+        bands = []
+        for top in range(0, array.shape[0], depth):
+            band = np.ascontiguousarray(array[top : top + depth], dtype=dtype).view(words)
+            # elements past the end of the array are padding, which does not count
+            shape = (depth, *(g * c for g, c in zip(grid[1:], var.chunks[1:], strict=True)))
+            padded = np.ones(shape, bool)
+            padded[tuple(slice(0, n) for n in band.shape)] = band == fill
+            # each axis split into (chunk number, position in the chunk): reducing over
+            # the odd axes leaves one flag per chunk, in row-major chunk order
+            cells = padded.reshape(
+                [n for g, c in zip((1, *grid[1:]), var.chunks, strict=True) for n in (g, c)]
+            )
+            bands.append(cells.all(axis=tuple(range(1, 2 * len(grid), 2))).reshape(-1))
+        return np.concatenate(bands)
 
     def encode(self, block: np.ndarray) -> bytes:
         """The stored bytes of ``block``, a chunk that may be cut short at the array's edge."""
@@ -192,7 +203,11 @@ class ChunkCodec:
         return [data for run in self.encode_many(block, ids, write_empty) for data in run]
 
     def encode_many(
-        self, array: np.ndarray, chunk_ids: np.ndarray, write_empty: bool = False
+        self,
+        array: np.ndarray,
+        chunk_ids: np.ndarray,
+        write_empty: bool = False,
+        fill: np.ndarray | None = None,
     ) -> Iterator[list[bytes]]:
         """The stored bytes of chunks ``chunk_ids`` of ``array`` (row-major indices
         among its chunks), in that order, in runs of about :data:`TASK_BYTES` of raw
@@ -206,14 +221,19 @@ class ChunkCodec:
 
         Many small chunks cost little more than their codec calls: the fill test
         runs in numpy over all of ``array`` at once, and small chunks of numbers are
-        gathered and permuted into their layout a run at a time.
+        gathered and permuted into their layout a run at a time.  ``fill`` gives
+        :meth:`fill_chunks` of ``array`` where it is already known (encoding an
+        array's chunks over several calls).
         """
         var = self.variable
         array = np.asarray(array)
         if array.ndim != len(var.chunks):
             raise HurrayValueError(f"block of shape {array.shape} does not fit chunks {var.chunks}")
         grid = _grid(array.shape, var.chunks)
-        fill = None if write_empty else self.fill_chunks(array)
+        if write_empty:
+            fill = None
+        elif fill is None:
+            fill = self.fill_chunks(array)
         size = math.prod(var.chunks)
         itemsize = parse_element_type(var.dtype).itemsize
         per_task = max(TASK_BYTES // max(size * itemsize, 1), 1)

@@ -20,6 +20,8 @@ from dataclasses import replace
 from typing import Any
 
 import dask.array as da
+import dask.local
+import dask.threaded
 import numpy as np
 import xarray as xr
 from dask.base import optimize
@@ -140,24 +142,34 @@ class BlockMap:
 
 
 class DaskChunks:
-    """The chunks of a dask-backed variable: one encode task per dask chunk.
+    """The chunks of a dask-backed variable: one task per dask chunk.
 
-    Each task encodes every stored chunk of its dask chunk and returns their bytes,
-    so the graph has one task more per dask chunk whatever the number of stored
-    chunks.  The tasks run in batches, in the order in which placement first needs
-    their dask chunks; each batch runs the part of the graph it needs.  Results that
-    later batches use again (a reduction every chunk uses) are kept, within
+    The tasks run in batches, in the order in which placement first needs their dask
+    chunks; each batch runs the part of the graph it needs.  Results that later
+    batches use again (a reduction every chunk uses) are kept, within
     :data:`KEEP_BYTES`, instead of being computed once per batch (see :class:`Reuse`).
+
+    Where the tasks run in the writing process (Dask's threaded or synchronous
+    scheduler), a task computes its dask chunk and the writer encodes the stored
+    chunks from it in placement order, on the decode pool's threads, just before
+    they are written: a dask chunk's values are held until its last stored chunk is
+    written, but never beside all of its encoded chunks, so a batch holds no more
+    than the values of its dask chunks, as ``to_zarr`` holds them.  Elsewhere (a
+    distributed cluster, worker processes) each task encodes every stored chunk of
+    its dask chunk and returns their bytes (:attr:`graph`), so that what crosses to
+    the writer is compressed; either way the graph has one task more per dask chunk
+    whatever the number of stored chunks.
     """
 
     def __init__(self, data: da.Array, var: VariableMeta, write_empty: bool = False) -> None:
         # a fresh description: the tasks need not carry the cached chunk placement
-        codec = ChunkCodec(replace(var))
+        self.codec = ChunkCodec(replace(var))
+        self.write_empty = write_empty
         ndim = len(var.chunks)
         lazy: Any = data  # dask's map_blocks is typed for arrays, not functions of them
         encoded = lazy.map_blocks(
             _encode_stored_chunks,
-            codec,
+            self.codec,
             write_empty,
             dtype=object,
             chunks=(1,) * ndim,
@@ -169,6 +181,7 @@ class DaskChunks:
         """The encode tasks: one object cell per dask chunk, holding their bytes."""
         self.graph = dict(encoded.__dask_graph__())
         self.keys = list(flatten(encoded.__dask_keys__()))
+        self.data = data
         self.blocks = BlockMap(data.chunks, var.chunks)
 
     def _slices(self, chunk_ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -205,53 +218,86 @@ class DaskChunks:
                 held = 0
             batches[-1].append(b)
             held += int(left[b])
-        results = self._batches(batches, schedule)
-        pending: dict[int, list[bytes | None]] = {}
+        in_process = schedule in IN_PROCESS
+        if in_process:
+            (values,) = optimize(self.data)
+            graph, keys = dict(values.__dask_graph__()), list(flatten(values.__dask_keys__()))
+        else:
+            graph, keys = self.graph, self.keys
+        results = self._batches(batches, schedule, graph, keys)
+        pending: dict[int, Any] = {}  # by dask chunk, see _held
         remaining = left.tolist()
         for block, local in self._slices(chunk_ids):
             # consecutive chunks of one dask chunk go out as one run
             cuts = [0, *(np.flatnonzero(np.diff(block)) + 1).tolist(), len(block)]
-            blocks, locals_ = block[cuts[:-1]].tolist(), local.tolist()
-            for b, start, stop in zip(blocks, cuts[:-1], cuts[1:], strict=True):
+            for b, start, stop in zip(block[cuts[:-1]].tolist(), cuts[:-1], cuts[1:], strict=True):
                 while b not in pending:  # the next batch holds it: first-use order
-                    pending.update(next(results))
-                parts = pending[b]
-                run = [parts[k] for k in locals_[start:stop]]
-                # handed over once: the references are dropped so that the bytes go
-                # as soon as the writer has them, and a dask chunk's list when all went
-                for k in locals_[start:stop]:
-                    parts[k] = None
+                    pending.update(self._held(next(results), in_process))
+                ids = local[start:stop]
+                if in_process:
+                    array, fill = pending[b]
+                    yield from self.codec.encode_many(array, ids, self.write_empty, fill)
+                    del array, fill  # not held while the next batch is computed
+                else:
+                    parts = pending[b]
+                    yield [parts[k] for k in ids.tolist()]
+                    # handed over once: the references are dropped so that the bytes go
+                    # as soon as the writer has them
+                    for k in ids.tolist():
+                        parts[k] = None
+                    del parts
                 remaining[b] -= stop - start
                 if not remaining[b]:
                     del pending[b]
-                yield run
+
+    def _held(self, batch: dict[int, Any], in_process: bool) -> dict[int, Any]:
+        """What ``encoded`` keeps of each dask chunk of ``batch`` (its results by dask
+        chunk) until its stored chunks are given: its values and which of its chunks
+        hold the fill alone (:meth:`ChunkCodec.fill_chunks`), or its encoded chunks."""
+        if not in_process:
+            return {b: cell.reshape(-1)[0] for b, cell in batch.items()}
+        fill = (lambda _: None) if self.write_empty else self.codec.fill_chunks
+        return {b: (values, fill(values)) for b, values in batch.items()}
 
     def _batches(
-        self, batches: Sequence[Sequence[int]], schedule: Schedule
-    ) -> Iterator[dict[int, list[bytes | None]]]:
-        """The encoded stored chunks of each batch of dask chunks, batch by batch."""
-        key_batches = [[self.keys[b] for b in blocks] for blocks in batches]
-        reuse = Reuse(self.graph, key_batches)
-        graph = dict(self.graph)  # kept results replace their tasks here
+        self,
+        batches: Sequence[Sequence[int]],
+        schedule: Schedule,
+        tasks: Mapping[Any, Any],
+        task_keys: Sequence[Any],
+    ) -> Iterator[dict[int, Any]]:
+        """The results of the tasks ``task_keys`` of the graph ``tasks`` (one per dask
+        chunk) for each batch of dask chunks, batch by batch."""
+        key_batches = [[task_keys[b] for b in blocks] for blocks in batches]
+        reuse = Reuse(tasks, key_batches)
+        graph = dict(tasks)  # kept results replace their tasks here
         kept: dict[Any, int] = {}  # key -> bytes of its kept result
         for number, (blocks, keys) in enumerate(zip(batches, key_batches, strict=True)):
             needed, _ = cull(graph, keys)
             extra = [k for k in needed if k not in kept and reuse.worth_keeping(k, number)]
-            results = schedule(needed, [*keys, *extra])
-            yield {
-                b: list(cell.reshape(-1)[0])
-                for b, cell in zip(blocks, results[: len(keys)], strict=True)
-            }
-            for key, value in zip(extra, results[len(keys) :], strict=True):
+            results = list(schedule(needed, [*keys, *extra]))
+            batch = dict(zip(blocks, results, strict=False))
+            # nothing here may hold a batch's results while the next one is computed:
+            # the consumer drops each dask chunk's once its stored chunks are written
+            del results[: len(keys)]
+            yield batch
+            del batch
+            for key, value in zip(extra, results, strict=True):
                 graph[key] = DataNode(key, value)
                 kept[key] = int(getattr(value, "nbytes", 0))
+            del results
             # drop what no later batch uses, then what is needed last, down to the budget
             total = sum(kept.values())
             for key in sorted(kept, key=lambda k: reuse.next_use(k, number), reverse=True):
                 if reuse.next_use(key, number) < len(batches) and total <= KEEP_BYTES:
                     break
-                graph[key] = self.graph[key]
+                graph[key] = tasks[key]
                 total -= kept.pop(key)
+
+
+IN_PROCESS = (dask.threaded.get, dask.local.get_sync)
+"""The schedulers whose tasks run in the writing process, where dask chunks are
+encoded by the writer (see :class:`DaskChunks`)."""
 
 
 KEEP_BYTES = 256 * 2**20
