@@ -174,3 +174,25 @@ def test_a_file_of_the_old_default_layouts(tmp_path) -> None:
 def test_refs_of_a_missing_file(tmp_path, capsys) -> None:
     assert main(["refs", str(tmp_path / "nothing.hurray")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_references_to_a_file_on_s3(s3, tmp_path, capsys) -> None:
+    ds = dataset()[["v", "n"]]
+    remote = f"s3://{s3.bucket}/data.hurray"
+    xh.to_hurray(ds, remote, storage_options=s3.storage_options)
+    options = [f"--storage-option={k}={json.dumps(v)}" for k, v in s3.storage_options.items()]
+    out = tmp_path / "refs.json"
+    assert main(["refs", remote, "-o", str(out), *options]) == 0
+    refs = json.loads(out.read_text())
+    urls = {v[0] for k, v in refs["refs"].items() if not k.endswith("zarr.json")}
+    assert urls == {remote}
+    fs = fsspec.filesystem(
+        "reference",
+        fo=refs,
+        remote_protocol="s3",
+        remote_options={**s3.storage_options, "asynchronous": True},
+        asynchronous=True,
+    )
+    back = xr.open_zarr(zarr.storage.FsspecStore(fs, read_only=True, path=""), consolidated=False)
+    with xr.open_dataset(remote, engine="hurray", storage_options=s3.storage_options) as source:
+        xr.testing.assert_identical(back.load(), source.load())
