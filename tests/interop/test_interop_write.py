@@ -20,6 +20,7 @@ import pytest
 import xarray as xr
 import zarr
 from interop_cases import MANIFEST, load_manifest, load_values, same_bits, save_values
+from reference_readers import reads_local_references
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerReader
@@ -110,6 +111,7 @@ def write_cases(directory: Path) -> list[dict[str, object]]:
     return cases
 
 
+@reads_local_references
 def test_stores_and_references_for_readers_without_this_package(tmp_path) -> None:
     directory = Path(os.environ.get("HURRAY_INTEROP_DIR") or tmp_path)
     directory.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
+from reference_readers import reads_local_references
 
 import xarray_hurray as xh
 from xarray_hurray.cli.main import main
@@ -92,6 +93,7 @@ def stored_row_major_of(layout, chunks) -> bool:
     return stored_row_major(var)
 
 
+@reads_local_references
 @pytest.mark.parametrize("codecs", ["zstd", "zlib", "lz4", "blosc", None])
 def test_references_read_back_identically(tmp_path, capsys, codecs) -> None:
     path = tmp_path / "data.hurray"
@@ -132,6 +134,7 @@ def test_standard_output_and_a_given_url(tmp_path, capsys) -> None:
     )
 
 
+@reads_local_references
 def test_groups_of_a_tree(tmp_path) -> None:
     tree = xr.DataTree.from_dict(
         {
@@ -151,6 +154,7 @@ def test_groups_of_a_tree(tmp_path) -> None:
         xr.testing.assert_identical(back, xr.open_dataset(path, engine="hurray", group=group))
 
 
+@reads_local_references
 def test_a_file_of_the_old_default_layouts(tmp_path) -> None:
     """Written with the old default ("auto"): the variables whose curve is the
     identity are referenced, the others named."""
