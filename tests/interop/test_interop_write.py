@@ -78,7 +78,6 @@ def write_cases(directory: Path) -> list[dict[str, object]]:
         directory / "default.zarr",
         mode="w",
         encoding=zarr_encoding,
-        consolidated=False,
     )
     path = directory / "default.hurray"
     file_encoding = {
