@@ -351,20 +351,29 @@ class DatasetMeta:
                         f"{var.name!r}, {size}"
                     )
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the lookup tables are rebuilt where needed, not shipped to dask tasks
+        return {k: v for k, v in self.__dict__.items() if k != "_paths"}
+
+    @cached_property
+    def _paths(self) -> tuple[dict[str, DatasetMeta], dict[str, VariableMeta]]:
+        """Every group and every variable of the tree by its path, so that finding one
+        does not walk the tree (a file of 32,000 groups looks each of them up)."""
+        variables: dict[str, VariableMeta] = {}
+        for path, var in self.all_variables():
+            variables.setdefault(path, var)
+        return dict(self.walk()), variables
+
     def variable(self, path: str) -> VariableMeta:
         """The variable at ``path`` (``"a/b/name"``, or the name of a variable of this
         group); :class:`KeyError` if there is none."""
         for var in self.variables:
             if var.name == path:  # first: a 1.0 name may hold "/"
                 return var
-        group_path, _, name = path.rpartition("/")
-        if group_path:
-            try:
-                return self.group(group_path).variable(name)
-            except KeyError:
-                pass
-        held = [p for p, _ in self.all_variables()]
-        raise KeyError(f"no variable {path!r}; the file holds {held}")
+        found = self._paths[1].get("/".join(filter(None, path.split("/"))))
+        if found is None:
+            raise KeyError(f"no variable {path!r}; the file holds {list(self._paths[1])}")
+        return found
 
     def group(self, path: str) -> DatasetMeta:
         """The group at ``path`` (``"a/b"``; ``""`` or ``"/"`` for this one).
@@ -374,16 +383,11 @@ class DatasetMeta:
         KeyError
             Naming the path and the groups there are.
         """
-        node = self
-        for part in filter(None, path.split("/")):
-            for child in node.groups:
-                if child.name == part:
-                    node = child
-                    break
-            else:
-                held = ["/" + p for p, _ in self.walk()]
-                raise KeyError(f"no group {path!r}; the file holds the groups {held}")
-        return node
+        found = self._paths[0].get("/".join(filter(None, path.split("/"))))
+        if found is None:
+            held = ["/" + p for p in self._paths[0]]
+            raise KeyError(f"no group {path!r}; the file holds the groups {held}")
+        return found
 
     def walk(self, prefix: str = "") -> Iterator[tuple[str, DatasetMeta]]:
         """This group and every group below it, depth first, with their paths
