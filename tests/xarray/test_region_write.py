@@ -224,3 +224,17 @@ def test_text_and_integers_in_part_of_their_chunks(tmp_path):
     expected["i"][3:5] = [10, 11]
     with xr.open_dataset(path, engine="hurray") as back:
         xr.testing.assert_identical(back.load(), expected)
+
+
+def test_safe_chunks_false_regroups_a_pyramid_write(tmp_path):
+    path = tmp_path / "o.hurray"
+    values = np.random.default_rng(0).standard_normal((64, 64)).astype("f4")
+    ds = xr.Dataset({"v": (("y", "x"), values)}).chunk({"y": 24, "x": 24})
+    encoding = {"v": {"chunks": (16, 16)}}
+    with pytest.raises(ValueError, match="do not line up"):
+        xh.to_hurray(ds, path, overviews=1, encoding=encoding)
+    xh.to_hurray(ds, path, overviews=1, encoding=encoding, safe_chunks=False)
+    with xr.open_datatree(path, engine="hurray") as tree:
+        np.testing.assert_array_equal(tree["0"]["v"].values, values)
+        coarse = values.reshape(32, 2, 32, 2).mean(axis=(1, 3))  # in float32: rounding
+        np.testing.assert_allclose(tree["1"]["v"].values, coarse, rtol=1e-5, atol=1e-6)

@@ -264,6 +264,7 @@ def to_hurray(
             part_bytes=part_bytes,
             compressor=compressor,
             mode=mode,
+            safe_chunks=safe_chunks,
         )
     if isinstance(ds, xr.DataTree):
         ds = stored_attrs(ds)
