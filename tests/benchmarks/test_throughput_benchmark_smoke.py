@@ -1,0 +1,37 @@
+"""The bulk throughput benchmark runs end to end on a small field (subprocesses)."""
+
+from __future__ import annotations
+
+import pytest
+from scripts import run_script
+
+# a run of a benchmark script: slow, left out of CI's lowest-versions run
+pytestmark = pytest.mark.slow
+
+SYSTEMS = ("hurray", "zarr unsharded", "zarr sharded", "h5netcdf")
+
+
+def rows(stdout: str, first: str) -> list[list[str]]:
+    """The cells of the Markdown rows whose first cell is ``first``."""
+    return [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in stdout.splitlines()
+        if line.startswith(f"| {first} |")
+    ]
+
+
+def test_quick_run_measures_every_system_the_limit_the_cluster_and_http() -> None:
+    stdout = run_script("benchmarks/throughput.py", "--quick", "--cases", "64,512", timeout=600)
+    for chunks in ("64x64", "512x512"):
+        table = rows(stdout, chunks)
+        # a row per system, then Hurray's row against the limit and the peers
+        assert [row[1] for row in table[:4]] == list(SYSTEMS)
+        assert len(table) == 5
+        limit = table[4]
+        assert float(limit[1]) > 0 and float(limit[2]) > 0  # decompress, compress MiB/s
+        assert all(cell.endswith("x") for cell in limit[3:])
+    cluster, remote = stdout.split("over a LocalCluster")[1].split("over HTTP")
+    # a chunks={} read of one stored chunk (the whole field): one task, one request
+    for system in SYSTEMS[:3]:
+        assert rows(cluster, system)[0][1:3] == ["1", "1"]
+        assert float(rows(remote, system)[0][1]) > 0
