@@ -77,3 +77,19 @@ def test_a_failed_compression_drops_the_context_so_no_frame_runs_into_the_next()
         encode(np.arange(8))
     frame = encode(np.arange(8))
     assert numcodecs.Zstd().decode(frame) == np.arange(8).tobytes()
+
+
+def test_a_zstd_frame_decodes_into_a_buffer_of_its_declared_size():
+    chain = CodecChain([{"id": "zstd", "level": 3}])
+    for data in inputs():
+        frame = chain.encode(data)
+        into = bytearray(data.nbytes)
+        # read from a slice of a larger buffer, as chunks are cut from a request
+        padded = memoryview(b"xx" + frame + b"yy")[2:-2]
+        out = decode_bounded(chain.codecs, padded, data.nbytes, memoryview(into))
+        assert isinstance(out, memoryview) and out.obj is into
+        assert bytes(into) == data.tobytes()
+        # a buffer of another size is not used: the bytes are new
+        other = memoryview(bytearray(data.nbytes + 1))
+        assert decode_bounded(chain.codecs, frame, data.nbytes + 1, other) == data.tobytes()
+        assert not any(other)

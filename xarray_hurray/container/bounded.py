@@ -18,6 +18,8 @@ import numpy as np
 import zstandard
 from numcodecs.abc import Codec
 
+from .checksum import Bytes
+
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BLOSC_HEADER = struct.Struct("<BBBBIII")
 
@@ -34,7 +36,7 @@ def expansion_bound(size: int) -> int:
     return size + size // 64 + 1024
 
 
-def _zstd_content_size(data: bytes) -> int:
+def _zstd_content_size(data: Bytes) -> int:
     """The content size declared by the Zstandard frame ``data`` (RFC 8878), which must
     be exactly one frame: the decoder would decode every frame that follows, whatever
     the first one declares, so nothing may follow it (not even a skippable frame)."""
@@ -60,7 +62,7 @@ def _zstd_content_size(data: bytes) -> int:
     return size + 256 if fcs_size == 2 else size
 
 
-def _zstd_frame_end(data: bytes, offset: int, has_checksum: bool) -> int:
+def _zstd_frame_end(data: Bytes, offset: int, has_checksum: bool) -> int:
     """Where the frame whose blocks start at ``offset`` ends: after its last block and
     its checksum.  Each block header (3 bytes, little-endian) holds a last-block flag,
     the block type and the block size; an RLE block stores one byte."""
@@ -76,14 +78,14 @@ def _zstd_frame_end(data: bytes, offset: int, has_checksum: bool) -> int:
     return offset + 4 * has_checksum
 
 
-def _lz4_content_size(data: bytes) -> int:
+def _lz4_content_size(data: Bytes) -> int:
     if len(data) < 4:
         raise ValueError("truncated LZ4 chunk: no length prefix")
     size: int = struct.unpack_from("<I", data)[0]
     return size
 
 
-def _blosc_content_size(data: bytes) -> int:
+def _blosc_content_size(data: Bytes) -> int:
     if len(data) < _BLOSC_HEADER.size:
         raise ValueError("truncated Blosc frame header")
     nbytes, _, cbytes = _BLOSC_HEADER.unpack_from(data)[4:]
@@ -106,16 +108,26 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     return found
 
 
-def _zstd_decode(decompressor: zstandard.ZstdDecompressor, data: bytes, declared: int) -> bytes:
+def _zstd_decode(
+    decompressor: zstandard.ZstdDecompressor, data: Bytes, declared: int, into: memoryview | None
+) -> Bytes:
     """The ``declared`` bytes of the single Zstandard frame ``data`` (checked by
-    :func:`_zstd_content_size`), decoded with ``decompressor``; a bad frame raises
+    :func:`_zstd_content_size`), decoded with ``decompressor``: into ``into`` when it
+    holds exactly ``declared`` bytes, else into new bytes.  A bad frame raises
     RuntimeError, as numcodecs' Zstd does."""
     try:
-        out: bytes = decompressor.decompress(data)
+        if into is not None and len(into) == declared:
+            # the whole frame is in the input and the output holds its content, so
+            # the library decodes it in one pass straight into ``into``
+            got = decompressor.stream_reader(data, read_across_frames=False).readinto(into)
+            out: Bytes = into
+        else:
+            out = decompressor.decompress(data)
+            got = len(out)
     except zstandard.ZstdError as err:
         raise RuntimeError(f"Zstd decompression error: {err}") from None
-    if len(out) != declared:
-        raise RuntimeError(f"Zstd decompression error: expected {declared} bytes, got {len(out)}")
+    if got != declared:
+        raise RuntimeError(f"Zstd decompression error: expected {declared} bytes, got {got}")
     return out
 
 
@@ -123,7 +135,7 @@ _DECLARED_SIZE = {"zstd": _zstd_content_size, "lz4": _lz4_content_size}
 _DECLARED_SIZE["blosc"] = _blosc_content_size
 
 
-def _zlib_decode(data: bytes, limit: int) -> bytes:
+def _zlib_decode(data: Bytes, limit: int) -> bytes:
     stream = zlib.decompressobj()
     try:
         # zlib records no size: decompress one byte past the limit, enough to tell an
@@ -138,10 +150,17 @@ def _zlib_decode(data: bytes, limit: int) -> bytes:
     return out
 
 
-def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
+def decode_bounded(
+    codecs: Sequence[Codec], data: Bytes, limit: int, into: memoryview | None = None
+) -> Bytes:
     """Undo ``codecs`` (applied in order when encoding) on ``data``, never producing
     more than ``limit`` bytes at the last step or more than that step's input allows
     at the steps before it.
+
+    ``data`` is read where it lies (bytes or a slice of a larger buffer).  When the
+    last step is zstd and its frame declares ``len(into)`` bytes, they are decoded
+    into ``into``, which is returned; otherwise the result is new bytes (or ``data``
+    itself for an empty chain).
 
     Raises
     ------
@@ -158,8 +177,9 @@ def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
     for _ in codecs:
         caps.insert(0, expansion_bound(caps[0]) if caps else limit)
     out: Any = data
-    for codec, cap in zip(reversed(codecs), caps, strict=True):
-        out = bytes(out) if not isinstance(out, bytes) else out
+    for step, (codec, cap) in enumerate(zip(reversed(codecs), caps, strict=True)):
+        # the frame parsers index bytes; a codec's array output is made bytes first
+        out = out if isinstance(out, bytes | bytearray | memoryview) else bytes(out)
         if codec.codec_id == "zlib":
             out = _zlib_decode(out, cap)
             continue
@@ -170,7 +190,8 @@ def decode_bounded(codecs: Sequence[Codec], data: bytes, limit: int) -> bytes:
                 f"{cap} this chunk can hold"
             )
         if codec.codec_id == "zstd" and declared:
-            out = _zstd_decode(_zstd_decompressor(), out, declared)
+            last = step == len(codecs) - 1
+            out = _zstd_decode(_zstd_decompressor(), out, declared, into if last else None)
         else:  # a zstd frame of no bytes (no chunk has one) keeps numcodecs' decoder
             out = codec.decode(out)
-    return out if isinstance(out, bytes) else np.asarray(out).tobytes()
+    return out if isinstance(out, bytes | bytearray | memoryview) else np.asarray(out).tobytes()

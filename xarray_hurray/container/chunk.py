@@ -9,6 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import HurrayValueError, in_context
+from .checksum import Bytes
 from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
@@ -107,6 +108,8 @@ class ChunkCodec:
         # text has no fixed size per element: its chunks are bounded by the caps alone
         self.max_decoded = min(full, max_chunk_bytes)
         """Most bytes decoding one chunk may produce."""
+        self.raw_bytes = None if variable.dtype == STRING else full
+        """Bytes of one decoded chunk of a fixed-size type (None for text)."""
         self.fill_bytes = variable.fill_bytes
 
     def is_fill(self, block: np.ndarray) -> bool:
@@ -289,8 +292,13 @@ class ChunkCodec:
         sources = self.variable.layout.sources(self.variable.chunks)
         return bool(np.array_equal(sources, np.arange(sources.size)))
 
-    def decode(self, data: bytes) -> np.ndarray:
+    def decode(self, data: Bytes, scratch: np.ndarray | None = None) -> np.ndarray:
         """The full chunk (padding included) stored as ``data``.
+
+        ``scratch``, a writable byte array of at least :attr:`raw_bytes` (chunks of a
+        fixed-size type), takes the decompressed bytes where the codecs can decode
+        into it: the chunk returned may then be a view of ``scratch``, to be copied
+        before ``scratch`` is used again.
 
         Raises
         ------
@@ -300,7 +308,10 @@ class ChunkCodec:
         RuntimeError
             When a codec library rejects the bytes.
         """
-        raw = self.chain.decode(data, self.max_decoded)
+        into = None
+        if scratch is not None and self.raw_bytes is not None:
+            into = scratch.data[: self.raw_bytes]
+        raw = self.chain.decode(data, self.max_decoded, into)
         buffer = from_bytes(raw, self.variable.dtype, self.buffer_size)
         if self._small_positions is not None:
             # the layout's permutation, without its checks and dispatch, which cost

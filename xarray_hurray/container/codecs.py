@@ -15,6 +15,7 @@ from numcodecs.abc import Codec
 
 from ..errors import HurrayValueError
 from .bounded import decode_bounded
+from .checksum import Bytes
 
 ALLOWED_CODECS = ("zstd", "lz4", "zlib", "blosc")
 """numcodecs ids a chain may hold.  An empty chain stores the bytes as they are."""
@@ -140,7 +141,8 @@ class CodecChain:
             out = encode(out)
         return bytes(out) if not isinstance(out, np.ndarray) else out.tobytes()
 
-    def decode(self, data: bytes, limit: int) -> bytes:
-        """The bytes ``data`` was encoded from; frames declaring more than ``limit``
-        bytes are rejected before they are decoded (:func:`.bounded.decode_bounded`)."""
-        return decode_bounded(self.codecs, data, limit)
+    def decode(self, data: Bytes, limit: int, into: memoryview | None = None) -> Bytes:
+        """The bytes ``data`` was encoded from, in ``into`` where the chain can decode
+        them there (see :func:`.bounded.decode_bounded`); frames declaring more than
+        ``limit`` bytes are rejected before they are decoded."""
+        return decode_bounded(self.codecs, data, limit, into)

@@ -134,8 +134,9 @@ def check_code_points(points: np.ndarray) -> None:
         raise HurrayValueError(f"text holds {point:#x}, which is not a Unicode scalar value")
 
 
-def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
-    """The 1-D buffer of ``count`` elements held by ``data``.
+def from_bytes(data: bytes | bytearray | memoryview, name: str, count: int) -> np.ndarray:
+    """The 1-D buffer of ``count`` elements held by ``data`` (a view of it for
+    fixed-size types).
 
     Raises
     ------
@@ -158,6 +159,7 @@ def from_bytes(data: bytes, name: str, count: int) -> np.ndarray:
         raise HurrayValueError(
             f"{count} strings need {4 * count} bytes of lengths, got {len(data)}"
         )
+    data = bytes(data)  # the strings are decoded from slices of bytes
     lengths = np.frombuffer(data, dtype="<u4", count=count).astype(np.int64)
     ends = 4 * count + np.cumsum(lengths)
     total = int(ends[-1]) if count else 0

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import HurrayFormatError
 from ..io import ByteSource, MergePolicy, ReadPlan, plan_reads
-from .checksum import verify
+from .checksum import Bytes, verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
 from .format import (
@@ -56,6 +56,30 @@ DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
 threads for small chunks, yet several tasks per answer for both decode threads."""
 
+PIECE_BYTES = 2**20
+"""Stored bytes one task of a read from a local source reads (at least one chunk):
+large reads, few system calls, yet only a few pieces held while they are decoded."""
+
+SCRATCH_BYTES = 64 * 2**20
+"""Largest decode buffer a thread keeps from chunk to chunk (larger chunks are
+decoded into buffers of their own)."""
+
+_scratch = threading.local()
+"""Each thread's decode buffer (``buffer``)."""
+
+
+def scratch(nbytes: int) -> np.ndarray:
+    """A byte buffer of at least ``nbytes`` that this thread owns: decompressed chunks
+    land there before they are placed, without a new allocation (and its page
+    faults) per chunk.  Kept for the thread's next chunks up to :data:`SCRATCH_BYTES`."""
+    found: np.ndarray | None = getattr(_scratch, "buffer", None)
+    if found is not None and found.nbytes >= nbytes:
+        return found
+    buffer = np.empty(nbytes, dtype=np.uint8)
+    if nbytes <= SCRATCH_BYTES:
+        _scratch.buffer = buffer
+    return buffer
+
 
 @dataclass(frozen=True)
 class ChunkFetch:
@@ -91,6 +115,8 @@ class ChunkFetch:
     def by_request(self) -> list[list[int]]:
         """The stored chunks (their positions in ``stored``) each request holds."""
         request_of = self.plan.request_of
+        if len(self.plan.requests) == 1:
+            return [list(range(len(request_of)))]
         order = np.argsort(request_of, kind="stable")
         counts = np.bincount(request_of, minlength=len(self.plan.requests))
         return [part.tolist() for part in np.split(order, np.cumsum(counts)[:-1])]
@@ -187,6 +213,7 @@ class ContainerReader:
         self._tables: dict[int, PageTable] = {}
         self._pages: OrderedDict[tuple[int, int], np.ndarray | None] = OrderedDict()
         self._cached_bytes = 0  # of the entries in self._pages
+        self._codecs: dict[str, ChunkCodec] = {}
         self._lock = threading.Lock()
 
     @property
@@ -469,12 +496,20 @@ class ContainerReader:
         stored = np.flatnonzero(self._stored(entries))
         starts = entries["offset"][stored].astype(np.int64)
         stops = starts + entries["size"][stored].astype(np.int64)
-        try:
-            codec = ChunkCodec(self.variable(name), self.max_chunk_bytes)
-        except ValueError as err:
-            raise HurrayFormatError(str(err)) from None
         plan = plan_reads(starts, stops, self.policy)
-        return ChunkFetch(name, chunk_ids, entries, plan, codec, stored, starts, stops)
+        return ChunkFetch(name, chunk_ids, entries, plan, self._codec(name), stored, starts, stops)
+
+    def _codec(self, name: str) -> ChunkCodec:
+        """The codec of variable ``name``, made at its first read (its codec chain
+        and layout are parsed once, not by every read of a dask task)."""
+        codec = self._codecs.get(name)
+        if codec is None:
+            try:
+                codec = ChunkCodec(self.variable(name), self.max_chunk_bytes)
+            except ValueError as err:
+                raise HurrayFormatError(str(err)) from None
+            self._codecs[name] = codec  # two threads may both make it: the same codec
+        return codec
 
     def _stored(self, entries: np.ndarray) -> np.ndarray:
         """Which of ``entries`` are stored chunks: all in 1.0; from 1.1 those of size > 0."""
@@ -485,14 +520,14 @@ class ContainerReader:
     def _decoded(self, fetch: ChunkFetch, blobs: Sequence[bytes]) -> Iterator[np.ndarray]:
         """The chunks of ``fetch``, checked and decoded from the answers ``blobs`` to its
         requests, in order; a missing chunk (1.1) is :meth:`_fill_chunk`."""
-        pieces: list[tuple[int, bytes] | None] = [None] * len(fetch.entries)
+        pieces: list[tuple[int, Bytes] | None] = [None] * len(fetch.entries)
         for request, blob in enumerate(blobs):
             chunks = fetch.by_request[request]
             for k, data in zip(chunks, self._chunk_bytes(fetch, request, blob), strict=True):
                 pieces[int(fetch.stored[k])] = (k, data)
         fill = self._fill_chunk(fetch.codec)
 
-        def decode(piece: tuple[int, bytes] | None) -> np.ndarray:
+        def decode(piece: tuple[int, Bytes] | None) -> np.ndarray:
             return fill if piece is None else self._decode(fetch, *piece)
 
         yield from ordered_map(decode, pieces)
@@ -511,43 +546,91 @@ class ContainerReader:
         change the fill of every other missing chunk)."""
         return np.broadcast_to(cls._fill_value(codec), codec.variable.chunks)
 
-    def _chunk_bytes(self, fetch: ChunkFetch, request: int, blob: bytes) -> list[bytes]:
+    def _chunk_bytes(self, fetch: ChunkFetch, request: int, blob: bytes) -> list[Bytes]:
         """The bytes of the stored chunks of ``fetch`` that request ``request`` holds
         (``fetch.by_request``), cut from ``blob``, its answer, which must be whole."""
         req_start, req_stop = fetch.plan.requests[request].tolist()
-        if len(blob) != req_stop - req_start:
+        return self._cut(fetch, fetch.by_request[request], req_start, req_stop, blob)
+
+    def _cut(
+        self, fetch: ChunkFetch, chunks: Sequence[int], start: int, stop: int, blob: bytes
+    ) -> list[Bytes]:
+        """The bytes of the stored ``chunks`` of ``fetch`` (positions in ``fetch.stored``),
+        views into ``blob``, the bytes ``[start, stop)`` of the file, which must be whole."""
+        if len(blob) != stop - start:
             raise HurrayFormatError(
-                f"truncated file {self.source.name}: bytes [{req_start}, {req_stop}) "
+                f"truncated file {self.source.name}: bytes [{start}, {stop}) "
                 f"returned {len(blob)} bytes"
             )
-        out = []
-        for k in fetch.by_request[request]:
-            start, stop = int(fetch.starts[k]) - req_start, int(fetch.stops[k]) - req_start
-            # a chunk that is a whole request is used as it came, without a slice's copy
-            out.append(blob if (start, stop) == (0, len(blob)) else blob[start:stop])
+        # views, not slices: a slice of bytes would copy every chunk once more
+        view = memoryview(blob)
+        out: list[Bytes] = []
+        for k in chunks:
+            lo, hi = int(fetch.starts[k]) - start, int(fetch.stops[k]) - start
+            # a chunk that is a whole request is used as it came
+            out.append(blob if (lo, hi) == (0, len(blob)) else view[lo:hi])
         return out
 
-    def _decode(self, fetch: ChunkFetch, k: int, data: bytes) -> np.ndarray:
-        """Stored chunk ``k`` of ``fetch``, checked and decoded from its bytes ``data``."""
+    def _pieces(self, fetch: ChunkFetch) -> Iterator[tuple[list[int], int, int]]:
+        """The reads of ``fetch`` from a local source, in placement order: its requests
+        cut between chunks into pieces of about :data:`PIECE_BYTES`, each as ``(chunks,
+        start, stop)`` (positions in ``fetch.stored``, bytes ``[start, stop)``)."""
+        for chunks in fetch.by_request:
+            # by offset: the request's chunks come in the selection's order
+            chunks = sorted(chunks, key=lambda k: int(fetch.starts[k]))
+            run: list[int] = []
+            start = stop = 0
+            for k in chunks:
+                lo, hi = int(fetch.starts[k]), int(fetch.stops[k])
+                # a cut only where no chunk overlaps the next (equal chunks may share bytes)
+                if run and lo >= stop and hi - start > PIECE_BYTES:
+                    yield run, start, stop
+                    run = []
+                if not run:
+                    start, stop = lo, hi
+                run.append(k)
+                stop = max(stop, hi)
+            if run:
+                yield run, start, stop
+
+    def _decode(
+        self, fetch: ChunkFetch, k: int, data: Bytes, into: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Stored chunk ``k`` of ``fetch``, checked and decoded from its bytes ``data``
+        (its decompressed bytes in ``into`` where they fit: see :meth:`ChunkCodec.decode`)."""
         row = int(fetch.stored[k])
         what = f"chunk {int(fetch.chunk_ids.reshape(-1)[row])} of variable {fetch.name!r}"
         if self.verify_checksums:
             verify(data, int(fetch.entries["crc32c"][row]), what)
         try:
-            return fetch.codec.decode(data)
+            return fetch.codec.decode(data, into)
         except (ValueError, RuntimeError) as err:
             raise HurrayFormatError(f"cannot decode {what}: {err}") from err
 
     def read(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
         """Outer selection ``key`` (one int, slice or integer array per axis) of ``name``.
 
-        Only the chunks the selection touches are fetched.
+        Only the chunks the selection touches are fetched.  From a local source they
+        are read a piece at a time by the threads that decode them
+        (:meth:`_pieces`); from others all requests go out at once and each answer
+        is decoded as it arrives.  A selection that is one whole stored chunk is
+        that chunk as decoded, with no copy into an array of the selection.
         """
         selection, out = self._selection(name, key)
         if out.size:
             fetch, rows = self._plan(name, selection)
-            answers = self.source.read_ranges_as_completed(fetch.plan.requests)
-            self._fill(out, selection, fetch, rows, answers)
+            whole = self._whole_chunk(selection, fetch, rows)
+            if whole is not None:
+                return np.asarray(whole, dtype=out.dtype).reshape(selection.result_shape)
+            if self.source.local:
+                parts: Iterable[Part] = [
+                    partial(self._read_piece, fetch, *piece) for piece in self._pieces(fetch)
+                ]
+            else:
+                parts = self._answered(
+                    fetch, self.source.read_ranges_as_completed(fetch.plan.requests)
+                )
+            self._fill(out, selection, fetch, rows, parts)
         return out.reshape(selection.result_shape)
 
     async def read_async(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
@@ -561,7 +644,8 @@ class ContainerReader:
         if out.size:
             fetch, rows = await asyncio.to_thread(self._plan, name, selection)
             blobs = await self.source.read_ranges_async(fetch.plan.requests)
-            await asyncio.to_thread(self._fill, out, selection, fetch, rows, enumerate(blobs))
+            parts = self._answered(fetch, enumerate(blobs))
+            await asyncio.to_thread(self._fill, out, selection, fetch, rows, parts)
         return out.reshape(selection.result_shape)
 
     def _plan(self, name: str, selection: OuterSelection) -> tuple[ChunkFetch, np.ndarray | None]:
@@ -608,17 +692,55 @@ class ContainerReader:
             self.index(name)
         return selection, np.empty(selection.out_shape, dtype=dtype.newbyteorder("="))
 
+    def _whole_chunk(
+        self, selection: OuterSelection, fetch: ChunkFetch, rows: np.ndarray | None
+    ) -> np.ndarray | None:
+        """The read of ``selection`` when it is one whole stored chunk (planned as the
+        selection's chunks: ``rows`` None): the chunk as decoded (writable, owned by the
+        caller); None for any other selection."""
+        codec = fetch.codec
+        if rows is not None or len(fetch.entries) != 1 or len(fetch.stored) != 1:
+            return None
+        if codec.raw_bytes is None:
+            return None
+        _, in_index = selection.piece(0)
+        whole = tuple(slice(0, n) for n in codec.variable.chunks)
+        if selection.out_shape != codec.variable.chunks or in_index != whole:
+            return None
+        [(chunks, start, stop)] = self._pieces(fetch)
+        [data] = self._cut(fetch, chunks, start, stop, self.source.read(start, stop))
+        # decompressed into an array of its own, which a row-major chunk is a view of
+        chunk = self._decode(fetch, 0, data, np.empty(codec.raw_bytes, dtype=np.uint8))
+        return chunk if chunk.flags.writeable else chunk.copy()
+
+    def _read_piece(
+        self, fetch: ChunkFetch, chunks: list[int], start: int, stop: int
+    ) -> tuple[list[int], list[Bytes]]:
+        """Stored ``chunks`` of ``fetch`` and their bytes, read as the one range
+        ``[start, stop)`` (a piece of :meth:`_pieces`)."""
+        return chunks, self._cut(fetch, chunks, start, stop, self.source.read(start, stop))
+
+    def _answered(self, fetch: ChunkFetch, answers: Iterable[tuple[int, bytes]]) -> Iterator[Part]:
+        """The chunks of each answer ``(request, bytes)`` to the requests of ``fetch``,
+        as it arrives, in batches of about :data:`DECODE_BATCH_BYTES` decoded."""
+        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
+        for request, blob in answers:
+            chunks = fetch.by_request[request]
+            blobs = self._chunk_bytes(fetch, request, blob)
+            for b in range(0, len(chunks), batch):
+                yield partial(_given, chunks[b : b + batch], blobs[b : b + batch])
+
     def _fill(
         self,
         out: np.ndarray,
         selection: OuterSelection,
         fetch: ChunkFetch,
         rows: np.ndarray | None,
-        answers: Iterable[tuple[int, bytes]],
+        parts: Iterable[Part],
     ) -> None:
-        """Copy the selected elements of the chunks of ``fetch`` into ``out``, decoding
-        the chunks of each answer ``(request, bytes)`` as it arrives: on the decode
-        pool, in batches of about :data:`DECODE_BATCH_BYTES`, while later answers are
+        """Copy the selected elements of the chunks of ``fetch`` into ``out``, each part
+        (:meth:`_answered`, :meth:`_read_piece`) checked, decoded and placed by a task
+        of the decode pool, run as soon as it is known, while later answers are
         still on their way.  ``rows`` gives the row of each chunk of ``fetch`` among
         the selection's (None: the same); the selection's chunks ``fetch`` does not
         store are missing.  A damaged chunk raises once all are done, the first of
@@ -628,28 +750,26 @@ class ContainerReader:
             # chunks then placed over it, rather than a step per missing chunk
             out[...] = self._fill_value(fetch.codec)
         row_of = fetch.stored if rows is None else rows[fetch.stored]
-        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
+        raw_bytes = fetch.codec.raw_bytes
 
-        def place(chunks: list[int], blobs: list[bytes]) -> tuple[int, Exception] | None:
+        def place(part: Part) -> tuple[int, Exception] | None:
+            chunks, blobs = part()
+            # decompressed into this thread's buffer, then placed: the layout's copy
+            buffer = None if raw_bytes is None else scratch(raw_bytes)
             for k, data in zip(chunks, blobs, strict=True):
                 try:
-                    chunk = self._decode(fetch, k, data)
+                    chunk = self._decode(fetch, k, data, buffer)
                 except HurrayFormatError as err:
                     return k, err
                 out_index, in_index = selection.piece(int(row_of[k]))
                 out[out_index] = chunk[in_index]
             return None
 
-        def tasks() -> Iterator[Callable[[], tuple[int, Exception] | None]]:
-            for request, blob in answers:
-                chunks = fetch.by_request[request]
-                blobs = self._chunk_bytes(fetch, request, blob)
-                for b in range(0, len(chunks), batch):
-                    yield partial(place, chunks[b : b + batch], blobs[b : b + batch])
-
+        tasks = (partial(place, part) for part in parts)
         # a read of one batch is decoded here, without handing it to a thread
-        one = len(fetch.stored) <= batch
-        results = [task() for task in tasks()] if one else run_as_produced(tasks())
+        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
+        one = len(parts) == 1 if isinstance(parts, list) else len(fetch.stored) <= batch
+        results = [task() for task in tasks] if one else run_as_produced(tasks)
         failed = [result for result in results if result is not None]
         if failed:
             raise min(failed, key=lambda kf: int(row_of[kf[0]]))[1]
@@ -657,8 +777,19 @@ class ContainerReader:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
+        state["_codecs"] = {}  # made again where the reader goes
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+Part = Callable[[], tuple[list[int], list[Bytes]]]
+"""Some stored chunks of a read and their bytes (positions in ``ChunkFetch.stored``),
+got by calling it: cut from an answer already in, or read from the source."""
+
+
+def _given(chunks: list[int], blobs: list[Bytes]) -> tuple[list[int], list[Bytes]]:
+    """The part of chunks ``chunks`` whose bytes ``blobs`` are already in."""
+    return chunks, blobs

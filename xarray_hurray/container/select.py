@@ -125,10 +125,10 @@ class OuterSelection:
 
     def chunk_ids(self) -> np.ndarray:
         """Row-major flat indices of the touched chunks."""
-        if not self.axes:
-            return np.zeros(1, dtype=np.int64)
-        grids = np.meshgrid(*(axis.chunk_ids for axis in self.axes), indexing="ij")
-        ids: np.ndarray = np.ravel_multi_index(tuple(g.ravel() for g in grids), self.grid_shape)
+        ids = np.zeros(1, dtype=np.int64)
+        # the outer product of the axes' ids, row-major: each axis multiplies in turn
+        for axis, count in zip(self.axes, self.grid_shape, strict=True):
+            ids = (ids[:, None] * count + axis.chunk_ids[None, :]).reshape(-1)
         return ids
 
     @property

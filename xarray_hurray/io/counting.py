@@ -55,6 +55,10 @@ class CountingSource(ByteSource):
     def size(self) -> int | None:
         return self.source.size()
 
+    @property
+    def local(self) -> bool:
+        return self.source.local
+
     def default_policy(self) -> MergePolicy:
         return self.source.default_policy()
 

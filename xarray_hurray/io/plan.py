@@ -104,6 +104,10 @@ def plan_reads(starts: np.ndarray, stops: np.ndarray, policy: MergePolicy) -> Re
     stops = np.asarray(stops, dtype=np.int64).reshape(-1)
     if starts.shape != stops.shape or np.any(stops < starts):
         raise HurrayValueError("byte ranges need matching starts and stops with start <= stop")
+    if len(starts) == 1:
+        # one range is one request (a dask task's chunk): no grouping to do
+        one = np.stack([starts, stops], axis=1)
+        return ReadPlan(requests=one, request_of=np.zeros(1, dtype=np.int64))
     requests, request_of = group_runs(starts, stops, policy.max_gap, policy.max_request)
     crowded = policy.crowded_gap
     if (

@@ -70,6 +70,17 @@ class ByteSource(ABC):
         """Size of the file in bytes when it is known without a request, else None."""
         return None
 
+    @property
+    def local(self) -> bool:
+        """Whether a request costs a system call and no round trip (a local file).
+
+        A reader then reads a large read's ranges a piece at a time in the threads
+        that decode them, in placement order, instead of fetching them all before
+        decoding: the reads overlap the decoding, on every core, and only the
+        pieces being decoded are held.
+        """
+        return False
+
     def default_policy(self) -> MergePolicy:
         """The merge policy for reads from this source when the caller gives none."""
         return MergePolicy()
@@ -216,6 +227,10 @@ class LocalFileSource(ByteSource):
     def size(self) -> int:
         descriptor = self._open()
         return os.fstat(descriptor.fd).st_size
+
+    @property
+    def local(self) -> bool:
+        return True
 
     def close(self) -> None:
         """Drop the handle of this process (it closes once no read uses it); the next
