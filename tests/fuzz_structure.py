@@ -670,6 +670,17 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
         return _mutate_page_1_2(tree, rng, v)
     roll = rng.random()
     if roll < 0.15:
+        if rng.random() < 0.4:
+            # no page table (offset 0, crc32c 0) for a variable with pages, which the
+            # spec allows only for one without chunks; with, or without, its grid grown
+            # past what any page table in the file could hold
+            tree.edits += [("root", v, 0, "offset", "set", 0), ("root", v, 0, "crc32c", "set", 0)]
+            var = _json_variables(tree.meta)[v]
+            if rng.random() < 0.5 and var.get("shape"):
+                var["shape"][0] = 2 ** rng.choice([36, 40, 62])
+                var["dims"][0] += "-giant"  # a dimension of its own, of that length
+                return "root:none-giant"
+            return "root:none"
         tree.edits.append(
             ("root", v, 0, rng.choice(["offset", "crc32c"]), "add", rng.choice([1, -12, 12, 2**32]))
         )
@@ -772,6 +783,114 @@ MUTATORS_1_1 = [mutate_metadata, mutate_metadata, mutate_slot, mutate_other_slot
 MUTATORS_1_1 += [mutate_index_1_1, mutate_index_1_1, mutate_chunk, mutate_chunk, preserve_1_1]
 
 
+# ---------------------------------------------------------------- a decoder of the index
+
+
+class NotByTheSpec(Exception):
+    """The index breaks a rule of docs/spec/container.md (1.1, 1.2)."""
+
+
+def decode_index(blob: bytes) -> dict[int, dict[int, tuple[int, int, int]]]:
+    """The stored chunks of every variable of the 1.1 or 1.2 file ``blob``, by variable
+    number and placement position: ``(offset, size, crc32c)``, read field by field as
+    the spec's tables say, independently of the package's reader (its checksum
+    function aside).  Raises :class:`NotByTheSpec` for an index a reader must refuse.
+    """
+    _, _, minor, _ = struct.unpack_from("<8sHHI", blob)
+    prefix = blob[:16]
+    slots = []
+    for at in (16, 80):
+        fields = struct.unpack_from("<QQQQQQIII", blob, at)
+        (stored,) = struct.unpack_from("<I", blob, at + 60)
+        gen, m_off, m_len, r_off, r_len, length = fields[:6]
+        inside = all(144 <= o and o + n <= length for o, n in ((m_off, m_len), (r_off, r_len)))
+        if crc32c(prefix + blob[at : at + 60]) == stored and gen >= 1 and fields[8] == 0 and inside:
+            slots.append(fields)
+    if not slots:
+        raise NotByTheSpec("no valid slot")
+    gen, m_off, m_len, r_off, r_len, length, _, r_crc, _ = max(slots)
+    meta = json.loads(blob[m_off : m_off + m_len])
+    counts = [
+        math.prod(-(-n // c) for n, c in zip(v["shape"], v["chunks"], strict=True))
+        for v in _json_variables(meta)
+    ]
+    root = blob[r_off : r_off + r_len]
+    if r_len != 12 * len(counts) or crc32c(root) != r_crc:
+        raise NotByTheSpec("root")
+    width = 16 if minor >= 2 else 12
+
+    def inside(offset: int, size: int) -> bool:
+        return 144 <= offset and offset + size <= length
+
+    found: dict[int, dict[int, tuple[int, int, int]]] = {}
+    for number, count in enumerate(counts):
+        table_at, table_crc = struct.unpack_from("<QI", root, 12 * number)
+        pages = -(-count // 1024)
+        if table_at == 0:
+            if table_crc != 0 or pages:
+                raise NotByTheSpec(f"variable {number} has no page table")
+            found[number] = {}
+            continue
+        if not inside(table_at, width * pages) or not pages:
+            raise NotByTheSpec(f"page table of variable {number}")
+        table = blob[table_at : table_at + width * pages]
+        if crc32c(table) != table_crc:
+            raise NotByTheSpec(f"page table checksum of variable {number}")
+        chunks: dict[int, tuple[int, int, int]] = {}
+        for page in range(pages):
+            n = min(1024, count - 1024 * page)
+            if width == 16:
+                at, size, crc = struct.unpack_from("<QII", table, 16 * page)
+            else:
+                (at, crc), size = struct.unpack_from("<QI", table, 12 * page), 20 * n
+            if at == 0:
+                if crc or (width == 16 and size):
+                    raise NotByTheSpec(f"absent page {page} of variable {number}")
+                continue
+            if size < 1 or size > 20608 or not inside(at, size):
+                raise NotByTheSpec(f"page {page} of variable {number} lies outside")
+            data = blob[at : at + size]
+            if crc32c(data) != crc:
+                raise NotByTheSpec(f"page {page} checksum of variable {number}")
+            if width == 16:
+                bitmap = (n + 7) // 8
+                bits = [size >= bitmap and data[j // 8] >> (j % 8) & 1 for j in range(8 * bitmap)]
+                if size < bitmap or any(bits[n:]) or size != bitmap + 20 * sum(bits[:n]):
+                    raise NotByTheSpec(f"bitmap of page {page} of variable {number}")
+                listed = [j for j in range(n) if bits[j]]
+                rows = [
+                    struct.unpack_from("<QQI", data, bitmap + 20 * k) for k in range(len(listed))
+                ]
+                if any(r[1] == 0 for r in rows):
+                    raise NotByTheSpec(f"an entry of size 0 on page {page} of variable {number}")
+            else:
+                rows = [struct.unpack_from("<QQI", data, 20 * j) for j in range(n)]
+                listed = [j for j in range(n) if rows[j][1]]
+                if any(r[1] == 0 and (r[0] or r[2]) for r in rows):
+                    raise NotByTheSpec(f"a missing chunk's entry on page {page} of {number}")
+                rows = [rows[j] for j in listed]
+            for j, (offset, size, crc) in zip(listed, rows, strict=True):
+                if not inside(offset, size):
+                    raise NotByTheSpec(f"chunk {j} of page {page} of variable {number}")
+                chunks[1024 * page + j] = (offset, size, crc)
+        found[number] = chunks
+    return found
+
+
+def index_read(blob: bytes) -> dict[int, dict[int, tuple[int, int, int]]]:
+    """What the package's reader lists as the stored chunks of every variable of the
+    1.1 or 1.2 file ``blob``, as :func:`decode_index` gives them."""
+    reader = ContainerReader(FileObjectSource(io.BytesIO(blob)), max_chunk_bytes=CAP)
+    found = {}
+    for number, (path, _) in enumerate(reader.metadata.all_variables()):
+        found[number] = {
+            int(p): (int(e["offset"]), int(e["size"]), int(e["crc32c"]))
+            for positions, entries in reader.stored_chunks(path)
+            for p, e in zip(positions.tolist(), entries, strict=True)
+        }
+    return found
+
+
 # ---------------------------------------------------------------- running an input
 
 
@@ -829,6 +948,14 @@ def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) 
             values.keys() != truth.keys() or any(not _same(values[k], truth[k]) for k in truth)
         ):
             raise WrongValues("a change that keeps the meaning changed the values")
+        if version_of(blob) >= (1, 1):
+            # the index as the reader took it, against the spec's own decoding of it
+            try:
+                expected = decode_index(blob)
+            except NotByTheSpec as err:
+                raise WrongValues(f"the reader read an index the spec refuses: {err}") from err
+            if index_read(blob) != expected:
+                raise WrongValues("the stored chunks the reader lists differ from the spec's")
         outcome["read"] = "ok"
     except Exception as err:
         outcome["read"] = classify(err)
