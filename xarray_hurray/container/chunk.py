@@ -57,12 +57,19 @@ class _ChunkGather:
         )
         self.view = split.transpose([*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
 
-    def rows(self, chunk_ids: np.ndarray) -> np.ndarray:
-        """The chunks ``chunk_ids`` (row-major among the array's), one row each."""
+    def inside(self, chunk_ids: np.ndarray) -> np.ndarray:
+        """Whether each of the chunks ``chunk_ids`` lies whole inside the array (not
+        cut short by its end)."""
         coords = np.unravel_index(chunk_ids, self.grid)
         inside = np.ones(len(chunk_ids), dtype=bool)
         for coord, whole in zip(coords, self.whole, strict=True):
             inside &= coord < whole
+        return inside
+
+    def rows(self, chunk_ids: np.ndarray) -> np.ndarray:
+        """The chunks ``chunk_ids`` (row-major among the array's), one row each."""
+        coords = np.unravel_index(chunk_ids, self.grid)
+        inside = self.inside(chunk_ids)
         rows = np.zeros((len(chunk_ids), *self.chunks), dtype=self.dtype)
         # numpy's assignment casts unsafely, as encode's conversion (to_bytes) does
         rows[inside] = self.view[tuple(coord[inside] for coord in coords)]
@@ -123,53 +130,37 @@ class ChunkCodec:
             fill = self.fill_bytes.decode("utf-8")
             return all(item == fill for item in block.reshape(-1).tolist())
         itemsize = len(self.fill_bytes)
-        raw = np.ascontiguousarray(block, dtype=parse_element_type(var.dtype))
+        # no copy where the block already holds the element type, strided or not
+        raw = np.asarray(block, dtype=parse_element_type(var.dtype))
         if raw.size == 0 or raw.dtype.itemsize != itemsize:
             return False
+        if itemsize in (1, 2, 4, 8):
+            words = np.dtype(f"<u{itemsize}")
+            return bool((raw.view(words) == np.frombuffer(self.fill_bytes, dtype=words)[0]).all())
+        raw = np.ascontiguousarray(raw)
         rows = raw.view(np.uint8).reshape(-1, itemsize)
         return bool((rows == np.frombuffer(self.fill_bytes, dtype=np.uint8)).all())
 
-    def fill_chunks(self, array: np.ndarray) -> np.ndarray | None:
-        """Which chunks of ``array`` (by row-major index among them) hold the fill
-        value alone, by the rule of :meth:`is_fill`, found in one pass over the array;
-        None where that pass does not apply (text, 16-byte elements), and :meth:`is_fill`
-        is asked chunk by chunk instead.
-
-        ``array`` is the whole variable, or a box of it that starts where a chunk
-        starts and ends where one ends or at the variable's end (a dask chunk lined up
-        with the chunks): its last chunks along an axis may be cut short.
-        """
-        var = self.variable
+    def fill_rows(
+        self, rows: np.ndarray, gather: _ChunkGather, chunk_ids: np.ndarray
+    ) -> list[bool]:
+        """Which of the chunks ``chunk_ids``, gathered as ``rows`` by ``gather``, hold
+        the fill value alone, by the rule of :meth:`is_fill`: whole chunks compared a
+        run at a time, word by word; chunks cut short at the array's edge (whose
+        padding does not count) and elements of other sizes by :meth:`is_fill`."""
         size = len(self.fill_bytes)
-        if var.dtype == STRING or size not in (1, 2, 4, 8) or array.ndim != len(var.chunks):
-            return None
-        words = np.dtype(f"<u{size}")
-        fill = np.frombuffer(self.fill_bytes, dtype=words)[0]
-        dtype = parse_element_type(var.dtype)
-        grid = _grid(array.shape, var.chunks)
-        if not grid:
-            values = np.ascontiguousarray(array, dtype=dtype).view(words)
-            one: np.ndarray = (values == fill).reshape(1)
-            return one
-        if 0 in grid:
-            return np.zeros(0, dtype=bool)
-        # one band of chunks along the first axis at a time, so that the comparison's
-        # arrays are a band's, not the whole block's (the bands are row-major in turn)
-        depth = var.chunks[0]
-        bands = []
-        for top in range(0, array.shape[0], depth):
-            band = np.ascontiguousarray(array[top : top + depth], dtype=dtype).view(words)
-            # elements past the end of the array are padding, which does not count
-            shape = (depth, *(g * c for g, c in zip(grid[1:], var.chunks[1:], strict=True)))
-            padded = np.ones(shape, bool)
-            padded[tuple(slice(0, n) for n in band.shape)] = band == fill
-            # each axis split into (chunk number, position in the chunk): reducing over
-            # the odd axes leaves one flag per chunk, in row-major chunk order
-            cells = padded.reshape(
-                [n for g, c in zip((1, *grid[1:]), var.chunks, strict=True) for n in (g, c)]
-            )
-            bands.append(cells.all(axis=tuple(range(1, 2 * len(grid), 2))).reshape(-1))
-        return np.concatenate(bands)
+        inside = gather.inside(chunk_ids)
+        if size in (1, 2, 4, 8) and rows.dtype.itemsize == size:
+            words = np.dtype(f"<u{size}")
+            fill = np.frombuffer(self.fill_bytes, dtype=words)[0]
+            flags = (rows.view(words) == fill).all(axis=1)
+        else:
+            flags = np.zeros(len(chunk_ids), dtype=bool)
+            inside[:] = False
+        for k in np.flatnonzero(~inside).tolist():
+            box = _box(int(chunk_ids[k]), gather.grid, gather.chunks)
+            flags[k] = self.is_fill(gather.array[box])
+        return [bool(flag) for flag in flags.tolist()]
 
     def encode(self, block: np.ndarray) -> bytes:
         """The stored bytes of ``block``, a chunk that may be cut short at the array's edge."""
@@ -210,7 +201,6 @@ class ChunkCodec:
         array: np.ndarray,
         chunk_ids: np.ndarray,
         write_empty: bool = False,
-        fill: np.ndarray | None = None,
     ) -> Iterator[list[bytes]]:
         """The stored bytes of chunks ``chunk_ids`` of ``array`` (row-major indices
         among its chunks), in that order, in runs of about :data:`TASK_BYTES` of raw
@@ -222,21 +212,16 @@ class ChunkCodec:
         stored: a missing chunk) unless ``write_empty``.  Each chunk's bytes are
         those :meth:`encode` gives it.
 
-        Many small chunks cost little more than their codec calls: the fill test
-        runs in numpy over all of ``array`` at once, and small chunks of numbers are
-        gathered and permuted into their layout a run at a time.  ``fill`` gives
-        :meth:`fill_chunks` of ``array`` where it is already known (encoding an
-        array's chunks over several calls).
+        Many small chunks cost little more than their codec calls: small chunks of
+        numbers are gathered, tested for the fill and permuted into their layout a
+        run at a time.  Every step of a chunk, the fill test included, runs in the
+        pool's threads: the calling thread only hands out runs and takes their bytes.
         """
         var = self.variable
         array = np.asarray(array)
         if array.ndim != len(var.chunks):
             raise HurrayValueError(f"block of shape {array.shape} does not fit chunks {var.chunks}")
         grid = _grid(array.shape, var.chunks)
-        if write_empty:
-            fill = None
-        elif fill is None:
-            fill = self.fill_chunks(array)
         size = math.prod(var.chunks)
         itemsize = parse_element_type(var.dtype).itemsize
         per_task = max(TASK_BYTES // max(size * itemsize, 1), 1)
@@ -252,25 +237,21 @@ class ChunkCodec:
             def encode_run(ids: np.ndarray) -> list[bytes]:
                 out = []
                 for chunk_id in ids.tolist():
-                    if fill is not None and fill[chunk_id]:
-                        out.append(b"")
-                        continue
                     block = array[_box(chunk_id, grid, var.chunks)]
                     out.append(
-                        b""
-                        if fill is None and not write_empty and self.is_fill(block)
-                        else self.encode(block)
+                        b"" if not write_empty and self.is_fill(block) else self.encode(block)
                     )
                 return out
         else:
             gather = _ChunkGather(array, grid, var.chunks, parse_element_type(var.dtype))
 
             def encode_run(ids: np.ndarray) -> list[bytes]:
-                buffers = self._permute_rows(gather.rows(ids))
+                rows = gather.rows(ids)
+                buffers = self._permute_rows(rows)
                 codec = self.chain.encode
-                if fill is None:
+                if write_empty:
                     return [codec(row) for row in buffers]
-                flags = fill[ids].tolist()
+                flags = self.fill_rows(rows, gather, ids)
                 return [b"" if f else codec(row) for f, row in zip(flags, buffers, strict=True)]
 
         yield from ordered_map(encode_run, runs)

@@ -235,9 +235,9 @@ class DaskChunks:
                     pending.update(self._held(next(results), in_process))
                 ids = local[start:stop]
                 if in_process:
-                    array, fill = pending[b]
-                    yield from self.codec.encode_many(array, ids, self.write_empty, fill)
-                    del array, fill  # not held while the next batch is computed
+                    array = pending[b]
+                    yield from self.codec.encode_many(array, ids, self.write_empty)
+                    del array  # not held while the next batch is computed
                 else:
                     parts = pending[b]
                     yield [parts[k] for k in ids.tolist()]
@@ -252,12 +252,11 @@ class DaskChunks:
 
     def _held(self, batch: dict[int, Any], in_process: bool) -> dict[int, Any]:
         """What ``encoded`` keeps of each dask chunk of ``batch`` (its results by dask
-        chunk) until its stored chunks are given: its values and which of its chunks
-        hold the fill alone (:meth:`ChunkCodec.fill_chunks`), or its encoded chunks."""
+        chunk) until its stored chunks are given: its values (tested for the fill
+        run by run as they are encoded), or its encoded chunks."""
         if not in_process:
             return {b: cell.reshape(-1)[0] for b, cell in batch.items()}
-        fill = (lambda _: None) if self.write_empty else self.codec.fill_chunks
-        return {b: (values, fill(values)) for b, values in batch.items()}
+        return dict(batch)
 
     def _batches(
         self,
