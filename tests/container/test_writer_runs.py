@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
+from xarray_hurray.container.writer import IOV_MAX, write_gathered
 from xarray_hurray.errors import HurrayValueError
 from xarray_hurray.layout import HilbertLayout, RowMajorLayout
 
@@ -103,3 +106,22 @@ def test_a_run_with_an_empty_chunk_or_too_few_chunks_is_refused(tmp_path, data, 
     with pytest.raises(HurrayValueError, match=match):
         with ContainerWriter(tmp_path / "f.hurray", meta) as writer:
             writer.write_chunks("field", meta.variables[0].placement[:count], data)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.binary(max_size=20),
+    st.lists(st.binary(max_size=9), max_size=2 * IOV_MAX + 5),
+    st.binary(max_size=20),
+)
+def test_gathered_writes_follow_the_buffered_bytes_in_order(
+    tmp_path_factory, before, buffers, after
+):
+    """Buffers written gathered (more than one writev takes, some empty) land after
+    what the buffered file held and before what it is given next, byte for byte."""
+    path = tmp_path_factory.mktemp("gathered") / "out"
+    with open(path, "wb") as file:
+        file.write(before)
+        write_gathered(file, buffers)
+        file.write(after)
+    assert path.read_bytes() == before + b"".join(buffers) + after
