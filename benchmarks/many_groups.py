@@ -75,10 +75,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 groups only")
     parser.add_argument("--counts", type=int, nargs="*", default=[1000, 4000, 32000])
+    parser.add_argument("--steps", nargs="*", default=list(STEPS), choices=STEPS)
     args = parser.parse_args()
     counts = [1000] if args.quick else args.counts
-    print("| file | size | " + " | ".join(STEPS) + " |")
-    print("|---|---|" + "---|" * len(STEPS))
+    print("| file | size | " + " | ".join(args.steps) + " |")
+    print("|---|---|" + "---|" * len(args.steps))
     with tempfile.TemporaryDirectory() as work:
         for with_variable in (False, True):
             for count in counts:
@@ -87,7 +88,7 @@ def main() -> None:
                 path = Path(work) / f"{count}-{with_variable}.hurray"
                 xh.to_hurray(tree(count, with_variable), path)
                 cells = []
-                for step in STEPS:
+                for step in args.steps:
                     wall, cpu = run(path, step)
                     cells.append(f"{wall:.2f} s ({cpu:.2f} s CPU)")
                 kind = "groups of one variable" if with_variable else "empty groups"
