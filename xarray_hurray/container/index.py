@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -229,6 +230,11 @@ class PageTable:
     pages: np.ndarray
     refs: np.ndarray
     lengths: np.ndarray
+
+    @cached_property
+    def present_bytes(self) -> int:
+        """Bytes of every present page together."""
+        return int(self.lengths.sum())
 
     def find(self, pages: np.ndarray) -> np.ndarray:
         """The row in :attr:`refs` of each of ``pages``; -1 for an absent page."""

@@ -671,7 +671,7 @@ class ContainerReader:
             var = self.variable(name)
             with self._lock:
                 table = self._page_table(name, var, self._numbers[name])
-            if int(table.lengths.sum()) < touched * INDEX_ENTRY.itemsize:
+            if table.present_bytes < touched * INDEX_ENTRY.itemsize:
                 ids, entries, rows = [], [], []
                 for positions, stored in self.stored_chunks(name):
                     chunk_ids = var.chunk_ids(positions)
