@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
+from xarray_hurray.container import writer as writer_module
 from xarray_hurray.container.writer import IOV_MAX, write_gathered
 from xarray_hurray.errors import HurrayValueError
 from xarray_hurray.layout import HilbertLayout, RowMajorLayout
@@ -125,3 +126,23 @@ def test_gathered_writes_follow_the_buffered_bytes_in_order(
         write_gathered(file, buffers)
         file.write(after)
     assert path.read_bytes() == before + b"".join(buffers) + after
+
+
+def test_a_file_synced_in_the_background_as_it_is_written_reads_back_whole(tmp_path):
+    """With a background sync every few KiB (a file of many of them), the committed
+    file holds every chunk as written."""
+    meta = metadata()
+    chunks = chunk_bytes(meta, 7)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writer_module, "WRITE_BACK_BYTES", 64)
+        with ContainerWriter(tmp_path / "synced.hurray", meta) as out:
+            for var in meta.variables:
+                order = var.placement.tolist()
+                for start in range(0, len(order), 3):
+                    ids = np.array(order[start : start + 3], dtype=np.int64)
+                    out.write_chunks(var.name, ids, chunks[var.name][start : start + 3])
+    with ContainerWriter(tmp_path / "plain.hurray", meta) as out:
+        for var in meta.variables:
+            for chunk_id, data in zip(var.placement.tolist(), chunks[var.name], strict=True):
+                out.write_chunk(var.name, chunk_id, data)
+    assert (tmp_path / "synced.hurray").read_bytes() == (tmp_path / "plain.hurray").read_bytes()

@@ -7,6 +7,7 @@ import shutil
 import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -82,6 +83,7 @@ class ContainerWriter(ChunkSink):
         self._file = os.fdopen(fd, "wb")
         ON_SIGTERM.add(self._tmp)
         self._position = self._head.length
+        self._write_back = WriteBack(fd)
         try:
             keep_mode(self.path, fd)
             # zeros where the header, metadata, root, tables and front pages go: they
@@ -166,6 +168,7 @@ class ContainerWriter(ChunkSink):
         entries["size"] = sizes
         entries["crc32c"][kept] = [crc32c(d) for d in stored]
         self._position = int(ends[-1])
+        self._write_back.written(self._position)
         self._written[name] = position + count
         # the placement order moves on past the chunks written
         deque(islice(self._expected, count - 1), maxlen=0)
@@ -179,6 +182,7 @@ class ContainerWriter(ChunkSink):
                 "chunks after it were never written"
             )
         index = pack_head(self._head, self._entries, self._position)
+        self._write_back.finish()
         self._file.seek(self._position)
         self._file.write(index.pages)
         self._file.seek(0)
@@ -204,12 +208,61 @@ class ContainerWriter(ChunkSink):
         (ENOSPC) or a file size limit (EFBIG): closing flushes the buffer again.
         """
         try:
+            self._write_back.finish()
+        except OSError:
+            pass  # the write already failed; the file goes either way
+        try:
             self._file.close()
         except OSError:
             pass  # the write already failed; the file goes either way
         finally:
             self._tmp.unlink(missing_ok=True)
             ON_SIGTERM.discard(self._tmp)
+
+
+WRITE_BACK_BYTES = 64 * 2**20
+"""Bytes appended between two background ``fdatasync`` calls of a new file."""
+
+
+class WriteBack:
+    """Flush a file being written to its disk in the background, a few tens of MiB
+    at a time, so that the commit's ``fsync`` finds little left to write.
+
+    The commit's ``fsync`` is what makes the file durable; these earlier syncs only
+    start the disk's work while the chunks after them are still being encoded, in a
+    thread of their own (the call releases the GIL).  At most one is in flight.  A
+    no-op where the system has no ``fdatasync`` (macOS, Windows).
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._synced = 0  # bytes covered by the last sync started
+        self._pending: Future[None] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def written(self, length: int) -> None:
+        """The file now holds ``length`` bytes: start a sync if enough are new and
+        none is running."""
+        sync = getattr(os, "fdatasync", None)
+        if sync is None or length - self._synced < WRITE_BACK_BYTES:
+            return
+        if self._pending is not None:
+            if not self._pending.done():
+                return
+            self._pending.result()  # a failed sync fails the write here
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="hurray-write-back")
+        self._synced = length
+        self._pending = self._pool.submit(sync, self._fd)
+
+    def finish(self) -> None:
+        """Wait for the sync in flight, raising its error, and stop the thread."""
+        pending, self._pending = self._pending, None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        if pending is not None:
+            pending.result()
 
 
 IOV_MAX = 1024
