@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from hypothesis import given, settings
+from reference_readers import reads_local_references
 
 import xarray_hurray as xh
 from xarray_hurray.errors import HurrayValueError
@@ -353,6 +354,7 @@ def test_the_pyramid_written_to_zarr_is_the_same(tmp_path):
         assert json.loads(from_hurray.attrs["multiscales"]) == tree.attrs["multiscales"]
 
 
+@reads_local_references
 def test_references_show_the_levels_to_zarr_readers(tmp_path):
     import fsspec
     import zarr

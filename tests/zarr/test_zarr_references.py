@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
-from reference_readers import reads_local_references
+from reference_readers import reads_local_references, reads_s3_references
 
 import xarray_hurray as xh
 from xarray_hurray.cli.main import main
@@ -180,6 +180,7 @@ def test_refs_of_a_missing_file(tmp_path, capsys) -> None:
     assert "no such file" in capsys.readouterr().err
 
 
+@reads_s3_references
 def test_references_to_a_file_on_s3(s3, tmp_path, capsys) -> None:
     ds = dataset()[["v", "n"]]
     remote = f"s3://{s3.bucket}/data.hurray"
