@@ -17,63 +17,51 @@ from .writer import to_hurray
 from .zarr_write import to_zarr
 
 
-@xr.register_dataset_accessor("hurray")
-class HurrayAccessor:
-    """Hurray methods of a Dataset: ``ds.hurray.to_hurray(path, ...)`` and
-    ``ds.hurray.to_zarr(store, ...)``."""
+class _Writer:
+    """What every accessor holds: the object it writes with :func:`to_hurray`."""
 
-    def __init__(self, dataset: xr.Dataset) -> None:
-        self._dataset = dataset
+    def __init__(self, obj: xr.Dataset | xr.DataArray | xr.DataTree) -> None:
+        self._obj = obj
 
     def to_hurray(
         self, path: str | os.PathLike[str] | UploadTarget, **kwargs: Any
     ) -> Delayed | None:
-        """Write the dataset to ``path``; the arguments and the result are those of
+        """Write it to ``path``; the arguments and the result are those of
         :func:`xarray_hurray.to_hurray`."""
-        return to_hurray(self._dataset, path, **kwargs)
+        return to_hurray(self._obj, path, **kwargs)
+
+
+class _ZarrWriter(_Writer):
+    """An accessor whose object :func:`xarray_hurray.to_zarr` writes as it is."""
+
+    _obj: xr.Dataset | xr.DataArray
 
     def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
-        """Write the dataset to a Zarr v3 store of Hilbert-placed ``hurray`` shards; the
-        arguments and the result are those of :func:`xarray_hurray.to_zarr`."""
-        return to_zarr(self._dataset, store, **kwargs)
+        """Write it to a Zarr v3 store of Hilbert-placed shards; the arguments and the
+        result are those of :func:`xarray_hurray.to_zarr`."""
+        return to_zarr(self._obj, store, **kwargs)
+
+
+@xr.register_dataset_accessor("hurray")
+class HurrayAccessor(_ZarrWriter):
+    """Hurray methods of a Dataset: ``ds.hurray.to_hurray(path, ...)`` and
+    ``ds.hurray.to_zarr(store, ...)``."""
 
 
 @xr.register_dataarray_accessor("hurray")
-class HurrayArrayAccessor:
+class HurrayArrayAccessor(_ZarrWriter):
     """Hurray methods of a DataArray: ``da.hurray.to_hurray(path, ...)`` and
     ``da.hurray.to_zarr(store, ...)``, which store it as ``DataArray.to_netcdf`` and
     ``DataArray.to_zarr`` do, for ``xr.open_dataarray`` to read back."""
 
-    def __init__(self, array: xr.DataArray) -> None:
-        self._array = array
-
-    def to_hurray(
-        self, path: str | os.PathLike[str] | UploadTarget, **kwargs: Any
-    ) -> Delayed | None:
-        """Write the array to ``path``; the arguments and the result are those of
-        :func:`xarray_hurray.to_hurray`."""
-        return to_hurray(self._array, path, **kwargs)
-
-    def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
-        """Write the array to a Zarr v3 store of Hilbert-placed ``hurray`` shards; the
-        arguments and the result are those of :func:`xarray_hurray.to_zarr`."""
-        return to_zarr(self._array, store, **kwargs)
-
 
 @xr.register_datatree_accessor("hurray")
-class HurrayTreeAccessor:
+class HurrayTreeAccessor(_Writer):
     """Hurray methods of a DataTree: ``tree.hurray.to_hurray(path, ...)`` writes every
-    node as a group of one file."""
+    node as a group of one file; ``level`` picks a level of a pyramid and ``to_zarr``
+    writes its levels as Zarr groups."""
 
-    def __init__(self, tree: xr.DataTree) -> None:
-        self._tree = tree
-
-    def to_hurray(
-        self, path: str | os.PathLike[str] | UploadTarget, **kwargs: Any
-    ) -> Delayed | None:
-        """Write the tree to ``path``; the arguments and the result are those of
-        :func:`xarray_hurray.to_hurray`."""
-        return to_hurray(self._tree, path, **kwargs)
+    _obj: xr.DataTree
 
     def level(
         self,
@@ -91,7 +79,7 @@ class HurrayTreeAccessor:
             When the tree has no overviews (no ``multiscales`` layout at its root), or
             the arguments name no dimension of the levels.
         """
-        return self._tree.children[pick_level(self._tree, size, resolution)].to_dataset()
+        return self._obj.children[pick_level(self._obj, size, resolution)].to_dataset()
 
     def to_zarr(self, store: Any, **kwargs: Any) -> None:
         """Write the pyramid's levels with :func:`xarray_hurray.to_zarr`, each as the
@@ -101,8 +89,8 @@ class HurrayTreeAccessor:
         import zarr
 
         mode = kwargs.pop("mode", "w-")
-        for number, (name, node) in enumerate(self._tree.children.items()):
+        for number, (name, node) in enumerate(self._obj.children.items()):
             level_mode = mode if number == 0 else "a"
             to_zarr(node.to_dataset(inherit=False), store, group=name, mode=level_mode, **kwargs)
         root = zarr.open_group(store, mode="a")
-        root.attrs.update({str(k): v for k, v in convention_attrs(self._tree.attrs).items()})
+        root.attrs.update({str(k): v for k, v in convention_attrs(self._obj.attrs).items()})
