@@ -7,7 +7,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import dask.array as da
 import numpy as np
@@ -51,6 +51,10 @@ class NpyArray:
     ``filled`` names a directory and the number of files it holds once every block
     has been written (see :class:`Spill`): reading before then is refused rather
     than returning the zeros of blocks not yet written.
+
+    Blocks map the file at ``offset``, the length of its header, read once when the
+    file is made: ``np.load`` would parse the header again for every block, with
+    ``ast``, which some Python 3.11 releases break on when threads parse at once.
     """
 
     def __init__(
@@ -58,12 +62,14 @@ class NpyArray:
         path: str,
         shape: tuple[int, ...],
         dtype: np.dtype,
+        offset: int,
         filled: tuple[str, int] | None = None,
     ) -> None:
         self.path = path
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
+        self.offset = offset
         self.filled = filled
 
     @classmethod
@@ -75,8 +81,11 @@ class NpyArray:
         filled: tuple[str, int] | None = None,
     ) -> NpyArray:
         """A new file of zeros at ``path``."""
-        np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
-        return cls(path, shape, dtype, filled)
+        created = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        return cls(path, shape, dtype, created.offset, filled)
+
+    def _map(self, mode: Literal["r", "r+"]) -> np.memmap:
+        return np.memmap(self.path, self.dtype, mode, self.offset, self.shape)
 
     def __getitem__(self, key: Any) -> np.ndarray:
         if self.filled is not None:
@@ -89,11 +98,11 @@ class NpyArray:
                     "of order"
                 )
             self.filled = None  # complete: no need to look again
-        return np.asarray(np.load(self.path, mmap_mode="r")[key])
+        return np.asarray(self._map("r")[key])
 
     def __setitem__(self, key: Any, value: np.ndarray) -> None:
         # no flush: the pages are the file's, which later reads (of this machine) see
-        np.load(self.path, mmap_mode="r+")[key] = value
+        self._map("r+")[key] = value
 
 
 def materialize(tree: xr.DataTree, directory: str) -> xr.DataTree:
@@ -290,7 +299,11 @@ def write_with_overviews(
     settings = {"/0": encoding} if encoding else {}
     if not compute:
         return write(stored_attrs(tree), path, encoding=settings, compute=False, **kwargs)
-    with tempfile.TemporaryDirectory(prefix="hurray-overviews-") as directory:
+    # a failed task leaves others of the computation running, which may still write
+    # into the directory as it is removed: the write's error is the one to raise
+    with tempfile.TemporaryDirectory(
+        prefix="hurray-overviews-", ignore_cleanup_errors=True
+    ) as directory:
         passed = single_pass(ds, pyramid, tree, directory) or materialize(tree, directory)
         return write(stored_attrs(passed), path, encoding=settings, **kwargs)
 
