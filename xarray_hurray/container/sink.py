@@ -1,13 +1,71 @@
-"""The protocol every sink of a write follows: where stored chunks go, all or nothing."""
+"""The protocol every sink of a write follows: where stored chunks go, all or nothing.
+
+A sink takes the chunks of a write one of two ways, and says which:
+
+- **gathered** (every sink but one): the encoded chunks come to the writing process
+  and the engine hands them to :meth:`ChunkSink.write_chunks`, a run at a time;
+- **in the tasks**: :meth:`ChunkSink.runs_in_tasks` describes how the placement of
+  the write is cut into runs and gives a writer of one run (:class:`TaskRuns`).
+  The engine has each run written by a task that joins its encoded chunks where
+  they were encoded, so that the chunks never reach the writing process, and
+  hands what the tasks returned back to the sink before it commits (a new
+  ``s3://`` object, whose runs the tasks upload as parts).
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 import numpy as np
+
+
+class RunReceipt(Protocol):
+    """What the writer of a run returns to the writing process (small: sizes, CRCs,
+    the store's receipt of a part; never the chunks)."""
+
+    @property
+    def length(self) -> int:
+        """Bytes the run takes in the target (what a progress bar counts)."""
+
+
+R = TypeVar("R", bound=RunReceipt)
+
+
+@dataclass(frozen=True)
+class TaskRuns(Generic[R]):
+    """The runs of a sink whose chunks are written by the tasks that encode them.
+
+    Parameters
+    ----------
+    cuts
+        Where the runs start in the write's chunks (those of every part of the plan,
+        one part after the other, each in its placement order), then their count:
+        run ``k`` is chunks ``[cuts[k], cuts[k + 1])``.
+    write_run
+        Writes one run inside a task: called with the run's number ``k`` and the
+        stored bytes of its chunks, in turn (``b""``: a chunk left out).  Picklable:
+        it runs on whichever Dask worker holds the chunks.
+    written
+        Takes, in the writing process, what ``write_run`` returned for every run, in
+        run order, once all are written (before :meth:`ChunkSink.commit`).
+    label, unit
+        What the progress bar calls the write and its runs.
+    """
+
+    cuts: np.ndarray
+    write_run: Callable[[int, Sequence[bytes]], R]
+    written: Callable[[Sequence[R]], None]
+    label: str
+    unit: str = "runs"
+
+    @property
+    def count(self) -> int:
+        """The number of runs."""
+        return len(self.cuts) - 1
 
 
 class ChunkSink(ABC):
@@ -18,12 +76,14 @@ class ChunkSink(ABC):
       cannot be written fails first);
     - :meth:`write_chunks` takes runs of chunks in the order the sink says (the
       placement order of the new version for every sink but an in-place commit,
-      which takes any order);
+      which takes any order); or, for a sink whose :meth:`runs_in_tasks` describes
+      them, the runs are written by the tasks;
     - :meth:`commit` makes the new version the target's at one instant;
       :meth:`abort` gives it up, and the previous version stays.
 
     As a context manager it commits when the block succeeds, and aborts when the
-    block raises or the commit does.
+    block raises or the commit does.  The error of the write is the one raised: an
+    abort that fails too is told in a note on it.
     """
 
     @abstractmethod
@@ -31,6 +91,12 @@ class ChunkSink(ABC):
         """Store chunks ``chunk_ids`` (row-major ids in the grid of the new version) of
         the variable at path ``name`` with the stored bytes ``data``, in turn; None
         leaves a chunk out (a missing chunk, which reads as the fill)."""
+
+    def runs_in_tasks(self) -> TaskRuns[Any] | None:
+        """How the tasks that encode the chunks write them, for a sink whose chunks
+        must not reach the writing process; None (the default): the chunks come to
+        :meth:`write_chunks`."""
+        return None
 
     @abstractmethod
     def commit(self) -> None:
@@ -49,11 +115,21 @@ class ChunkSink(ABC):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is not None:
-            self.abort()
+        if exc is not None:
+            self._abort_for(exc)
             return
         try:
             self.commit()
-        except BaseException:
-            self.abort()
+        except BaseException as err:
+            self._abort_for(err)
             raise
+
+    def _abort_for(self, error: BaseException) -> None:
+        """Abort because of ``error``; a failure of the abort itself becomes notes on
+        ``error`` (its message, then its own notes), which stays the error raised."""
+        try:
+            self.abort()
+        except Exception as failed:
+            error.add_note(f"aborting the write failed too: {failed!r}")
+            for note in getattr(failed, "__notes__", ()):
+                error.add_note(note)

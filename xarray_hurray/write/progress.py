@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from dask.callbacks import Callback
@@ -78,6 +79,20 @@ class ProgressBar:
             f" {fraction:4.0%} {self.done}/{self.total} {self.unit}{volume}, {elapsed:.1f} s"
         )
         self.stream.flush()
+
+
+class KeysDone(Callback):
+    """Count each finished task of ``keys`` of a local scheduler's computation on
+    ``bar``, with the bytes its result says it stored (its ``length``)."""
+
+    def __init__(self, keys: Sequence[Any], bar: ProgressBar) -> None:
+        Callback.__init__(self)
+        self.keys = set(keys)
+        self.bar = bar
+
+    def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
+        if key in self.keys:
+            self.bar.update(1, result.length)
 
 
 class DaskProgressBar(Callback):

@@ -23,7 +23,7 @@ from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
 from ..layout import Layout
 from ..write import engine
 from ..write.engine import DEFAULT_WINDOW, check_window
-from ..write.multipart import MultipartWrite
+from ..write.multipart import multipart_plan
 from ..write.plan import WritePart, WritePlan, aligned_chunks
 from ..write.sinks import new_file_sink, target_name
 from .dataarray import array_dataset
@@ -325,27 +325,22 @@ def to_hurray(
     exclusive = mode != "w"
     multipart = multipart_target(remote)
     if multipart is not None:
-        write = MultipartWrite(
+        plan = multipart_plan(
             *multipart,
             metadata,
             variables,
             part_bytes=part_bytes,
             write_empty_chunks=write_empty_chunks,
             exclusive=exclusive,
-            progress=progress,
         )
-        if not compute:
-            upload: Delayed = delayed(write.run, pure=False)()
-            return upload
-        write.run()
-        return None
-    parts = [
-        WritePart.whole(var, variables[path], write_empty_chunks, path)
-        for path, var in metadata.all_variables()
-    ]
+    else:
+        parts = [
+            WritePart.whole(var, variables[path], write_empty_chunks, path)
+            for path, var in metadata.all_variables()
+        ]
+        sink = partial(new_file_sink, path, metadata, remote, exclusive)
+        plan = WritePlan(metadata, parts, sink, target_name(path))
     check_window(window)
-    sink = partial(new_file_sink, path, metadata, remote, exclusive)
-    plan = WritePlan(metadata, parts, sink, target_name(path))
     if not compute:
         whole: Delayed = delayed(engine.run, pure=False)(plan, window=window, progress=progress)
         return whole
