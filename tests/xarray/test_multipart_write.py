@@ -21,6 +21,9 @@ import pytest
 import xarray as xr
 from hurray_datasets import everything
 
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+from distributed_write import CountingRelay
+
 from xarray_hurray.container import VERSION, open_reader
 from xarray_hurray.container.verify import verify_file
 from xarray_hurray.io import FsspecSource, pending_uploads
@@ -119,6 +122,45 @@ def test_workers_upload_parts(s3, client, local_tmp):
     info = _fs(s3).info(url)
     assert _part_count(info) == 4
     assert 13 * MIB < info["size"] < 16 * MIB
+
+
+@pytest.mark.slow
+def test_chunks_never_pass_through_the_client(s3, monkeypatch):
+    """What benchmarks/distributed_write.py measures, on a small write: the client
+    reaches the S3 server and the scheduler only through counting relays (the
+    workers reach both directly, their endpoint set in their environment), and it
+    sends the head part and receives a few bytes per chunk, never the chunks."""
+    s3_relay = CountingRelay(int(s3.url.rsplit(":", 1)[1]))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{s3_relay.port}")
+    # no endpoint in the options: each process takes its own from its environment
+    options = {"key": "testing", "secret": "testing", "client_kwargs": {"region_name": "us-west-2"}}
+    url = f"s3://{s3.bucket}/field.hurray"
+    ds = _dataset(3)
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env={"AWS_ENDPOINT_URL": s3.url},
+    ) as cluster:
+        scheduler_relay = CountingRelay(int(cluster.scheduler_address.rsplit(":", 1)[1]))
+        address = f"tcp://127.0.0.1:{scheduler_relay.port}"
+        with distributed.Client(address, direct_to_workers=False):
+            before = [relay.counts() for relay in (s3_relay, scheduler_relay)]
+            to_hurray(ds, url, storage_options=options, part_bytes=PART)
+            after = [relay.counts() for relay in (s3_relay, scheduler_relay)]
+    (s3_in, s3_out), (cluster_in, cluster_out) = (
+        (b[0] - a[0], b[1] - a[1]) for a, b in zip(before, after, strict=True)
+    )
+    # 8 MiB of noise uploaded by the workers (15 MiB with the head part and padding)
+    assert _fs(s3).size(url) > 13 * MIB
+    # the client: the head part (padded to 5 MiB) and the requests of the upload to
+    # S3 (measured: 3 kB over the part, 2 kB back), the graph to the scheduler and the
+    # sizes, CRCs and part receipts back (24 kB and 3 kB)
+    assert PART <= s3_out < PART + 64 * 1024 and s3_in < 64 * 1024
+    assert cluster_out < 256 * 1024 and cluster_in < 64 * 1024
+    back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
+    xr.testing.assert_identical(back.load(), ds.compute())
 
 
 def test_local_scheduler_streams_parts(s3, local_tmp):

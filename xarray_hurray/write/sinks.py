@@ -2,6 +2,9 @@
 :class:`~xarray_hurray.container.sink.ChunkSink` (open, write runs, commit, abort).
 
 - a new local file: :class:`~xarray_hurray.container.ContainerWriter`;
+- a new ``s3://`` object: :class:`~xarray_hurray.write.multipart.ObjectUpload`, one
+  multipart upload (its plan made by
+  :func:`~xarray_hurray.write.multipart.multipart_plan`);
 - an update of a local file of format 1.1 or later:
   :class:`~xarray_hurray.container.update.InPlaceCommit`, appending to the file;
 - an update of an ``s3://`` object: the same commit, into a new object
@@ -11,9 +14,11 @@
 - any of these at another remote target: :class:`StagedUpload` around it, built
   locally and uploaded whole.
 
-A new ``s3://`` object is the one write whose chunks never reach the writing
-process: its parts are uploaded by the tasks that encode them
-(:class:`~xarray_hurray.write.multipart.MultipartWrite`).
+Every sink but one takes its chunks in the writing process (``write_chunks``).
+The new ``s3://`` object is the one whose chunks never reach it: its sink
+describes its runs (``runs_in_tasks``), the engine has each uploaded as a part by
+the task that joins its encoded chunks, and the sink's commit packs the head from
+the sizes and CRCs the tasks return.
 """
 
 from __future__ import annotations
