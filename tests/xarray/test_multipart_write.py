@@ -175,6 +175,26 @@ def test_local_scheduler_streams_parts(s3, local_tmp):
     assert open_reader(FsspecSource(url, s3.storage_options)).version == VERSION
 
 
+@pytest.mark.parametrize("scheduler", ["threads", "cluster"])
+def test_a_pending_write_uploads_when_computed(s3, request, scheduler):
+    """compute=False uploads nothing; computed (on the cluster, the write runs in a
+    task whose run tasks it submits), it gives the object an immediate write gives."""
+    url, now = (f"s3://{s3.bucket}/{name}.hurray" for name in ("pending", "now"))
+    ds = _dataset(4)
+    options = s3.storage_options
+    with dask.config.set(scheduler="threads"):
+        to_hurray(ds, now, storage_options=options, part_bytes=PART)
+    pending = to_hurray(ds, url, storage_options=options, part_bytes=PART, compute=False)
+    assert not _fs(s3).exists(url) and pending_uploads(url, options) == []
+    if scheduler == "cluster":
+        request.getfixturevalue("client").compute(pending).result()
+    else:
+        with dask.config.set(scheduler="threads"):
+            pending.compute()
+    assert _fs(s3).cat_file(url) == _fs(s3).cat_file(now)
+    assert pending_uploads(url, options) == []
+
+
 @pytest.mark.parametrize(
     "ds",
     [
