@@ -42,9 +42,9 @@ class TaskRuns(Generic[R]):
     Parameters
     ----------
     cuts
-        Where the runs start in the write's chunks (those of every part of the plan,
-        one part after the other, each in its placement order), then their count:
-        run ``k`` is chunks ``[cuts[k], cuts[k + 1])``.
+        Where each run starts in the write's chunks (those of every part of the plan,
+        one part after the other, each in its placement order), then the number of
+        chunks: run ``k`` is chunks ``[cuts[k], cuts[k + 1])``.
     write_run
         Writes one run inside a task: called with the run's number ``k`` and the
         stored bytes of its chunks, in turn (``b""``: a chunk left out).  Picklable:
