@@ -22,9 +22,11 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import ChunkCodec, ContainerWriter, VariableMeta, open_reader
+from xarray_hurray.container.sink import ChunkSink
 from xarray_hurray.container.update import FileAppend, FileUpdate, InPlaceCommit, StagedRewrite
-from xarray_hurray.io import upload_target
+from xarray_hurray.io import pending_uploads, upload_target
 from xarray_hurray.write import engine
+from xarray_hurray.write.multipart import ObjectUpload, PartLayout, multipart_plan
 from xarray_hurray.write.plan import WritePart, WritePlan
 from xarray_hurray.write.s3 import ObjectAppend
 from xarray_hurray.write.sinks import StagedUpload, new_file_sink, update_sink
@@ -181,3 +183,59 @@ def test_a_plan_runs_its_parts_in_its_metadata_order_and_refuses_others(tmp_path
             WritePlan(metadata, wrong, sink, "new.hurray")
     engine.run(WritePlan(metadata, parts, sink, "new.hurray"))
     assert (tmp_path / "new.hurray").read_bytes() == (tmp_path / "ref.hurray").read_bytes()
+
+
+def test_a_new_object_takes_its_runs_in_the_tasks_never_in_the_writing_process(s3, tmp_path):
+    url, options = f"s3://{s3.bucket}/new.hurray", s3.storage_options
+    ds = xr.Dataset({"v": (("y", "x"), _values(1536))})  # 12 MiB: three runs of 5 MiB
+    xh.to_hurray(ds, tmp_path / "ref.hurray", codecs=None, encoding=ENCODING)
+    metadata = open_reader(tmp_path / "ref.hurray").metadata
+    plan = multipart_plan(url, options, metadata, ds.variables, part_bytes=5 * 2**20)
+    sink = plan.open_sink()
+    runs = sink.runs_in_tasks()
+    assert runs is not None and runs.count == 3 and runs.unit == "parts"
+    # the runs cover every chunk, in order
+    assert runs.cuts[0] == 0 and runs.cuts[-1] == sum(len(p.chunk_ids) for p in plan.parts)
+    with pytest.raises(ValueError, match="uploaded by the tasks"):
+        sink.write_chunks("v", np.arange(1), [b"chunk"])
+    sink.abort()
+    assert pending_uploads(url, options) == []
+    # parts held in memory, encoded in the writing process, are refused before any
+    # run is written, and the upload the sink began is given up
+    layout = PartLayout.plan(url, metadata, 5 * 2**20)
+    in_memory = [WritePart.whole(var, ds.variables[var.name]) for var in metadata.variables]
+    sinks = partial(ObjectUpload, url, options, layout)
+    with pytest.raises(ValueError, match="encoded in the writing process"):
+        engine.run(WritePlan(metadata, in_memory, sinks, url))
+    assert pending_uploads(url, options) == []
+    engine.run(plan)
+    back = xr.open_dataset(url, engine="hurray", storage_options=options)
+    xr.testing.assert_identical(back.load(), xr.open_dataset(tmp_path / "ref.hurray").load())
+
+
+class _Unreachable(ChunkSink):
+    """A sink whose store stops answering: its commit and its abort both fail."""
+
+    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Any) -> None:
+        pass
+
+    def commit(self) -> None:
+        raise FileExistsError("an object appeared at the target")
+
+    def abort(self) -> None:
+        failed = ConnectionError("the store did not answer the abort")
+        failed.add_note("its parts stay stored")
+        raise failed
+
+
+@pytest.mark.parametrize("fails", ["write", "commit"])
+def test_an_abort_that_fails_too_leaves_the_error_of_the_write_raised(fails):
+    error: type[Exception] = RuntimeError if fails == "write" else FileExistsError
+    with pytest.raises(error) as raised:
+        with _Unreachable():
+            if fails == "write":
+                raise RuntimeError("a task failed")
+    assert raised.value.__notes__ == [
+        "aborting the write failed too: ConnectionError('the store did not answer the abort')",
+        "its parts stay stored",
+    ]
