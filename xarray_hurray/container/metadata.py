@@ -102,8 +102,9 @@ _HEX = re.compile(r"(?:[0-9a-f]{2})*")
 
 
 DIRECT_PLACEMENT = 64
-"""Chunks placed along the curve one by one, at most one in this many of the grid's;
-for more, the whole placement order is computed once and kept."""
+"""Chunks placed along the curve one by one, at most one in this many of the grid's
+over a variable's life (counted across calls: a Dask task per chunk asks for one at
+a time); past that, the whole placement order is computed once and kept."""
 
 
 @dataclass(frozen=True)
@@ -183,8 +184,10 @@ class VariableMeta:
         set_field(self, "chunk_axes", axes)
 
     def __getstate__(self) -> dict[str, Any]:
-        # the cached chunk order is recomputed where needed, not shipped to dask tasks
-        return {k: v for k, v in self.__dict__.items() if k not in ("placement", "position")}
+        # the cached chunk order and its tally (see _tables_pay) are worked out again
+        # where needed, not shipped to dask tasks
+        skip = ("placement", "position", "_placed")
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -221,7 +224,7 @@ class VariableMeta:
         growing with them alone; many, or a variable whose :attr:`position` is
         already computed, are looked up there (8 bytes per chunk of the grid)."""
         ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
-        if "position" in self.__dict__ or len(ids) * DIRECT_PLACEMENT > self.chunk_count:
+        if "position" in self.__dict__ or self._tables_pay(len(ids)):
             positions: np.ndarray = self.position[ids]
             return positions
         return placement_positions(self.grid_shape, self.chunk_order, self.chunk_axes, ids)
@@ -231,10 +234,19 @@ class VariableMeta:
         of :meth:`positions`, with the same choice between the curve (a few) and
         :attr:`placement` (many, or already computed)."""
         places = np.asarray(positions, dtype=np.int64).reshape(-1)
-        if "placement" in self.__dict__ or len(places) * DIRECT_PLACEMENT > self.chunk_count:
+        if "placement" in self.__dict__ or self._tables_pay(len(places)):
             ids: np.ndarray = self.placement[places]
             return ids
         return placement_chunks(self.grid_shape, self.chunk_order, self.chunk_axes, places)
+
+    def _tables_pay(self, count: int) -> bool:
+        """Whether placing ``count`` more chunks brings those placed directly so far
+        past one in :data:`DIRECT_PLACEMENT` of the grid, so that the tables are
+        worth computing.  A race between threads can only lose a few counts."""
+        placed = int(self.__dict__.get("_placed", 0)) + count
+        # a tally beside the cached tables, not a field: it takes no part in equality
+        self.__dict__["_placed"] = placed
+        return placed * DIRECT_PLACEMENT > self.chunk_count
 
     @property
     def fill_bytes(self) -> bytes:

@@ -332,7 +332,10 @@ class ContainerReader:
         number = self._numbers[path]
         positions = var.positions(chunk_ids)
         pages = positions // PAGE_ENTRIES
-        wanted, inverse = np.unique(pages, return_inverse=True)
+        if len(pages) == 1:  # a dask task's one chunk: no sort to do
+            wanted, inverse = pages, np.zeros(1, dtype=np.intp)
+        else:
+            wanted, inverse = np.unique(pages, return_inverse=True)
         found = self._fetch_pages(path, var, number, wanted.tolist())
         out = np.zeros(len(chunk_ids), dtype=INDEX_ENTRY)  # missing chunks stay zero
         # the rows of each page, grouped in one sort rather than a pass per page
@@ -425,6 +428,8 @@ class ContainerReader:
             }
             for p in found:
                 self._pages.move_to_end((number, p))
+        if len(found) == len(pages):  # all kept from earlier reads
+            return found
         # Pages are read without the lock, so reads of other variables do not wait on
         # this one's requests; two threads may then read the same page, and both
         # store equal, checked entries.
@@ -623,12 +628,14 @@ class ContainerReader:
         is decoded as it arrives.  A selection that is one whole stored chunk is
         that chunk as decoded, with no copy into an array of the selection.
         """
+        chunk_id = self._one_chunk(name, key)
+        if chunk_id is not None:
+            found = self._read_chunk(name, chunk_id)
+            if found is not None:
+                return found
         selection, out = self._selection(name, key)
         if out.size:
             fetch, rows = self._plan(name, selection)
-            whole = self._whole_chunk(selection, fetch, rows)
-            if whole is not None:
-                return np.asarray(whole, dtype=out.dtype).reshape(selection.result_shape)
             if self.source.local:
                 parts: Iterable[Part] = [
                     partial(self._read_piece, fetch, *piece) for piece in self._pieces(fetch)
@@ -699,26 +706,51 @@ class ContainerReader:
             self.index(name)
         return selection, np.empty(selection.out_shape, dtype=dtype.newbyteorder("="))
 
-    def _whole_chunk(
-        self, selection: OuterSelection, fetch: ChunkFetch, rows: np.ndarray | None
-    ) -> np.ndarray | None:
-        """The read of ``selection`` when it is one whole stored chunk (planned as the
-        selection's chunks: ``rows`` None): the chunk as decoded (writable, owned by the
-        caller); None for any other selection."""
-        codec = fetch.codec
-        if rows is not None or len(fetch.entries) != 1 or len(fetch.stored) != 1:
+    def _one_chunk(self, name: str, key: Sequence[Key] | None) -> int | None:
+        """The row-major id of the whole stored chunk that ``key`` selects, when it is
+        slices of unit step covering exactly one full chunk (what a Dask task of
+        ``chunks={}`` asks for); None for any other key."""
+        if key is None:
             return None
+        var = self.variable(name)
+        if len(key) != len(var.shape) or not var.shape:
+            return None
+        chunk_id = 0
+        for k, n, c, count in zip(key, var.shape, var.chunks, var.grid_shape, strict=True):
+            if not isinstance(k, slice) or k.step not in (None, 1):
+                return None
+            start, stop = k.start or 0, n if k.stop is None else k.stop
+            if not (isinstance(start, int) and isinstance(stop, int)):
+                return None
+            if start < 0 or start % c or stop != start + c or stop > n:
+                return None
+            chunk_id = chunk_id * count + start // c
+        return chunk_id
+
+    def _read_chunk(self, name: str, chunk_id: int) -> np.ndarray | None:
+        """Stored chunk ``chunk_id`` of ``name``, as decoded (writable, owned by the
+        caller), with one read of its bytes and nothing planned; None where the chunk
+        is missing or its codec has no fixed decoded size (then :meth:`read` plans)."""
+        codec = self._codec(name)
         if codec.raw_bytes is None:
             return None
-        _, in_index = selection.piece(0)
-        whole = tuple(slice(0, n) for n in codec.variable.chunks)
-        if selection.out_shape != codec.variable.chunks or in_index != whole:
+        ids = np.array([chunk_id], dtype=np.int64)
+        entries = self.entries(name, ids)
+        size = int(entries["size"][0])
+        if self.version >= (1, 1) and size == 0:
             return None
-        [(chunks, start, stop)] = self._pieces(fetch)
-        [data] = self._cut(fetch, chunks, start, stop, self.source.read(start, stop))
+        start = int(entries["offset"][0])
+        bounds = np.array([start], dtype=np.int64), np.array([start + size], dtype=np.int64)
+        plan = ReadPlan(np.stack(bounds, axis=1), np.zeros(1, dtype=np.int64))
+        fetch = ChunkFetch(name, ids, entries, plan, codec, np.zeros(1, np.int64), *bounds)
+        [data] = self._cut(fetch, [0], start, start + size, self.source.read(start, start + size))
         # decompressed into an array of its own, which a row-major chunk is a view of
         chunk = self._decode(fetch, 0, data, np.empty(codec.raw_bytes, dtype=np.uint8))
-        return chunk if chunk.flags.writeable else chunk.copy()
+        chunk = chunk.reshape(codec.variable.chunks)
+        native = parse_element_type(codec.variable.dtype).newbyteorder("=")
+        if chunk.flags.writeable and chunk.dtype == native:
+            return chunk
+        return np.array(chunk, dtype=native)
 
     def _read_piece(
         self, fetch: ChunkFetch, chunks: list[int], start: int, stop: int
