@@ -109,3 +109,28 @@ def test_decoding_a_small_chunk_gives_what_the_layout_decodes(case, small):
         assert got.tolist() == first.tolist()
     else:  # bit for bit: -0.0 and NaN payloads too
         assert got.tobytes() == np.ascontiguousarray(first, dtype=back.dtype).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks(), st.randoms(use_true_random=False))
+def test_a_chunk_is_the_fill_when_every_element_is_its_bytes(case, random):
+    """``is_fill`` against the bytes of every element, for each chunk of a block, and
+    for that chunk with one element (the first, or any other) changed."""
+    meta, block = case
+    codec = ChunkCodec(meta)
+    grid = [-(-n // c) for n, c in zip(block.shape, meta.chunks, strict=True)]
+
+    def truth(one: np.ndarray) -> bool:
+        if meta.dtype == "string":
+            return one.size > 0 and all(item == meta.fill for item in one.reshape(-1).tolist())
+        items = np.asarray(one, dtype=np.dtype(meta.dtype).newbyteorder("<"))
+        return items.size > 0 and items.tobytes() == meta.fill_bytes * items.size
+
+    for at in np.ndindex(*grid):
+        box = tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, meta.chunks, strict=True))
+        one = np.array(block[box])
+        assert codec.is_fill(one) == truth(one)
+        if one.size and truth(one):
+            where = random.choice([0, random.randrange(one.size)])
+            one.reshape(-1)[where] = "x" if meta.dtype in ("U2", "string") else 1
+            assert not codec.is_fill(one)

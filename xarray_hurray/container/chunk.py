@@ -134,9 +134,14 @@ class ChunkCodec:
         raw = np.asarray(block, dtype=parse_element_type(var.dtype))
         if raw.size == 0 or raw.dtype.itemsize != itemsize:
             return False
+        # most chunks are not the fill, and their first element tells: no pass over
+        # the chunk for them
+        if raw[(slice(0, 1),) * raw.ndim].tobytes() != self.fill_bytes:
+            return False
         if itemsize in (1, 2, 4, 8):
             words = np.dtype(f"<u{itemsize}")
-            return bool((raw.view(words) == np.frombuffer(self.fill_bytes, dtype=words)[0]).all())
+            fill = np.frombuffer(self.fill_bytes, dtype=words)[0]
+            return bool((raw.view(words) == fill).all())
         raw = np.ascontiguousarray(raw)
         rows = raw.view(np.uint8).reshape(-1, itemsize)
         return bool((rows == np.frombuffer(self.fill_bytes, dtype=np.uint8)).all())
@@ -153,7 +158,12 @@ class ChunkCodec:
         if size in (1, 2, 4, 8) and rows.dtype.itemsize == size:
             words = np.dtype(f"<u{size}")
             fill = np.frombuffer(self.fill_bytes, dtype=words)[0]
-            flags = (rows.view(words) == fill).all(axis=1)
+            values = rows.view(words)
+            # only rows whose first element is the fill are compared whole
+            flags = values[:, 0] == fill if values.shape[1] else np.ones(len(values), bool)
+            maybe = np.flatnonzero(flags)
+            if len(maybe):
+                flags[maybe] = (values[maybe] == fill).all(axis=1)
         else:
             flags = np.zeros(len(chunk_ids), dtype=bool)
             inside[:] = False
