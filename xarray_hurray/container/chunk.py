@@ -136,7 +136,10 @@ class ChunkCodec:
             return False
         # most chunks are not the fill, and their first element tells: no pass over
         # the chunk for them
-        if raw[(slice(0, 1),) * raw.ndim].tobytes() != self.fill_bytes:
+        # (an array of the first element: a 0-d array's item would be a scalar, and a
+        # str scalar's bytes are its text's alone)
+        first = np.atleast_1d(raw)
+        if first[(slice(0, 1),) * first.ndim].tobytes() != self.fill_bytes:
             return False
         if itemsize in (1, 2, 4, 8):
             words = np.dtype(f"<u{itemsize}")
@@ -304,6 +307,9 @@ class ChunkCodec:
             into = scratch.data[: self.raw_bytes]
         raw = self.chain.decode(data, self.max_decoded, into)
         buffer = from_bytes(raw, self.variable.dtype, self.buffer_size)
+        if self._identity and buffer.size == math.prod(self.variable.chunks):
+            # row-major order: the chunk is its buffer, reshaped (a view, no gather)
+            return buffer.reshape(self.variable.chunks)
         if self._small_positions is not None:
             # the layout's permutation, without its checks and dispatch, which cost
             # several times the gather of a small chunk
