@@ -16,7 +16,10 @@ the timed run above the resident memory before it (``VmHWM`` reset through
 The codec's limit is measured in the parent, before and after each case's systems,
 on the chunks of that case's Hurray file: every stored chunk decompressed, and every
 decoded chunk compressed again (level 3), on one thread per CPU in a tight loop;
-the faster of the two measurements is the limit the reads are compared with.
+the faster of the two measurements is the limit the reads are compared with.  A
+third figure, "placed", decompresses each chunk into a buffer of the thread's and
+copies it to its place in a new array of the field: the least a whole read into
+fresh memory does, which the no-dask read is also compared with.
 
 Two further parts, on the 512² case: ``chunks={}`` reads over a ``dask.distributed``
 LocalCluster of two single-threaded worker processes (a sum of the variable, so
@@ -248,17 +251,26 @@ def run_child(system: str, case: str, args: argparse.Namespace, work: Path) -> d
 # --- the codec's limit ---------------------------------------------------------------
 
 
-def stored_chunks(path: Path) -> list[bytes]:
-    """The stored bytes of every chunk of variable ``v`` of the Hurray file ``path``."""
+def stored_chunks(path: Path) -> tuple[list[bytes], list[tuple[slice, ...]], Any]:
+    """The stored bytes of every chunk of variable ``v`` of the Hurray file ``path``,
+    the box of each in the variable, and the variable's description."""
     from xarray_hurray.container import open_reader
 
     reader = open_reader(path)
+    var = reader.variable("v")
     entries = reader.index("v")
-    return [
-        reader.source.read(int(offset), int(offset) + int(size))
-        for offset, size in zip(entries["offset"], entries["size"], strict=True)
-        if size
-    ]
+    frames, boxes = [], []
+    for chunk_id, (offset, size) in enumerate(zip(entries["offset"], entries["size"], strict=True)):
+        if size:
+            frames.append(reader.source.read(int(offset), int(offset) + int(size)))
+            corner = np.unravel_index(chunk_id, var.grid_shape)
+            boxes.append(
+                tuple(
+                    slice(int(i) * c, min((int(i) + 1) * c, n))
+                    for i, c, n in zip(corner, var.chunks, var.shape, strict=True)
+                )
+            )
+    return frames, boxes, var
 
 
 def on_every_thread(threads: int, items: list[Any], work: Callable[[Any], object]) -> float:
@@ -283,11 +295,15 @@ def on_every_thread(threads: int, items: list[Any], work: Callable[[Any], object
 
 def codec_limit(path: Path, repeats: int) -> dict[str, float]:
     """MiB/s of raw bytes decompressed and compressed on every thread, best of
-    ``repeats`` passes over the chunks of the Hurray file ``path``."""
+    ``repeats`` passes over the chunks of the Hurray file ``path``; and ``"place"``:
+    decompressed into a buffer of the thread's and copied to its place in a new
+    array of the variable (allocated for each pass), what a whole read must do at
+    least (its result's memory is touched for the first time, and chunks of a 2-D
+    or larger array are not contiguous in it)."""
     import zstandard
 
     threads = os.cpu_count() or 1
-    frames = stored_chunks(path)
+    frames, boxes, var = stored_chunks(path)
     local = threading.local()
 
     def decompress(frame: bytes) -> bytes:
@@ -304,10 +320,27 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
             local.c = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
         local.c.compress(raw)
 
+    result: list[np.ndarray] = []
+
+    def place(item: tuple[bytes, tuple[slice, ...]]) -> None:
+        frame, box = item
+        if not hasattr(local, "buffer"):
+            local.buffer = np.empty(max(map(len, raws)), dtype=np.uint8)
+            local.d = getattr(local, "d", None) or zstandard.ZstdDecompressor()
+        size = local.d.stream_reader(frame, read_across_frames=False).readinto(local.buffer)
+        chunk = local.buffer[:size].view(np.float32).reshape(var.chunks)
+        block = result[0][box]  # cut short at the variable's end
+        block[...] = chunk[tuple(slice(0, n) for n in block.shape)]
+
+    def placed() -> float:
+        result[:] = [np.empty(var.shape, dtype=np.float32)]
+        return on_every_thread(threads, list(zip(frames, boxes, strict=True)), place)
+
     out = {}
     for name, items, work in (("decompress", frames, decompress), ("compress", raws, compress)):
         best = min(on_every_thread(threads, items, work) for _ in range(repeats))
         out[name] = raw_mib / best
+    out["place"] = raw_mib / min(placed() for _ in range(repeats))
     return out
 
 
@@ -483,9 +516,9 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
     print(
         "| case | decompress MiB/s | compress MiB/s | write / limit | no dask / limit "
         "| chunks={} / limit | dask chunks / limit | write / peer | no dask / peer "
-        "| chunks={} / peer | dask chunks / peer |"
+        "| chunks={} / peer | dask chunks / peer | placed MiB/s | no dask / placed |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for _, chunks, limit, results in summary:
         ours = results["hurray"]["figures"]
         cells = [f"{limit['decompress']:.0f}", f"{limit['compress']:.0f}"]
@@ -493,10 +526,14 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
         for op in ops:
             kind = "compress" if op == "write" else "decompress"
             cells.append(f"{mib / ours[op]['seconds'] / limit[kind]:.2f}x")
+        placed = [
+            f"{limit['place']:.0f}",
+            f"{mib / ours['numpy']['seconds'] / limit['place']:.2f}x",
+        ]
         for op in ops:
             best = min((results[p]["figures"][op]["seconds"] for p in peers), default=math.nan)
             cells.append(f"{best / ours[op]['seconds']:.2f}x")
-        print(f"| {'x'.join(map(str, chunks))} | " + " | ".join(cells) + " |")
+        print(f"| {'x'.join(map(str, chunks))} | " + " | ".join(cells + placed) + " |")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ def test_quick_run_measures_every_system_the_limit_the_cluster_and_http() -> Non
         assert len(table) == 5
         limit = table[4]
         assert float(limit[1]) > 0 and float(limit[2]) > 0  # decompress, compress MiB/s
-        assert all(cell.endswith("x") for cell in limit[3:])
+        assert all(cell.endswith("x") for cell in limit[3:11] + limit[12:])
+        assert float(limit[11]) > 0  # decompressed and placed, MiB/s
     cluster, remote = stdout.split("over a LocalCluster")[1].split("over HTTP")
     # a chunks={} read of one stored chunk (the whole field): one task, one request
     for system in SYSTEMS[:3]:
