@@ -19,7 +19,9 @@ decoded chunk compressed again (level 3), on one thread per CPU in a tight loop;
 the faster of the two measurements is the limit the reads are compared with.  A
 third figure, "placed", decompresses each chunk into a buffer of the thread's and
 copies it to its place in a new array of the field: the least a whole read into
-fresh memory does, which the no-dask read is also compared with.
+fresh memory does, which the no-dask read is also compared with; a fourth,
+"written", compresses each chunk and writes it at its place in a new file (into
+the page cache): the least a whole write does, which the write is compared with.
 
 Two further parts, on the 512² case: ``chunks={}`` reads over a ``dask.distributed``
 LocalCluster of two single-threaded worker processes (a sum of the variable, so
@@ -299,7 +301,9 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
     decompressed into a buffer of the thread's and copied to its place in a new
     array of the variable (allocated for each pass), what a whole read must do at
     least (its result's memory is touched for the first time, and chunks of a 2-D
-    or larger array are not contiguous in it)."""
+    or larger array are not contiguous in it); and ``"written"``: compressed and
+    written at its place in a new file next to ``path`` (``os.pwrite``, into the
+    page cache, not synced), what a whole write must do at least."""
     import zstandard
 
     threads = os.cpu_count() or 1
@@ -336,11 +340,30 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
         result[:] = [np.empty(var.shape, dtype=np.float32)]
         return on_every_thread(threads, list(zip(frames, boxes, strict=True)), place)
 
+    target = path.with_suffix(".written-limit")
+    offsets = np.cumsum([0] + [len(frame) for frame in frames[:-1]]).tolist()
+    descriptor: list[int] = []
+
+    def write(item: tuple[bytes, int]) -> None:
+        raw, offset = item
+        if not hasattr(local, "c"):
+            local.c = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
+        os.pwrite(descriptor[0], local.c.compress(raw), offset)
+
+    def written() -> float:
+        descriptor[:] = [os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)]
+        try:
+            return on_every_thread(threads, list(zip(raws, offsets, strict=True)), write)
+        finally:
+            os.close(descriptor[0])
+            target.unlink()
+
     out = {}
     for name, items, work in (("decompress", frames, decompress), ("compress", raws, compress)):
         best = min(on_every_thread(threads, items, work) for _ in range(repeats))
         out[name] = raw_mib / best
     out["place"] = raw_mib / min(placed() for _ in range(repeats))
+    out["written"] = raw_mib / min(written() for _ in range(repeats))
     return out
 
 
@@ -516,9 +539,10 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
     print(
         "| case | decompress MiB/s | compress MiB/s | write / limit | no dask / limit "
         "| chunks={} / limit | dask chunks / limit | write / peer | no dask / peer "
-        "| chunks={} / peer | dask chunks / peer | placed MiB/s | no dask / placed |"
+        "| chunks={} / peer | dask chunks / peer | placed MiB/s | no dask / placed "
+        "| written MiB/s | write / written |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for _, chunks, limit, results in summary:
         ours = results["hurray"]["figures"]
         cells = [f"{limit['decompress']:.0f}", f"{limit['compress']:.0f}"]
@@ -529,6 +553,8 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
         placed = [
             f"{limit['place']:.0f}",
             f"{mib / ours['numpy']['seconds'] / limit['place']:.2f}x",
+            f"{limit['written']:.0f}",
+            f"{mib / ours['write']['seconds'] / limit['written']:.2f}x",
         ]
         for op in ops:
             best = min((results[p]["figures"][op]["seconds"] for p in peers), default=math.nan)
