@@ -10,7 +10,7 @@ import pickle
 import numpy as np
 import pytest
 
-from xarray_hurray.container import VariableMeta
+from xarray_hurray.container import VariableMeta, metadata
 from xarray_hurray.container.metadata import DIRECT_PLACEMENT
 from xarray_hurray.layout import RowMajorLayout
 
@@ -40,6 +40,19 @@ def test_the_table_is_made_once_enough_chunks_were_placed_one_by_one():
         var.positions(np.array([k]))
     assert "position" not in var.__dict__  # a region read keeps to the curve
     var.positions(np.array([few]))
+    assert "position" in var.__dict__
+
+
+def test_a_grid_past_the_tallied_size_keeps_to_the_curve_chunk_by_chunk(monkeypatch):
+    # a stand-in for a giant grid: 960 chunks counted as too many to tally
+    monkeypatch.setattr(metadata, "TALLIED_GRID", 959)
+    var = variable("morton")
+    truth = np.argsort(variable("morton").placement)
+    for k in range(var.chunk_count):
+        assert int(var.positions(np.array([k]))[0]) == truth[k]
+    assert "position" not in var.__dict__ and "placement" not in var.__dict__
+    # one call asking for many still makes the table, as before
+    var.positions(np.arange(var.chunk_count // DIRECT_PLACEMENT + 1))
     assert "position" in var.__dict__
 
 

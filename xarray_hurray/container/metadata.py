@@ -106,6 +106,13 @@ DIRECT_PLACEMENT = 64
 over a variable's life (counted across calls: a Dask task per chunk asks for one at
 a time); past that, the whole placement order is computed once and kept."""
 
+TALLIED_GRID = 2**22
+"""The largest grid whose placement tables (8 bytes per chunk each) the tally of
+chunks placed one by one may make: reads of a few chunks at a time from a larger
+grid (a mostly missing one may have 2**40) never allocate a step per chunk of it;
+a single call asking for more than one chunk in :data:`DIRECT_PLACEMENT` still
+makes them, as its caller asked for that many."""
+
 
 @dataclass(frozen=True)
 class VariableMeta:
@@ -242,7 +249,12 @@ class VariableMeta:
     def _tables_pay(self, count: int) -> bool:
         """Whether placing ``count`` more chunks brings those placed directly so far
         past one in :data:`DIRECT_PLACEMENT` of the grid, so that the tables are
-        worth computing.  A race between threads can only lose a few counts."""
+        worth computing (counted for grids of at most :data:`TALLIED_GRID` chunks).
+        A race between threads can only lose a few counts."""
+        if count * DIRECT_PLACEMENT > self.chunk_count:
+            return True
+        if self.chunk_count > TALLIED_GRID:
+            return False
         placed = int(self.__dict__.get("_placed", 0)) + count
         # a tally beside the cached tables, not a field: it takes no part in equality
         self.__dict__["_placed"] = placed
