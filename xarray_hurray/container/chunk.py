@@ -137,10 +137,9 @@ class ChunkCodec:
         raw = np.asarray(block, dtype=parse_element_type(var.dtype))
         if raw.size == 0 or raw.dtype.itemsize != itemsize:
             return False
-        # most chunks are not the fill, and their first element tells: no pass over
-        # the chunk for them
-        # (an array of the first element: a 0-d array's item would be a scalar, and a
-        # str scalar's bytes are its text's alone)
+        # most chunks are not the fill, and their first element tells, without a pass
+        # over the chunk; taken as an array (a 0-d array's item would be a scalar,
+        # and a str scalar's bytes are its text's alone)
         first = np.atleast_1d(raw)
         if first[(slice(0, 1),) * first.ndim].tobytes() != self.fill_bytes:
             return False

@@ -729,21 +729,17 @@ class ContainerReader:
 
     def _read_chunk(self, name: str, chunk_id: int) -> np.ndarray | None:
         """Stored chunk ``chunk_id`` of ``name``, as decoded (writable, owned by the
-        caller), with one read of its bytes and nothing planned; None where the chunk
-        is missing or its codec has no fixed decoded size (then :meth:`read` plans)."""
+        caller), with one read of its bytes and no selection mapped onto the grid;
+        None where the chunk is missing or its codec has no fixed decoded size (then
+        :meth:`read` plans the selection)."""
         codec = self._codec(name)
         if codec.raw_bytes is None:
             return None
-        ids = np.array([chunk_id], dtype=np.int64)
-        entries = self.entries(name, ids)
-        size = int(entries["size"][0])
-        if self.version >= (1, 1) and size == 0:
+        fetch = self._fetch(name, np.array([chunk_id], dtype=np.int64))
+        if not len(fetch.stored):
             return None
-        start = int(entries["offset"][0])
-        bounds = np.array([start], dtype=np.int64), np.array([start + size], dtype=np.int64)
-        plan = ReadPlan(np.stack(bounds, axis=1), np.zeros(1, dtype=np.int64))
-        fetch = ChunkFetch(name, ids, entries, plan, codec, np.zeros(1, np.int64), *bounds)
-        [data] = self._cut(fetch, [0], start, start + size, self.source.read(start, start + size))
+        start, stop = int(fetch.starts[0]), int(fetch.stops[0])
+        [data] = self._cut(fetch, [0], start, stop, self.source.read(start, stop))
         # decompressed into an array of its own, which a row-major chunk is a view of
         chunk = self._decode(fetch, 0, data, np.empty(codec.raw_bytes, dtype=np.uint8))
         chunk = chunk.reshape(codec.variable.chunks)
