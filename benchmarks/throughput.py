@@ -308,54 +308,58 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
 
     threads = os.cpu_count() or 1
     frames, boxes, var = stored_chunks(path)
-    local = threading.local()
+    local = threading.local()  # a thread's codec contexts, made at its first chunk
 
-    def decompress(frame: bytes) -> bytes:
+    def decompressor() -> Any:
         if not hasattr(local, "d"):
             local.d = zstandard.ZstdDecompressor()
-        out: bytes = local.d.decompress(frame)
+        return local.d
+
+    def compressor() -> Any:
+        if not hasattr(local, "c"):
+            local.c = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
+        return local.c
+
+    def decompress(frame: bytes) -> bytes:
+        out: bytes = decompressor().decompress(frame)
         return out
 
     raws = [decompress(frame) for frame in frames]
     raw_mib = sum(map(len, raws)) / MIB
 
     def compress(raw: bytes) -> None:
-        if not hasattr(local, "c"):
-            local.c = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
-        local.c.compress(raw)
+        compressor().compress(raw)
 
-    result: list[np.ndarray] = []
-
-    def place(item: tuple[bytes, tuple[slice, ...]]) -> None:
+    def place(result: np.ndarray, item: tuple[bytes, tuple[slice, ...]]) -> None:
         frame, box = item
         if not hasattr(local, "buffer"):
             local.buffer = np.empty(max(map(len, raws)), dtype=np.uint8)
-            local.d = getattr(local, "d", None) or zstandard.ZstdDecompressor()
-        size = local.d.stream_reader(frame, read_across_frames=False).readinto(local.buffer)
+        reader = decompressor().stream_reader(frame, read_across_frames=False)
+        size = reader.readinto(local.buffer)
         chunk = local.buffer[:size].view(np.float32).reshape(var.chunks)
-        block = result[0][box]  # cut short at the variable's end
+        block = result[box]  # cut short at the variable's end
         block[...] = chunk[tuple(slice(0, n) for n in block.shape)]
 
     def placed() -> float:
-        result[:] = [np.empty(var.shape, dtype=np.float32)]
-        return on_every_thread(threads, list(zip(frames, boxes, strict=True)), place)
+        result = np.empty(var.shape, dtype=np.float32)
+        return on_every_thread(
+            threads, list(zip(frames, boxes, strict=True)), partial(place, result)
+        )
 
     target = path.with_suffix(".written-limit")
     offsets = np.cumsum([0] + [len(frame) for frame in frames[:-1]]).tolist()
-    descriptor: list[int] = []
 
-    def write(item: tuple[bytes, int]) -> None:
+    def write(descriptor: int, item: tuple[bytes, int]) -> None:
         raw, offset = item
-        if not hasattr(local, "c"):
-            local.c = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
-        os.pwrite(descriptor[0], local.c.compress(raw), offset)
+        os.pwrite(descriptor, compressor().compress(raw), offset)
 
     def written() -> float:
-        descriptor[:] = [os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)]
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         try:
-            return on_every_thread(threads, list(zip(raws, offsets, strict=True)), write)
+            items = list(zip(raws, offsets, strict=True))
+            return on_every_thread(threads, items, partial(write, descriptor))
         finally:
-            os.close(descriptor[0])
+            os.close(descriptor)
             target.unlink()
 
     out = {}
