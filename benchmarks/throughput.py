@@ -22,6 +22,9 @@ copies it to its place in a new array of the field: the least a whole read into
 fresh memory does, which the no-dask read is also compared with; a fourth,
 "written", compresses each chunk and writes it at its place in a new file (into
 the page cache): the least a whole write does, which the write is compared with.
+The "dask floor" is the two dask reads of the same shape and chunks from a
+backend that reads and decodes nothing (each task fills a new array): what xarray
+and dask cost alone, which the dask reads are compared with.
 
 Two further parts, on the 512² case: ``chunks={}`` reads over a ``dask.distributed``
 LocalCluster of two single-threaded worker processes (a sum of the variable, so
@@ -371,6 +374,63 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
     return out
 
 
+# --- the dask floor --------------------------------------------------------------------
+
+
+def dask_floor(case: str, side: int, repeats: int) -> dict[str, float]:
+    """MiB/s of the two dask reads (``chunks={}`` and the larger dask chunks) through
+    ``xr.open_dataset(...).load()`` of a variable of the case's shape and chunks that
+    holds no file: each task makes a new array of its block and writes every element
+    once, with nothing read or decoded.  What xarray and dask cost alone for these
+    tasks on the threaded scheduler (the graph, its scheduling, a new array per task,
+    the result joined from them): the most any backend's dask read reaches."""
+    import dask
+    import xarray as xr
+    from xarray.backends import BackendArray, BackendEntrypoint
+    from xarray.core import indexing
+
+    shape, chunks = case_shape(case, side)
+    names = dims(len(shape))
+
+    class Blocks(BackendArray):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.shape = shape
+            self.dtype = np.dtype("f4")
+
+        def __getitem__(self, key: Any) -> Any:
+            return indexing.explicit_indexing_adapter(
+                key, self.shape, indexing.IndexingSupport.BASIC, self._block
+            )
+
+        def _block(self, key: tuple[Any, ...]) -> np.ndarray:
+            out_shape = [
+                len(range(*k.indices(n)))
+                for k, n in zip(key, self.shape, strict=True)
+                if isinstance(k, slice)
+            ]
+            block = np.empty(out_shape, dtype=self.dtype)
+            block.fill(1)
+            return block
+
+    class Floor(BackendEntrypoint):  # type: ignore[misc]
+        def open_dataset(self, filename_or_obj: Any, *, drop_variables: Any = None) -> Any:
+            data = indexing.LazilyIndexedArray(Blocks())
+            preferred = dict(zip(names, chunks, strict=True))
+            variable = xr.Variable(names, data, encoding={"preferred_chunks": preferred})
+            return xr.Dataset({"v": variable})
+
+    mib = math.prod(shape) * 4 / MIB
+    out = {}
+    with dask.config.set(scheduler="threads"):
+        for name, kwargs in (("chunks={}", {}), ("dask chunks", dask_chunks(shape, chunks))):
+
+            def read(kwargs: dict[str, int] = kwargs) -> None:
+                xr.open_dataset("floor", engine=Floor, chunks=kwargs)["v"].load()
+
+            out[name] = mib / measure(repeats, read)["seconds"]
+    return out
+
+
 # --- the cluster and the remote case --------------------------------------------------
 
 
@@ -515,6 +575,7 @@ def report(
         if "hurray" in results:
             limits.append(codec_limit(work / file_name("hurray", case), args.repeats))
             limit = {k: max(lim[k] for lim in limits) for k in limits[0]}
+            limit.update(dask_floor(case, args.side, args.repeats))
             summary.append((case, chunks, limit, results))
     print_summary(summary, systems, mib)
     if "512" in cases and not args.no_cluster:
@@ -544,9 +605,10 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
         "| case | decompress MiB/s | compress MiB/s | write / limit | no dask / limit "
         "| chunks={} / limit | dask chunks / limit | write / peer | no dask / peer "
         "| chunks={} / peer | dask chunks / peer | placed MiB/s | no dask / placed "
-        "| written MiB/s | write / written |"
+        "| written MiB/s | write / written | dask floor {} / chunks MiB/s "
+        "| chunks={} / floor | dask chunks / floor |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|" + "---:|" * 17)
     for _, chunks, limit, results in summary:
         ours = results["hurray"]["figures"]
         cells = [f"{limit['decompress']:.0f}", f"{limit['compress']:.0f}"]
@@ -559,6 +621,11 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
             f"{mib / ours['numpy']['seconds'] / limit['place']:.2f}x",
             f"{limit['written']:.0f}",
             f"{mib / ours['write']['seconds'] / limit['written']:.2f}x",
+            f"{limit['chunks={}']:.0f} / {limit['dask chunks']:.0f}",
+            *(
+                f"{mib / ours[op]['seconds'] / limit[op]:.2f}x"
+                for op in ("chunks={}", "dask chunks")
+            ),
         ]
         for op in ops:
             best = min((results[p]["figures"][op]["seconds"] for p in peers), default=math.nan)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import google_crc32c
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -73,7 +74,8 @@ def test_encoding_many_chunks_gives_the_bytes_of_each_chunk_alone(
     """Encoding many chunks (small chunks of numbers gathered a run at a time, other
     chunks one by one; in runs of one chunk, a few, or all), all of a block in
     row-major order or some of them in any order, gives what encoding each chunk
-    alone gives."""
+    alone gives, with the CRC-32C of each stored chunk as google_crc32c computes it
+    (0 for a chunk left out)."""
     meta, block = case
     codec = ChunkCodec(meta)
     grid = [-(-n // c) for n, c in zip(block.shape, meta.chunks, strict=True)]
@@ -86,9 +88,12 @@ def test_encoding_many_chunks_gives_the_bytes_of_each_chunk_alone(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(chunk, "SMALL_CHUNK_ELEMENTS", small)
         patch.setattr(chunk, "TASK_BYTES", task_bytes)
-        assert codec.encode_chunks(block, write_empty) == expected
-        runs = codec.encode_many(block, np.array(picked, dtype=np.int64), write_empty)
-        assert [data for run in runs for data in run] == [expected[k] for k in picked]
+        whole = codec.encode_chunks(block, write_empty)
+        assert whole.chunks == expected
+        assert whole.crcs == [google_crc32c.value(data) if data else 0 for data in expected]
+        runs = list(codec.encode_many(block, np.array(picked, dtype=np.int64), write_empty))
+        assert [data for run in runs for data in run.chunks] == [expected[k] for k in picked]
+        assert [crc for run in runs for crc in run.crcs] == [whole.crcs[k] for k in picked]
 
 
 @settings(max_examples=60, deadline=None)

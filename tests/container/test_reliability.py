@@ -18,6 +18,7 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, verify_file
+from xarray_hurray.container import writer as writer_module
 from xarray_hurray.container.writer import move_into_place
 from xarray_hurray.io import SourceChangedError
 
@@ -252,3 +253,55 @@ def test_move_into_place_leaves_only_the_new_content(tmp_path, old, new):
     move_into_place(staged, target)
     assert _read(target) == "new" and (target.is_dir() == (new == "dir"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def _open_files():
+    """What each descriptor of this process names (the one listing them is gone by
+    the time it is read)."""
+    links = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            links.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except FileNotFoundError:
+            pass
+    return links
+
+
+def _join_releases():
+    for thread in threading.enumerate():
+        if thread.name == "hurray-free-replaced":
+            thread.join(timeout=30)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+@pytest.mark.parametrize("kind", ["large file", "small file", "link to a large file", "fifo"])
+def test_a_replaced_file_is_freed_once_the_new_one_is_in_place(tmp_path, monkeypatch, kind):
+    """The file a write replaces is held open across the rename and freed by a thread
+    of its own (large regular files only): the new content is at the target at once,
+    the descriptor handed to the release still reads the old bytes, and once it is
+    released no descriptor of this process holds the old file.  A symbolic link is
+    replaced itself (the file it names is kept), and a FIFO at the target does not
+    block the write."""
+    handed = []
+    monkeypatch.setattr(writer_module, "release_in_background", handed.append)
+    target, staged = tmp_path / "out", tmp_path / ".out.tmp"
+    size = (writer_module.BACKGROUND_FREE_BYTES if "large" in kind else 1000) + 1
+    if kind == "link to a large file":
+        (tmp_path / "elsewhere").write_bytes(b"e" * size)
+        target.symlink_to(tmp_path / "elsewhere")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.write_bytes(b"o" * size)
+    staged.write_bytes(b"new")
+    move_into_place(staged, target)
+    assert target.read_bytes() == b"new" and not target.is_symlink()
+    assert len(handed) == (kind == "large file")
+    for fd in handed:
+        assert os.pread(fd, 8, size - 8) == b"o" * 8
+        monkeypatch.undo()
+        writer_module.release_in_background(fd)
+    _join_releases()
+    assert not [link for link in _open_files() if link.startswith(str(target))]
+    if kind == "link to a large file":
+        assert (tmp_path / "elsewhere").read_bytes() == b"e" * size

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import google_crc32c
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -37,8 +38,12 @@ def chunk_bytes(meta: DatasetMeta, seed: int) -> dict[str, list[bytes | None]]:
     }
 
 
+@pytest.mark.parametrize("given_crcs", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_runs_of_any_length_give_the_bytes_of_single_writes(tmp_path, seed):
+def test_runs_of_any_length_give_the_bytes_of_single_writes(tmp_path, seed, given_crcs):
+    """Runs of chunks give the file of chunks written one at a time, whether the
+    writer computes their checksums or is given them (as google_crc32c computes them,
+    any value for a missing chunk)."""
     meta = metadata()
     chunks = chunk_bytes(meta, seed)
     with ContainerWriter(tmp_path / "one.hurray", meta) as writer:
@@ -51,7 +56,11 @@ def test_runs_of_any_length_give_the_bytes_of_single_writes(tmp_path, seed):
             done = 0
             while done < var.chunk_count:
                 stop = done + int(rng.integers(0, 9))  # empty runs too
-                writer.write_chunks(var.name, var.placement[done:stop], chunks[var.name][done:stop])
+                run = chunks[var.name][done:stop]
+                crcs = [7 if d is None else google_crc32c.value(d) for d in run]
+                writer.write_chunks(
+                    var.name, var.placement[done:stop], run, crcs if given_crcs else None
+                )
                 done = min(stop, var.chunk_count)
     assert (tmp_path / "runs.hurray").read_bytes() == (tmp_path / "one.hurray").read_bytes()
 
@@ -96,17 +105,18 @@ def test_a_run_after_the_last_chunk_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("data", "count", "match"),
+    ("data", "count", "crcs", "match"),
     [
-        ([b"a", b"", b"c"], 3, "chunk .* of 'field' has no bytes"),
-        ([b"a", b"b"], 3, "3 chunk ids for 2 chunks of 'field'"),
+        ([b"a", b"", b"c"], 3, None, "chunk .* of 'field' has no bytes"),
+        ([b"a", b"b"], 3, None, "3 chunk ids for 2 chunks of 'field'"),
+        ([b"a", b"b"], 2, [1], "1 checksums for 2 chunks of 'field'"),
     ],
 )
-def test_a_run_with_an_empty_chunk_or_too_few_chunks_is_refused(tmp_path, data, count, match):
+def test_a_run_with_an_empty_chunk_or_too_few_chunks_is_refused(tmp_path, data, count, crcs, match):
     meta = metadata()
     with pytest.raises(HurrayValueError, match=match):
         with ContainerWriter(tmp_path / "f.hurray", meta) as writer:
-            writer.write_chunks("field", meta.variables[0].placement[:count], data)
+            writer.write_chunks("field", meta.variables[0].placement[:count], data, crcs)
 
 
 @settings(max_examples=30, deadline=None)

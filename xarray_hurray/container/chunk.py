@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from ..errors import HurrayValueError, in_context
-from .checksum import Bytes
+from .checksum import Bytes, crc32c
 from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
@@ -80,6 +81,25 @@ class _ChunkGather:
             piece = self.array[_box(int(chunk_ids[k]), self.grid, self.chunks)]
             rows[k][tuple(slice(0, n) for n in piece.shape)] = piece
         return rows.reshape(len(chunk_ids), -1)
+
+
+@dataclass(frozen=True)
+class EncodedRun:
+    """The stored bytes of consecutive chunks of a write, and the CRC-32C of each,
+    computed by the thread that compressed them while their bytes are still in its
+    cache (``b""`` and 0: a chunk left out, see :meth:`ChunkCodec.encode_many`).
+
+    A sink stores the checksums as given instead of computing them again in the
+    writing process, where they would wait for the GIL beside the encoding threads.
+    """
+
+    chunks: list[bytes]
+    crcs: list[int]
+
+    @classmethod
+    def of(cls, chunks: list[bytes]) -> EncodedRun:
+        """The run of ``chunks``, their checksums computed here."""
+        return cls(chunks, [crc32c(data) if data else 0 for data in chunks])
 
 
 class ChunkCodec:
@@ -203,23 +223,27 @@ class ChunkCodec:
             )
         return self.chain.encode(raw)
 
-    def encode_chunks(self, block: np.ndarray, write_empty: bool = False) -> list[bytes]:
-        """The stored bytes of every chunk of ``block``, in row-major order among them
-        (see :meth:`encode_many`, which ``block`` is given to)."""
+    def encode_chunks(self, block: np.ndarray, write_empty: bool = False) -> EncodedRun:
+        """The stored bytes and checksums of every chunk of ``block``, in row-major
+        order among them (see :meth:`encode_many`, which ``block`` is given to)."""
         block = np.asarray(block)
         count = math.prod(_grid(block.shape, self.variable.chunks))
         ids = np.arange(count, dtype=np.int64)
-        return [data for run in self.encode_many(block, ids, write_empty) for data in run]
+        runs = list(self.encode_many(block, ids, write_empty))
+        return EncodedRun(
+            [data for run in runs for data in run.chunks], [crc for run in runs for crc in run.crcs]
+        )
 
     def encode_many(
         self,
         array: np.ndarray,
         chunk_ids: np.ndarray,
         write_empty: bool = False,
-    ) -> Iterator[list[bytes]]:
-        """The stored bytes of chunks ``chunk_ids`` of ``array`` (row-major indices
-        among its chunks), in that order, in runs of about :data:`TASK_BYTES` of raw
-        chunks, each run encoded by a thread of the decode pool.
+    ) -> Iterator[EncodedRun]:
+        """The stored bytes and checksums of chunks ``chunk_ids`` of ``array``
+        (row-major indices among its chunks), in that order, in runs of about
+        :data:`TASK_BYTES` of raw chunks, each run encoded by a thread of the decode
+        pool.
 
         ``array`` is the whole variable, or a box of it that starts where a chunk
         starts and ends where one ends or at the variable's end (a dask chunk lined
@@ -249,25 +273,27 @@ class ChunkCodec:
             or array.dtype.kind not in "biufc"
         ):
 
-            def encode_run(ids: np.ndarray) -> list[bytes]:
+            def encode_run(ids: np.ndarray) -> EncodedRun:
                 out = []
                 for chunk_id in ids.tolist():
                     block = array[_box(chunk_id, grid, var.chunks)]
                     out.append(
                         b"" if not write_empty and self.is_fill(block) else self.encode(block)
                     )
-                return out
+                return EncodedRun.of(out)
         else:
             gather = _ChunkGather(array, grid, var.chunks, parse_element_type(var.dtype))
 
-            def encode_run(ids: np.ndarray) -> list[bytes]:
+            def encode_run(ids: np.ndarray) -> EncodedRun:
                 rows = gather.rows(ids)
                 buffers = self._permute_rows(rows)
                 codec = self.chain.encode
                 if write_empty:
-                    return [codec(row) for row in buffers]
+                    return EncodedRun.of([codec(row) for row in buffers])
                 flags = self.fill_rows(rows, gather, ids)
-                return [b"" if f else codec(row) for f, row in zip(flags, buffers, strict=True)]
+                return EncodedRun.of(
+                    [b"" if f else codec(row) for f, row in zip(flags, buffers, strict=True)]
+                )
 
         yield from ordered_map(encode_run, runs)
 

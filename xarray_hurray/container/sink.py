@@ -46,9 +46,10 @@ class TaskRuns(Generic[R]):
         one part after the other, each in its placement order), then the number of
         chunks: run ``k`` is chunks ``[cuts[k], cuts[k + 1])``.
     write_run
-        Writes one run inside a task: called with the run's number ``k`` and the
-        stored bytes of its chunks, in turn (``b""``: a chunk left out).  Picklable:
-        it runs on whichever Dask worker holds the chunks.
+        Writes one run inside a task: called with the run's number ``k``, the stored
+        bytes of its chunks, in turn (``b""``: a chunk left out), and their CRC-32C
+        (0 for a chunk left out).  Picklable: it runs on whichever Dask worker holds
+        the chunks.
     written
         Takes, in the writing process, what ``write_run`` returned for every run, in
         run order, once all are written (before :meth:`ChunkSink.commit`).
@@ -57,7 +58,7 @@ class TaskRuns(Generic[R]):
     """
 
     cuts: np.ndarray
-    write_run: Callable[[int, Sequence[bytes]], R]
+    write_run: Callable[[int, Sequence[bytes], Sequence[int]], R]
     written: Callable[[Sequence[R]], None]
     label: str
     unit: str = "runs"
@@ -87,10 +88,19 @@ class ChunkSink(ABC):
     """
 
     @abstractmethod
-    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
+    def write_chunks(
+        self,
+        name: str,
+        chunk_ids: np.ndarray,
+        data: Sequence[bytes | None],
+        crcs: Sequence[int] | None = None,
+    ) -> None:
         """Store chunks ``chunk_ids`` (row-major ids in the grid of the new version) of
         the variable at path ``name`` with the stored bytes ``data``, in turn; None
-        leaves a chunk out (a missing chunk, which reads as the fill)."""
+        leaves a chunk out (a missing chunk, which reads as the fill).  ``crcs``, where
+        given, are the CRC-32C of ``data``, computed where the chunks were encoded
+        (see :class:`~xarray_hurray.container.chunk.EncodedRun`); None: the sink
+        computes them."""
 
     def runs_in_tasks(self) -> TaskRuns[Any] | None:
         """How the tasks that encode the chunks write them, for a sink whose chunks

@@ -266,10 +266,17 @@ class StagedRewrite(ChunkSink):
         if target is not None:
             raise HurrayValueError(f"chunk {target[1]} of {target[0]!r} written out of order")
 
-    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
-        for chunk_id, one in zip(np.asarray(chunk_ids).tolist(), data, strict=True):
+    def write_chunks(
+        self,
+        name: str,
+        chunk_ids: np.ndarray,
+        data: Sequence[bytes | None],
+        crcs: Sequence[int] | None = None,
+    ) -> None:
+        known = [None] * len(data) if crcs is None else crcs
+        for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, known, strict=True):
             self._copy_until((name, chunk_id))
-            self._writer.write_chunk(name, chunk_id, one)
+            self._writer.write_chunk(name, chunk_id, one, crc)
 
     def commit(self) -> None:
         """Copy the kept chunks after the last one written, and move the new file into
@@ -466,13 +473,21 @@ class InPlaceCommit(ChunkSink):
         self._buffer.clear()
         self._buffer_start = self._position
 
-    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
+    def write_chunks(
+        self,
+        name: str,
+        chunk_ids: np.ndarray,
+        data: Sequence[bytes | None],
+        crcs: Sequence[int] | None = None,
+    ) -> None:
         entries = self._new.setdefault(name, [])
-        for chunk_id, one in zip(np.asarray(chunk_ids).tolist(), data, strict=True):
+        known = [None] * len(data) if crcs is None else crcs
+        for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, known, strict=True):
             if not one:  # missing: the fill
                 entries.append((chunk_id, 0, 0, 0))
                 continue
-            entries.append((chunk_id, self._append(one), len(one), crc32c(one)))
+            crc = crc32c(one) if crc is None else crc
+            entries.append((chunk_id, self._append(one), len(one), crc))
 
     def _page_table(self, path: str, var: VariableMeta) -> tuple[int, int]:
         """Append the changed pages and the page table of variable ``path`` of the new

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import threading
 import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -102,9 +104,12 @@ class ContainerWriter(ChunkSink):
                 for chunk_id in var.placement[start : start + PLACEMENT_SLICE].tolist():
                     yield name, chunk_id
 
-    def write_chunk(self, name: str, chunk_id: int, data: bytes | None) -> None:
+    def write_chunk(
+        self, name: str, chunk_id: int, data: bytes | None, crc: int | None = None
+    ) -> None:
         """Append the stored bytes of chunk ``chunk_id`` of the variable at path
         ``name``; ``None`` leaves it out (a missing chunk, which reads as the fill).
+        ``crc``: the CRC-32C of ``data`` where it is known (None: computed here).
 
         Raises
         ------
@@ -122,15 +127,23 @@ class ContainerWriter(ChunkSink):
             if not data:
                 raise HurrayValueError(f"chunk {chunk_id} of {name!r} has no bytes")
             self._file.write(data)
-            self._entries[name][position] = (self._position, len(data), crc32c(data))
+            crc = crc32c(data) if crc is None else crc
+            self._entries[name][position] = (self._position, len(data), crc)
             self._position += len(data)
         self._written[name] = position + 1
         self._next = next(self._expected, None)
 
-    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
+    def write_chunks(
+        self,
+        name: str,
+        chunk_ids: np.ndarray,
+        data: Sequence[bytes | None],
+        crcs: Sequence[int] | None = None,
+    ) -> None:
         """Append chunks ``chunk_ids`` of the variable at path ``name`` in turn, with the
-        stored bytes ``data`` (``None``: missing): what as many calls of
-        :meth:`write_chunk` do, with its checks, at a fraction of the cost per chunk.
+        stored bytes ``data`` (``None``: missing) and their CRC-32C ``crcs`` where
+        known: what as many calls of :meth:`write_chunk` do, with its checks, at a
+        fraction of the cost per chunk.
 
         Raises
         ------
@@ -141,6 +154,8 @@ class ContainerWriter(ChunkSink):
         count = len(data)
         if len(chunk_ids) != count:
             raise HurrayValueError(f"{len(chunk_ids)} chunk ids for {count} chunks of {name!r}")
+        if crcs is not None and len(crcs) != count:
+            raise HurrayValueError(f"{len(crcs)} checksums for {count} chunks of {name!r}")
         position = self._written.get(name, 0)
         # -1: missing; 0 (no bytes) is refused below
         sizes = np.fromiter((-1 if d is None else len(d) for d in data), np.int64, count)
@@ -155,8 +170,9 @@ class ContainerWriter(ChunkSink):
             or not sizes.all()
         ):
             # chunk by chunk, to refuse the right one the way write_chunk does
-            for chunk_id, one in zip(np.asarray(chunk_ids).tolist(), data, strict=True):
-                self.write_chunk(name, chunk_id, one)
+            known = [None] * count if crcs is None else crcs
+            for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, known, strict=True):
+                self.write_chunk(name, chunk_id, one, crc)
             return
         stored = [d for d in data if d is not None]
         write_gathered(self._file, stored)
@@ -166,7 +182,10 @@ class ContainerWriter(ChunkSink):
         entries = self._entries[name][position : position + count]
         entries["offset"][kept] = (ends - sizes)[kept]
         entries["size"] = sizes
-        entries["crc32c"][kept] = [crc32c(d) for d in stored]
+        if crcs is None:
+            entries["crc32c"][kept] = [crc32c(d) for d in stored]
+        else:
+            entries["crc32c"][kept] = np.asarray(crcs, dtype=np.uint32)[kept]
         self._position = int(ends[-1])
         self._write_back.written(self._position)
         self._written[name] = position + count
@@ -306,7 +325,10 @@ def move_into_place(new: str | os.PathLike[str], target: str | os.PathLike[str])
     """
     new, target = Path(new), Path(target)
     if not os.path.lexists(target) or not (os.path.isdir(target) or os.path.isdir(new)):
+        replaced = hold_replaced(target)
         os.replace(new, target)
+        if replaced is not None:
+            release_in_background(replaced)
     else:
         aside = target.with_name(f".{target.name}.{uuid.uuid4().hex}.old")
         os.replace(target, aside)
@@ -320,6 +342,50 @@ def move_into_place(new: str | os.PathLike[str], target: str | os.PathLike[str])
         else:
             aside.unlink()
     _sync_directory(target.parent)
+
+
+BACKGROUND_FREE_BYTES = 4 * 2**20
+"""Smallest file replaced by a write whose freeing is left to a thread of its own
+(see :func:`hold_replaced`); smaller ones are freed by the rename itself."""
+
+
+def hold_replaced(target: Path) -> int | None:
+    """A descriptor of the regular file of at least :data:`BACKGROUND_FREE_BYTES` at
+    ``target``, opened so that the rename of a new version over it does not free it;
+    None where there is no such file, it cannot be opened, or the system cannot
+    rename over an open file (Windows).
+
+    Freeing a file drops its cached pages and gives its blocks back: tens of
+    milliseconds for a few hundred MiB, which the rename dropping its last name
+    would spend before the write returns.  Held open, the file is freed when the
+    descriptor is closed, by :func:`release_in_background`.  Until then its space
+    stays allocated, as during the write.
+    """
+    if os.name != "posix":
+        return None
+    # no symbolic link followed (the rename replaces the link itself), and a FIFO
+    # left at the target never blocks the open
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode) and info.st_size >= BACKGROUND_FREE_BYTES:
+        return fd
+    os.close(fd)
+    return None
+
+
+def release_in_background(fd: int) -> None:
+    """Close ``fd`` (from :func:`hold_replaced`) in a thread of its own, which frees
+    the replaced file while the caller goes on; here, where no thread can start (at
+    interpreter shutdown)."""
+    thread = threading.Thread(target=os.close, args=(fd,), name="hurray-free-replaced")
+    try:
+        thread.start()
+    except RuntimeError:
+        os.close(fd)
 
 
 def _sync_directory(directory: Path) -> None:

@@ -29,6 +29,7 @@ from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
 from ..container import ChunkCodec, VariableMeta
+from ..container.chunk import EncodedRun
 from ..container.writer import PLACEMENT_SLICE
 from .compat import DataNode
 
@@ -52,15 +53,15 @@ def stored_bytes(codec: ChunkCodec, block: np.ndarray, write_empty: bool) -> byt
 
 
 def _encode_stored_chunks(block: np.ndarray, codec: ChunkCodec, write_empty: bool) -> np.ndarray:
-    """The stored bytes of every stored chunk of a dask ``block``, in row-major order
-    (``b""`` for chunks left out, see :func:`stored_bytes`).
+    """The stored bytes and checksums of every stored chunk of a dask ``block``, in
+    row-major order (``b""`` for chunks left out, see :func:`stored_bytes`), as an
+    :class:`EncodedRun`.
 
     The block starts on a stored-chunk boundary (see :func:`check_alignment`); its last
     chunks may be cut short at the array's edge.  One task per dask chunk, however many
     stored chunks it holds: the graph and the scheduling cost do not grow with them.
     """
-    # map_blocks wants an array per block: one object cell holding the list (numpy
-    # would make a list of bytes into an array of its own)
+    # map_blocks wants an array per block: one object cell holding the run
     cell = np.empty((1,) * block.ndim, dtype=object)
     cell.reshape(-1)[0] = codec.encode_chunks(block, write_empty)
     return cell
@@ -79,9 +80,9 @@ class LocalChunks:
 
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
-    ) -> Iterator[list[bytes]]:
-        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out), in turn, in
-        runs of a few hundred KiB."""
+    ) -> Iterator[EncodedRun]:
+        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out) and their
+        checksums, in turn, in runs of a few hundred KiB."""
         if isinstance(self.data, np.ndarray):
             yield from self.codec.encode_many(self.data, chunk_ids, self.write_empty)
             return
@@ -92,10 +93,10 @@ class LocalChunks:
             run.append(stored_bytes(self.codec, block.values, self.write_empty))
             held += len(run[-1])
             if held >= RUN_BYTES:
-                yield run
+                yield EncodedRun.of(run)
                 run, held = [], 0
         if run:
-            yield run
+            yield EncodedRun.of(run)
 
 
 RUN_BYTES = 1 << 20
@@ -190,9 +191,9 @@ class DaskChunks:
 
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
-    ) -> Iterator[list[bytes]]:
-        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out), in turn, in
-        runs of consecutive chunks from one dask chunk.
+    ) -> Iterator[EncodedRun]:
+        """The stored bytes of chunks ``chunk_ids`` (``b""``: left out) and their
+        checksums, in turn, in runs of consecutive chunks from one dask chunk.
 
         The dask chunks holding them are computed in batches, each once its first
         stored chunk is due: at least ``workers`` dask chunks (one per worker) and
@@ -240,11 +241,14 @@ class DaskChunks:
                     del array  # not held while the next batch is computed
                 else:
                     parts = pending[b]
-                    yield [parts[k] for k in ids.tolist()]
+                    picked = ids.tolist()
+                    yield EncodedRun(
+                        [parts.chunks[k] for k in picked], [parts.crcs[k] for k in picked]
+                    )
                     # handed over once: the references are dropped so that the bytes go
                     # as soon as the writer has them
-                    for k in ids.tolist():
-                        parts[k] = None
+                    for k in picked:
+                        parts.chunks[k] = b""
                     del parts
                 remaining[b] -= stop - start
                 if not remaining[b]:
@@ -253,7 +257,7 @@ class DaskChunks:
     def _held(self, batch: dict[int, Any], in_process: bool) -> dict[int, Any]:
         """What ``encoded`` keeps of each dask chunk of ``batch`` (its results by dask
         chunk) until its stored chunks are given: its values (tested for the fill
-        run by run as they are encoded), or its encoded chunks."""
+        run by run as they are encoded), or its encoded chunks (an :class:`EncodedRun`)."""
         if not in_process:
             return {b: cell.reshape(-1)[0] for b, cell in batch.items()}
         return dict(batch)

@@ -148,9 +148,10 @@ def gather(
     for part in plan.parts:
         stream = part.chunks.encoded(part.source_ids, schedule, window, workers)
         done = 0
-        for chunks in stream:
+        for run in stream:
+            chunks = run.chunks
             ids = part.chunk_ids[done : done + len(chunks)]
-            sink.write_chunks(part.name, ids, [data or None for data in chunks])
+            sink.write_chunks(part.name, ids, [data or None for data in chunks], run.crcs)
             done += len(chunks)
             if bar is not None:
                 bar.update(len(chunks), sum(map(len, chunks)))
@@ -163,13 +164,13 @@ def gather(
 
 
 def join_run(
-    writer: Callable[[int, Sequence[bytes]], RunReceipt],
+    writer: Callable[[int, Sequence[bytes], Sequence[int]], RunReceipt],
     number: int,
     picks: np.ndarray,
     *cells: np.ndarray,
 ) -> RunReceipt:
-    """The task of one run: its chunks' stored bytes, picked from the results of the
-    encode tasks, written by the sink's run ``writer`` as run ``number``.
+    """The task of one run: its chunks' stored bytes and checksums, picked from the
+    results of the encode tasks, written by the sink's run ``writer`` as run ``number``.
 
     Parameters
     ----------
@@ -182,10 +183,13 @@ def join_run(
         it and its index in that cell's list.
     cells
         Results of the encode tasks: each a one-element object block holding the
-        stored bytes of the chunks of one dask chunk (``b""``: left out).
+        :class:`~xarray_hurray.container.chunk.EncodedRun` of the chunks of one dask
+        chunk (``b""``: left out).
     """
-    blobs = [cells[i].reshape(-1)[0][k] for i, k in picks.tolist()]
-    return writer(number, blobs)
+    runs = [cell.reshape(-1)[0] for cell in cells]
+    picked = picks.tolist()
+    blobs = [runs[i].chunks[k] for i, k in picked]
+    return writer(number, blobs, [runs[i].crcs[k] for i, k in picked])
 
 
 def run_tasks(parts: Sequence[WritePart], runs: TaskRuns[Any]) -> list[Delayed]:

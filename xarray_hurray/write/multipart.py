@@ -26,7 +26,6 @@ import numpy as np
 import xarray as xr
 
 from ..container import DatasetMeta, VariableMeta
-from ..container.checksum import crc32c
 from ..container.elements import parse_element_type
 from ..container.format import INDEX_ENTRY
 from ..container.head import HeadPlan, pack_head
@@ -153,11 +152,11 @@ class PartWriter:
     pad_to: int
     pages_follow: bool
 
-    def __call__(self, k: int, blobs: Sequence[bytes]) -> RunResult:
-        """Join the stored chunks ``blobs`` of run ``k`` (``b""``: left out) and
-        upload them as part ``k + 2``."""
+    def __call__(self, k: int, blobs: Sequence[bytes], checksums: Sequence[int]) -> RunResult:
+        """Join the stored chunks ``blobs`` of run ``k`` (``b""``: left out), whose
+        CRC-32C are ``checksums``, and upload them as part ``k + 2``."""
         sizes = np.array([len(b) for b in blobs], dtype=np.uint64)
-        crcs = np.array([crc32c(b) if b else 0 for b in blobs], dtype=np.uint32)
+        crcs = np.array(checksums, dtype=np.uint32)
         data = b"".join(blobs)
         if self.upload is None:
             return RunResult(None, len(data), sizes, crcs, data)
@@ -219,7 +218,13 @@ class ObjectUpload(ChunkSink):
         self._results = results
         self._runs_done = time.perf_counter()
 
-    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
+    def write_chunks(
+        self,
+        name: str,
+        chunk_ids: np.ndarray,
+        data: Sequence[bytes | None],
+        crcs: Sequence[int] | None = None,
+    ) -> None:
         """Refused: the chunks of a new object never reach the writing process."""
         raise HurrayValueError(
             f"the chunks of {self.url} are uploaded by the tasks that encode them "

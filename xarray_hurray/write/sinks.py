@@ -68,8 +68,14 @@ class StagedUpload(ChunkSink):
             shutil.rmtree(self._work, ignore_errors=True)
             raise
 
-    def write_chunks(self, name: str, chunk_ids: np.ndarray, data: Sequence[bytes | None]) -> None:
-        self._local.write_chunks(name, chunk_ids, data)
+    def write_chunks(
+        self,
+        name: str,
+        chunk_ids: np.ndarray,
+        data: Sequence[bytes | None],
+        crcs: Sequence[int] | None = None,
+    ) -> None:
+        self._local.write_chunks(name, chunk_ids, data, crcs)
 
     def commit(self) -> None:
         """Finish the local file and upload it; the temporary directory goes either way."""
