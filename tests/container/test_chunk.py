@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import google_crc32c
 import numpy as np
 import pytest
@@ -114,6 +116,37 @@ def test_decoding_a_small_chunk_gives_what_the_layout_decodes(case, small):
         assert got.tolist() == first.tolist()
     else:  # bit for bit: -0.0 and NaN payloads too
         assert got.tobytes() == np.ascontiguousarray(first, dtype=back.dtype).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks())
+def test_chunks_encoded_in_turn_in_one_thread_each_decode_to_their_own_values(case):
+    """Every chunk of a block encoded one after another in one thread (whole chunks
+    of numbers in row-major order gathered in the thread's one buffer) keeps its
+    own bytes: each decodes, bit for bit, to the values numpy casts it to, and
+    with no codec its stored bytes are those values' bytes in the layout's order."""
+    meta, block = case
+    codec, bare = ChunkCodec(meta), ChunkCodec(replace(meta, codecs=()))
+    grid = [-(-n // c) for n, c in zip(block.shape, meta.chunks, strict=True)]
+    boxes = [
+        tuple(slice(i * c, (i + 1) * c) for i, c in zip(at, meta.chunks, strict=True))
+        for at in np.ndindex(*grid)
+    ]
+    chunks = [block[(*box, ...)] for box in boxes]  # arrays, also 0-d
+    stored = [(codec.encode(one), bare.encode(one)) for one in chunks]
+    for one, (data, raw) in zip(chunks, stored, strict=True):
+        back = codec.decode(data)
+        got = back[(*(slice(0, n) for n in one.shape), ...)]
+        if meta.dtype == "string":
+            assert got.tolist() == one.tolist()
+            continue
+        expected = np.ascontiguousarray(one, dtype=back.dtype)
+        assert got.tobytes() == expected.tobytes()
+        if one.shape == meta.chunks:
+            # each element at its position in the layout's buffer, the padding zero
+            buffer = np.zeros(codec.buffer_size, dtype=back.dtype)
+            buffer[meta.layout.positions(meta.chunks).reshape(-1)] = expected.reshape(-1)
+            assert raw == buffer.tobytes()
 
 
 @settings(max_examples=60, deadline=None)

@@ -15,7 +15,7 @@ from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
 from .metadata import VariableMeta
-from .threads import ordered_map
+from .threads import ordered_map, scratch
 
 SMALL_CHUNK_ELEMENTS = 1 << 12
 """Chunks of at most this many numbers are split and permuted for a whole block at
@@ -205,6 +205,16 @@ class ChunkCodec:
             n > c for n, c in zip(block.shape, var.chunks, strict=True)
         ):
             raise HurrayValueError(f"block of shape {block.shape} does not fit chunks {var.chunks}")
+        if self._gathers_in_place and block.shape == var.chunks and block.dtype.kind in "biufc":
+            # a whole chunk of numbers in row-major order: copied (and cast, unsafely,
+            # as to_bytes casts) straight into this thread's buffer, which the codecs
+            # read from, instead of into a new array per chunk, whose pages the
+            # system would map (and zero) again for every chunk
+            dtype = parse_element_type(var.dtype)
+            nbytes = self.buffer_size * dtype.itemsize
+            raw = scratch(nbytes)[:nbytes].view(dtype)
+            raw.reshape(var.chunks)[...] = block
+            return self.chain.encode(raw)
         fill = pad_value(var.dtype)
         if var.dtype == STRING and block.dtype != object:
             block = block.astype(object)
@@ -307,6 +317,15 @@ class ChunkCodec:
             # the layout's padding positions take the element one past the end: zero
             rows = np.concatenate([rows, np.zeros((len(rows), 1), rows.dtype)], axis=1)
         return np.take(rows, sources, axis=1)
+
+    @cached_property
+    def _gathers_in_place(self) -> bool:
+        """Whether :meth:`encode` gathers a whole chunk into the thread's buffer: a
+        variable of numbers (not bool, bytes or text, which go out viewed as bytes)
+        kept in row-major order, with no padding positions."""
+        var = self.variable
+        numbers = var.dtype != STRING and parse_element_type(var.dtype).kind in "iufc"
+        return numbers and self._identity and self.buffer_size == math.prod(var.chunks)
 
     @cached_property
     def _identity(self) -> bool:

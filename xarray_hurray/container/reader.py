@@ -42,7 +42,7 @@ from .index import (
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .select import Key, OuterSelection
-from .threads import ordered_map, run_as_produced
+from .threads import ordered_map, run_as_produced, scratch
 
 PAGE_CACHE_BYTES = 64 * 2**20
 """Most bytes of parsed index pages a reader keeps (1.1, 1.2); the least recently
@@ -59,26 +59,6 @@ threads for small chunks, yet several tasks per answer for both decode threads."
 PIECE_BYTES = 2**20
 """Stored bytes one task of a read from a local source reads (at least one chunk):
 large reads, few system calls, yet only a few pieces held while they are decoded."""
-
-SCRATCH_BYTES = 64 * 2**20
-"""Largest decode buffer a thread keeps from chunk to chunk (larger chunks are
-decoded into buffers of their own)."""
-
-_scratch = threading.local()
-"""Each thread's decode buffer (``buffer``)."""
-
-
-def scratch(nbytes: int) -> np.ndarray:
-    """A byte buffer of at least ``nbytes`` that this thread owns: decompressed chunks
-    land there before they are placed, without a new allocation (and its page
-    faults) per chunk.  Kept for the thread's next chunks up to :data:`SCRATCH_BYTES`."""
-    found: np.ndarray | None = getattr(_scratch, "buffer", None)
-    if found is not None and found.nbytes >= nbytes:
-        return found
-    buffer = np.empty(nbytes, dtype=np.uint8)
-    if nbytes <= SCRATCH_BYTES:
-        _scratch.buffer = buffer
-    return buffer
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,14 @@ permutation release the GIL for most of their work, so threads overlap them.
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from itertools import islice
 from typing import TypeVar
+
+import numpy as np
 
 from ..io.pool import SharedThreadPool
 
@@ -26,6 +29,28 @@ def pool_threads() -> int:
 
 _shared_pool = SharedThreadPool(pool_threads(), "hurray-decode")
 """The decode pool of this process."""
+
+
+SCRATCH_BYTES = 64 * 2**20
+"""Largest buffer a thread keeps from chunk to chunk (see :func:`scratch`; larger
+chunks are coded through buffers of their own)."""
+
+_scratch = threading.local()
+"""Each thread's chunk buffer (``buffer``)."""
+
+
+def scratch(nbytes: int) -> np.ndarray:
+    """A byte buffer of at least ``nbytes`` that this thread owns, for one chunk at a
+    time: decompressed chunks land there before they are placed, and chunks to be
+    compressed are gathered there, without a new allocation (and its page faults)
+    per chunk.  Kept for the thread's next chunks up to :data:`SCRATCH_BYTES`."""
+    found: np.ndarray | None = getattr(_scratch, "buffer", None)
+    if found is not None and found.nbytes >= nbytes:
+        return found
+    buffer = np.empty(nbytes, dtype=np.uint8)
+    if nbytes <= SCRATCH_BYTES:
+        _scratch.buffer = buffer
+    return buffer
 
 
 def ordered_map(func: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
