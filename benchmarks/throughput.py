@@ -21,10 +21,12 @@ third figure, "placed", decompresses each chunk into a buffer of the thread's an
 copies it to its place in a new array of the field: the least a whole read into
 fresh memory does, which the no-dask read is also compared with; a fourth,
 "written", compresses each chunk and writes it at its place in a new file (into
-the page cache): the least a whole write does, which the write is compared with.
-The "dask floor" is the two dask reads of the same shape and chunks from a
-backend that reads and decodes nothing (each task fills a new array): what xarray
-and dask cost alone, which the dask reads are compared with.
+the page cache): the least a whole write does, which the write is compared with;
+a fifth, "durable", adds the ``fsync`` that a write which returns only once its
+file is on the disk (Hurray's, not the peers') must also wait for.  The "dask
+floor" is the two dask reads of the same shape and chunks from a backend that
+reads and decodes nothing (each task fills a new array): what xarray and dask
+cost alone, which the dask reads are compared with.
 
 Two further parts, on the 512² case: ``chunks={}`` reads over a ``dask.distributed``
 LocalCluster of two single-threaded worker processes (a sum of the variable, so
@@ -300,13 +302,15 @@ def on_every_thread(threads: int, items: list[Any], work: Callable[[Any], object
 
 def codec_limit(path: Path, repeats: int) -> dict[str, float]:
     """MiB/s of raw bytes decompressed and compressed on every thread, best of
-    ``repeats`` passes over the chunks of the Hurray file ``path``; and ``"place"``:
-    decompressed into a buffer of the thread's and copied to its place in a new
-    array of the variable (allocated for each pass), what a whole read must do at
-    least (its result's memory is touched for the first time, and chunks of a 2-D
-    or larger array are not contiguous in it); and ``"written"``: compressed and
-    written at its place in a new file next to ``path`` (``os.pwrite``, into the
-    page cache, not synced), what a whole write must do at least."""
+        ``repeats`` passes over the chunks of the Hurray file ``path``; and ``"place"``:
+        decompressed into a buffer of the thread's and copied to its place in a new
+        array of the variable (allocated for each pass), what a whole read must do at
+        least (its result's memory is touched for the first time, and chunks of a 2-D
+        or larger array are not contiguous in it); and ``"written"``: compressed and
+        written at its place in a new file next to ``path`` (``os.pwrite``, into the
+        page cache, not synced), what a whole write must do at least; and ``"durable"``:
+    the same, then ``fsync``, what a write that returns only once its file is on the
+    disk (as Hurray's) must do at least."""
     import zstandard
 
     threads = os.cpu_count() or 1
@@ -356,11 +360,15 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
         raw, offset = item
         os.pwrite(descriptor, compressor().compress(raw), offset)
 
-    def written() -> float:
+    def written(durable: bool = False) -> float:
         descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         try:
             items = list(zip(raws, offsets, strict=True))
-            return on_every_thread(threads, items, partial(write, descriptor))
+            start = time.perf_counter()
+            on_every_thread(threads, items, partial(write, descriptor))
+            if durable:
+                os.fsync(descriptor)
+            return time.perf_counter() - start
         finally:
             os.close(descriptor)
             target.unlink()
@@ -371,6 +379,9 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
         out[name] = raw_mib / best
     out["place"] = raw_mib / min(placed() for _ in range(repeats))
     out["written"] = raw_mib / min(written() for _ in range(repeats))
+    # the disk's share: what is written must reach it before a durable write returns
+    os.sync()
+    out["durable"] = raw_mib / min(written(durable=True) for _ in range(repeats))
     return out
 
 
@@ -605,10 +616,11 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
         "| case | decompress MiB/s | compress MiB/s | write / limit | no dask / limit "
         "| chunks={} / limit | dask chunks / limit | write / peer | no dask / peer "
         "| chunks={} / peer | dask chunks / peer | placed MiB/s | no dask / placed "
-        "| written MiB/s | write / written | dask floor {} / chunks MiB/s "
+        "| written MiB/s | write / written | durable MiB/s | write / durable "
+        "| dask floor {} / chunks MiB/s "
         "| chunks={} / floor | dask chunks / floor |"
     )
-    print("|---|" + "---:|" * 17)
+    print("|---|" + "---:|" * 19)
     for _, chunks, limit, results in summary:
         ours = results["hurray"]["figures"]
         cells = [f"{limit['decompress']:.0f}", f"{limit['compress']:.0f}"]
@@ -621,6 +633,8 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
             f"{mib / ours['numpy']['seconds'] / limit['place']:.2f}x",
             f"{limit['written']:.0f}",
             f"{mib / ours['write']['seconds'] / limit['written']:.2f}x",
+            f"{limit['durable']:.0f}",
+            f"{mib / ours['write']['seconds'] / limit['durable']:.2f}x",
             f"{limit['chunks={}']:.0f} / {limit['dask chunks']:.0f}",
             *(
                 f"{mib / ours[op]['seconds'] / limit[op]:.2f}x"

@@ -29,10 +29,11 @@ def test_quick_run_measures_every_system_the_limit_the_cluster_and_http() -> Non
         assert len(table) == 5
         limit = table[4]
         assert float(limit[1]) > 0 and float(limit[2]) > 0  # decompress, compress MiB/s
-        ratios = limit[3:11] + limit[12:13] + limit[14:15] + limit[16:]
-        assert len(ratios) == 12 and all(cell.endswith("x") for cell in ratios)
-        assert float(limit[11]) > 0 and float(limit[13]) > 0  # placed, written: MiB/s
-        assert all(float(rate) > 0 for rate in limit[15].split(" / "))  # the dask floor
+        ratios = limit[3:11] + limit[12:13] + limit[14:15] + limit[16:17] + limit[18:]
+        assert len(ratios) == 13 and all(cell.endswith("x") for cell in ratios)
+        # placed, written, durable: MiB/s
+        assert float(limit[11]) > 0 and float(limit[13]) > 0 and float(limit[15]) > 0
+        assert all(float(rate) > 0 for rate in limit[17].split(" / "))  # the dask floor
     cluster, remote = stdout.split("over a LocalCluster")[1].split("over HTTP")
     # a chunks={} read of one stored chunk (the whole field): one task, one request
     for system in SYSTEMS[:3]:
