@@ -9,7 +9,7 @@ the GIL on buffers under 1 MiB.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeAlias, cast
 
 import google_crc32c
@@ -36,6 +36,15 @@ def crc32c(data: Bytes) -> int:
     """The CRC-32C of the bytes of ``data`` (bytes, or any contiguous buffer) as an
     unsigned 32-bit integer."""
     return _extend(0, data)
+
+
+def chunk_crcs(chunks: Sequence[Bytes | None], given: Sequence[int] | None = None) -> list[int]:
+    """The CRC-32C of each of ``chunks`` (0 for a chunk left out: None or no bytes):
+    ``given``, where the caller has them (computed where the chunks were encoded),
+    else computed here."""
+    if given is not None:
+        return list(given)
+    return [crc32c(data) if data else 0 for data in chunks]
 
 
 def extend_crc32c(crc: int, data: Bytes) -> int:

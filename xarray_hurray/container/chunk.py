@@ -10,7 +10,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import HurrayValueError, in_context
-from .checksum import Bytes, crc32c
+from .checksum import Bytes, chunk_crcs
 from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
@@ -99,7 +99,7 @@ class EncodedRun:
     @classmethod
     def of(cls, chunks: list[bytes]) -> EncodedRun:
         """The run of ``chunks``, their checksums computed here."""
-        return cls(chunks, [crc32c(data) if data else 0 for data in chunks])
+        return cls(chunks, chunk_crcs(chunks))
 
 
 class ChunkCodec:

@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, UploadTarget, plan_reads, upload_target
 from ..io.source import LocalFileSource
-from .checksum import crc32c, verify
+from .checksum import chunk_crcs, crc32c, verify
 from .format import (
     HEADER_SIZE_1_1,
     INDEX_ENTRY,
@@ -273,8 +273,8 @@ class StagedRewrite(ChunkSink):
         data: Sequence[bytes | None],
         crcs: Sequence[int] | None = None,
     ) -> None:
-        known = [None] * len(data) if crcs is None else crcs
-        for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, known, strict=True):
+        checksums = chunk_crcs(data, crcs)
+        for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, checksums, strict=True):
             self._copy_until((name, chunk_id))
             self._writer.write_chunk(name, chunk_id, one, crc)
 
@@ -481,12 +481,11 @@ class InPlaceCommit(ChunkSink):
         crcs: Sequence[int] | None = None,
     ) -> None:
         entries = self._new.setdefault(name, [])
-        known = [None] * len(data) if crcs is None else crcs
-        for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, known, strict=True):
+        checksums = chunk_crcs(data, crcs)
+        for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, checksums, strict=True):
             if not one:  # missing: the fill
                 entries.append((chunk_id, 0, 0, 0))
                 continue
-            crc = crc32c(one) if crc is None else crc
             entries.append((chunk_id, self._append(one), len(one), crc))
 
     def _page_table(self, path: str, var: VariableMeta) -> tuple[int, int]:

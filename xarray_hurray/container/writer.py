@@ -17,7 +17,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..errors import HurrayValueError
-from .checksum import crc32c
+from .checksum import chunk_crcs, crc32c
 from .format import INDEX_ENTRY, VERSION
 from .head import HeadPlan, pack_head
 from .metadata import DatasetMeta
@@ -156,6 +156,7 @@ class ContainerWriter(ChunkSink):
             raise HurrayValueError(f"{len(chunk_ids)} chunk ids for {count} chunks of {name!r}")
         if crcs is not None and len(crcs) != count:
             raise HurrayValueError(f"{len(crcs)} checksums for {count} chunks of {name!r}")
+        checksums = chunk_crcs(data, crcs)
         position = self._written.get(name, 0)
         # -1: missing; 0 (no bytes) is refused below
         sizes = np.fromiter((-1 if d is None else len(d) for d in data), np.int64, count)
@@ -170,8 +171,9 @@ class ContainerWriter(ChunkSink):
             or not sizes.all()
         ):
             # chunk by chunk, to refuse the right one the way write_chunk does
-            known = [None] * count if crcs is None else crcs
-            for chunk_id, one, crc in zip(np.asarray(chunk_ids).tolist(), data, known, strict=True):
+            for chunk_id, one, crc in zip(
+                np.asarray(chunk_ids).tolist(), data, checksums, strict=True
+            ):
                 self.write_chunk(name, chunk_id, one, crc)
             return
         stored = [d for d in data if d is not None]
@@ -182,10 +184,7 @@ class ContainerWriter(ChunkSink):
         entries = self._entries[name][position : position + count]
         entries["offset"][kept] = (ends - sizes)[kept]
         entries["size"] = sizes
-        if crcs is None:
-            entries["crc32c"][kept] = [crc32c(d) for d in stored]
-        else:
-            entries["crc32c"][kept] = np.asarray(crcs, dtype=np.uint32)[kept]
+        entries["crc32c"][kept] = np.asarray(checksums, dtype=np.uint32)[kept]
         self._position = int(ends[-1])
         self._write_back.written(self._position)
         self._written[name] = position + count
