@@ -11,7 +11,11 @@ Every system's case runs in a fresh process that loads the field from a ``.npy``
 file, so that no run inherits another's caches or memory; it reports the best of
 ``--repeats`` timed runs (each after an untimed one) and the peak resident memory of
 the timed run above the resident memory before it (``VmHWM`` reset through
-``/proc/self/clear_refs``).  Files are on the local disk, the page cache warm.
+``/proc/self/clear_refs``).  Files are on the local disk, the page cache warm,
+except for one more read without dask, "cold", before which every page of the
+system's file (or files) is dropped from the page cache (``posix_fadvise``
+``DONTNEED``, after an ``fsync``): what the first pass of a pipeline over data
+larger than memory feels.  Linux only.
 
 The codec's limit is measured in the parent, before and after each case's systems,
 on the chunks of that case's Hurray file: every stored chunk decompressed, and every
@@ -26,7 +30,9 @@ a fifth, "durable", adds the ``fsync`` that a write which returns only once its
 file is on the disk (Hurray's, not the peers') must also wait for.  The "dask
 floor" is the two dask reads of the same shape and chunks from a backend that
 reads and decodes nothing (each task fills a new array): what xarray and dask
-cost alone, which the dask reads are compared with.
+cost alone, which the dask reads are compared with.  "Disk" is the Hurray file read
+in turn, in reads of 8 MiB, after its pages are dropped: with the placed limit, the
+slower of the two bounds a cold read that overlaps reading with decoding.
 
 Two further parts, on the 512² case: ``chunks={}`` reads over a ``dask.distributed``
 LocalCluster of two single-threaded worker processes (a sum of the variable, so
@@ -201,13 +207,31 @@ def reset_peak() -> None:
         refs.write("5")
 
 
-def measure(repeats: int, call: Callable[[], object]) -> dict[str, float]:
-    """Best seconds of ``repeats`` timed calls (each after an untimed one) and the peak
-    resident memory of the last timed one above the memory resident before it."""
+def evict(path: Path) -> None:
+    """Drop the pages of ``path`` (a file, or every file under a directory) from the
+    page cache, each file synced first (the system keeps dirty pages)."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    for file in files:
+        descriptor = os.open(file, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+            os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(descriptor)
+
+
+def measure(
+    repeats: int, call: Callable[[], object], prepare: Callable[[], object] | None = None
+) -> dict[str, float]:
+    """Best seconds of ``repeats`` timed calls (each after an untimed one, then
+    ``prepare``) and the peak resident memory of the last timed one above the memory
+    resident before it."""
     best = math.inf
     extra = 0
     for _ in range(repeats):
         call()
+        if prepare is not None:
+            prepare()
         before = rss()
         reset_peak()
         start = time.perf_counter()
@@ -237,6 +261,8 @@ def child(system: str, case: str, side: int, work: Path, repeats: int) -> None:
     with dask.config.set(scheduler="threads"):
         for name, kwargs in reads.items():
             figures[name] = measure(repeats, lambda kw=kwargs: open_(**kw)["v"].load())
+        # the page cache holds none of the file's bytes: a pipeline's first pass
+        figures["cold"] = measure(repeats, lambda: open_()["v"].load(), partial(evict, path))
     stored = path.stat().st_size if path.is_file() else du(path)
     print(json.dumps({"figures": figures, "stored": stored}))
 
@@ -382,7 +408,27 @@ def codec_limit(path: Path, repeats: int) -> dict[str, float]:
     # the disk's share: what is written must reach it before a durable write returns
     os.sync()
     out["durable"] = raw_mib / min(written(durable=True) for _ in range(repeats))
+    out["disk"] = raw_mib / min(read_cold(path) for _ in range(repeats))
     return out
+
+
+READ_BYTES = 8 * MIB
+"""The size of each read of :func:`read_cold`."""
+
+
+def read_cold(path: Path) -> float:
+    """Seconds to read the whole file ``path`` in turn, in reads of :data:`READ_BYTES`,
+    after its pages are dropped from the page cache: what the disk gives a cold read."""
+    evict(path)
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        start = time.perf_counter()
+        offset = 0
+        while data := os.pread(descriptor, READ_BYTES, offset):
+            offset += len(data)
+        return time.perf_counter() - start
+    finally:
+        os.close(descriptor)
 
 
 # --- the dask floor --------------------------------------------------------------------
@@ -561,9 +607,9 @@ def report(
 ) -> None:
     """Run every case and print the tables."""
     reads = ("numpy", "chunks={}", "dask chunks")
-    header = "| case | system | write MiB/s | no dask | chunks={} | dask chunks (MiB) |"
+    header = "| case | system | write MiB/s | no dask | chunks={} | dask chunks (MiB) | cold |"
     print(header + " stored MiB | peak MiB write / no dask / {} / dask | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     summary = []
     for case in cases:
         shape, chunks = case_shape(case, args.side)
@@ -574,12 +620,12 @@ def report(
             if system == "hurray":
                 limits.append(codec_limit(work / file_name("hurray", case), args.repeats))
             figures = results[system]["figures"]
-            rates = [mib / figures[op]["seconds"] for op in ("write", *reads)]
+            rates = [mib / figures[op]["seconds"] for op in ("write", *reads, "cold")]
             peaks = " / ".join(f"{figures[op]['peak_mib']:.0f}" for op in ("write", *reads))
             big = math.prod(dask_chunks(shape, chunks).values()) * 4 / MIB
             print(
                 f"| {'x'.join(map(str, chunks))} | {system} | {rates[0]:.0f} | {rates[1]:.0f} "
-                f"| {rates[2]:.0f} | {rates[3]:.0f} ({big:.0f}) "
+                f"| {rates[2]:.0f} | {rates[3]:.0f} ({big:.0f}) | {rates[4]:.0f} "
                 f"| {results[system]['stored'] / MIB:.0f} | {peaks} | {load()} |",
                 flush=True,
             )
@@ -618,9 +664,10 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
         "| chunks={} / peer | dask chunks / peer | placed MiB/s | no dask / placed "
         "| written MiB/s | write / written | durable MiB/s | write / durable "
         "| dask floor {} / chunks MiB/s "
-        "| chunks={} / floor | dask chunks / floor |"
+        "| chunks={} / floor | dask chunks / floor "
+        "| disk MiB/s | cold / min(disk, placed) | cold / peer |"
     )
-    print("|---|" + "---:|" * 19)
+    print("|---|" + "---:|" * 22)
     for _, chunks, limit, results in summary:
         ours = results["hurray"]["figures"]
         cells = [f"{limit['decompress']:.0f}", f"{limit['compress']:.0f}"]
@@ -641,10 +688,14 @@ def print_summary(summary: list[Any], systems: list[str], mib: float) -> None:
                 for op in ("chunks={}", "dask chunks")
             ),
         ]
-        for op in ops:
+        # a cold read overlaps reading the disk with decoding: the slower of the two bounds it
+        bound = min(limit["disk"], limit["place"])
+        cold = [f"{limit['disk']:.0f}", f"{mib / ours['cold']['seconds'] / bound:.2f}x"]
+        for op in (*ops, "cold"):
             best = min((results[p]["figures"][op]["seconds"] for p in peers), default=math.nan)
-            cells.append(f"{best / ours[op]['seconds']:.2f}x")
-        print(f"| {'x'.join(map(str, chunks))} | " + " | ".join(cells + placed) + " |")
+            (cold if op == "cold" else cells).append(f"{best / ours[op]['seconds']:.2f}x")
+        row = cells + placed + cold
+        print(f"| {'x'.join(map(str, chunks))} | " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":
