@@ -5,6 +5,8 @@ edge and damaged chunks."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -81,3 +83,41 @@ def test_a_damaged_whole_chunk_is_named(tmp_path):
     assert var.grid_shape == (5, 5)
     with pytest.raises(HurrayFormatError, match=f"chunk {chunk_id} of variable 'v'"):
         open_reader(path).read("v", (slice(8, 16), slice(8, 16)))
+
+
+GOLDEN = Path(__file__).parents[1] / "data"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hurray_file_golden.hurray",  # 1.0
+        "hurray_file_golden_1_1.hurray",
+        "hurray_file_golden_1_2.hurray",
+        "hurray_1_0_layouts.hurray",
+        "hurray_1_0_dtypes.hurray",
+    ],
+)
+def test_every_whole_chunk_of_the_golden_files_reads_as_the_whole_variable(name):
+    reader = open_reader(GOLDEN / name)
+    for path, var in reader.metadata.all_variables():
+        whole = reader.read(path)
+        for corner in np.ndindex(*var.grid_shape):
+            key = tuple(slice(i * c, (i + 1) * c) for i, c in zip(corner, var.chunks, strict=True))
+            if any(k.stop > n for k, n in zip(key, var.shape, strict=True)):
+                continue  # a chunk cut short at the edge is not a whole-chunk key
+            np.testing.assert_array_equal(reader.read(path, key), whole[key])
+
+
+def test_a_whole_chunk_of_an_absent_index_page_reads_as_the_fill(tmp_path):
+    # 2,048 chunks in row-major order: the second index page (chunks 1,024-2,047)
+    # holds only chunks of the fill, so no page is stored for it
+    values = np.zeros((2048, 2), dtype="f4")
+    values[1024:] = np.nan
+    path = tmp_path / "p.hurray"
+    encoding = {"v": {"chunks": (1, 2), "chunk_order": "row-major"}}
+    xh.to_hurray(xr.Dataset({"v": (("y", "x"), values)}), path, encoding=encoding)
+    reader = open_reader(path)
+    assert reader.page_table("v")[1]["offset"] == 0  # absent
+    np.testing.assert_array_equal(reader.read("v", (slice(1500, 1501), slice(0, 2))), np.nan)
+    np.testing.assert_array_equal(reader.read("v", (slice(3, 4), slice(0, 2))), 0)

@@ -328,6 +328,23 @@ class ContainerReader:
                 out[at] = rows[positions[at] - page * PAGE_ENTRIES]
         return out
 
+    def _entry(self, path: str, chunk_id: int) -> tuple[int, int, int]:
+        """The checked entry of chunk ``chunk_id`` (a row-major flat index) of ``path``,
+        as ``(offset, size, crc32c)``, size 0 for a missing chunk (1.1): what
+        :meth:`entries` gives for it, without the arrays that serve many chunks there
+        (each Dask task of ``chunks={}`` looks up one)."""
+        if self.version < (1, 1):
+            entry = self.index(path)[chunk_id]
+        else:
+            var = self.variable(path)
+            position = int(var.positions(np.array([chunk_id], dtype=np.int64))[0])
+            page = position // PAGE_ENTRIES
+            rows = self._fetch_pages(path, var, self._numbers[path], [page])[page]
+            if rows is None:  # an absent page: all of its chunks missing
+                return 0, 0, 0
+            entry = rows[position - page * PAGE_ENTRIES]
+        return int(entry["offset"]), int(entry["size"]), int(entry["crc32c"])
+
     def stored_chunks(self, path: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The placement positions and checked entries of the stored chunks of ``path``,
         in placement order, a few index pages at a time: what a variable stores, read
@@ -542,11 +559,7 @@ class ContainerReader:
     ) -> list[Bytes]:
         """The bytes of the stored ``chunks`` of ``fetch`` (positions in ``fetch.stored``),
         views into ``blob``, the bytes ``[start, stop)`` of the file, which must be whole."""
-        if len(blob) != stop - start:
-            raise HurrayFormatError(
-                f"truncated file {self.source.name}: bytes [{start}, {stop}) "
-                f"returned {len(blob)} bytes"
-            )
+        self._check_whole(start, stop, blob)
         # views, not slices: a slice of bytes would copy every chunk once more
         view = memoryview(blob)
         out: list[Bytes] = []
@@ -555,6 +568,15 @@ class ContainerReader:
             # a chunk that is a whole request is used as it came
             out.append(blob if (lo, hi) == (0, len(blob)) else view[lo:hi])
         return out
+
+    def _check_whole(self, start: int, stop: int, blob: Bytes) -> None:
+        """Raise unless ``blob``, read as the bytes ``[start, stop)`` of the file, holds
+        all of them (a file cut short, or changed since it was opened)."""
+        if len(blob) != stop - start:
+            raise HurrayFormatError(
+                f"truncated file {self.source.name}: bytes [{start}, {stop}) "
+                f"returned {len(blob)} bytes"
+            )
 
     def _pieces(self, fetch: ChunkFetch) -> Iterator[tuple[list[int], int, int]]:
         """The reads of ``fetch`` from a local source, in placement order: its requests
@@ -582,22 +604,32 @@ class ContainerReader:
         self, fetch: ChunkFetch, k: int, data: Bytes, into: np.ndarray | None = None
     ) -> np.ndarray:
         """Stored chunk ``k`` of ``fetch``, checked and decoded from its bytes ``data``
-        (its decompressed bytes in ``into`` where they fit: see :meth:`ChunkCodec.decode`)."""
+        (see :meth:`_checked_decode`)."""
         row = int(fetch.stored[k])
-        if self.verify_checksums:
-            expected = int(fetch.entries["crc32c"][row])
-            if crc32c(data) != expected:  # the message only for a damaged chunk
-                verify(data, expected, self._chunk_name(fetch, row))
-        try:
-            return fetch.codec.decode(data, into)
-        except (ValueError, RuntimeError) as err:
-            what = self._chunk_name(fetch, row)
-            raise HurrayFormatError(f"cannot decode {what}: {err}") from err
+        chunk_id = int(fetch.chunk_ids.reshape(-1)[row])
+        expected = int(fetch.entries["crc32c"][row])
+        return self._checked_decode(fetch.codec, fetch.name, chunk_id, data, expected, into)
 
-    @staticmethod
-    def _chunk_name(fetch: ChunkFetch, row: int) -> str:
-        """How messages name chunk ``row`` of ``fetch``."""
-        return f"chunk {int(fetch.chunk_ids.reshape(-1)[row])} of variable {fetch.name!r}"
+    def _checked_decode(
+        self,
+        codec: ChunkCodec,
+        name: str,
+        chunk_id: int,
+        data: Bytes,
+        expected: int,
+        into: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Chunk ``chunk_id`` of variable ``name``, its bytes ``data`` checked against
+        the CRC-32C ``expected`` and decoded by ``codec`` (its decompressed bytes in
+        ``into`` where they fit: see :meth:`ChunkCodec.decode`)."""
+        if self.verify_checksums and crc32c(data) != expected:
+            # the message only for a damaged chunk
+            verify(data, expected, f"chunk {chunk_id} of variable {name!r}")
+        try:
+            return codec.decode(data, into)
+        except (ValueError, RuntimeError) as err:
+            what = f"chunk {chunk_id} of variable {name!r}"
+            raise HurrayFormatError(f"cannot decode {what}: {err}") from err
 
     def read(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
         """Outer selection ``key`` (one int, slice or integer array per axis) of ``name``.
@@ -715,13 +747,14 @@ class ContainerReader:
         codec = self._codec(name)
         if codec.raw_bytes is None:
             return None
-        fetch = self._fetch(name, np.array([chunk_id], dtype=np.int64))
-        if not len(fetch.stored):
+        start, size, expected = self._entry(name, chunk_id)
+        if not size and self.version >= (1, 1):  # missing (every 1.0 chunk is stored)
             return None
-        start, stop = int(fetch.starts[0]), int(fetch.stops[0])
-        [data] = self._cut(fetch, [0], start, stop, self.source.read(start, stop))
+        data = self.source.read(start, start + size)
+        self._check_whole(start, start + size, data)
         # decompressed into an array of its own, which a row-major chunk is a view of
-        chunk = self._decode(fetch, 0, data, np.empty(codec.raw_bytes, dtype=np.uint8))
+        into = np.empty(codec.raw_bytes, dtype=np.uint8)
+        chunk = self._checked_decode(codec, name, chunk_id, data, expected, into)
         chunk = chunk.reshape(codec.variable.chunks)
         native = parse_element_type(codec.variable.dtype).newbyteorder("=")
         if chunk.flags.writeable and chunk.dtype == native:
