@@ -54,3 +54,14 @@ def test_read_io_measures_every_way_warm_and_cold() -> None:
         assert float(row[1]) > 0 and float(row[3]) > 0  # warm and cold MiB/s
         assert row[2].endswith("x") and row[4].endswith("x")
     assert table[0][2] == table[0][4] == "1.00x"  # pread is the reference
+
+
+def test_task_cost_measures_the_task_the_reader_and_the_bare_work() -> None:
+    stdout = run_script(
+        "benchmarks/task_cost.py", "--side", "512", "--chunk", "128", "--repeats", "1", timeout=300
+    )
+    assert "(16 tasks)" in stdout
+    table = {row[0]: row[1:] for name in ("task", "reader", "bare") for row in rows(stdout, name)}
+    assert list(table) == ["task", "reader", "bare"]
+    assert all(float(cells[0]) > 0 for cells in table.values())
+    assert table["bare"][1] == "0.0"
