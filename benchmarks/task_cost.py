@@ -4,7 +4,8 @@ xarray, against the bare work of reading it.
 One float32 field (``--side`` squared, chunks of ``--chunk`` squared, zstd level 3)
 is written as a Hurray file and opened with ``chunks={}``.  Each of its tasks' calls
 is then run in turn in this one thread (no scheduler, so the figure is the call's
-own), best of ``--repeats`` passes over every chunk, in microseconds per chunk:
+own), best of ``--repeats`` passes over every chunk, the three taking turns, in
+microseconds per chunk:
 
 - ``task``: what a task of the graph calls (dask's ``getter`` on xarray's indexing
   adapters, down to the backend);
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from throughput import load, make_field
-from timing import best_time
+from timing import best_times
 
 
 def main() -> None:
@@ -80,11 +81,9 @@ def main() -> None:
             "reader": lambda: [reader.read("v", key) for key in keys],
             "bare": lambda: [bare(*where) for where in stored],
         }
-        for call in calls.values():
-            call()  # the first pass: imports, codecs, index pages
-        micros = {
-            name: 1e6 * best_time(args.repeats, call) / len(keys) for name, call in calls.items()
-        }
+        # the calls take turns, each timed pass after an untimed one
+        seconds = best_times(args.repeats, *calls.values())
+        micros = {name: 1e6 * s / len(keys) for name, s in zip(calls, seconds, strict=True)}
         os.close(descriptor)
         print(f"\n{args.side}² float32, chunks of {args.chunk}² ({len(keys)} tasks), zstd 3,")
         print(f"load average {load()}\n")
