@@ -606,30 +606,34 @@ class ContainerReader:
         """Stored chunk ``k`` of ``fetch``, checked and decoded from its bytes ``data``
         (see :meth:`_checked_decode`)."""
         row = int(fetch.stored[k])
-        chunk_id = int(fetch.chunk_ids.reshape(-1)[row])
         expected = int(fetch.entries["crc32c"][row])
-        return self._checked_decode(fetch.codec, fetch.name, chunk_id, data, expected, into)
+        return self._checked_decode(
+            fetch.codec, data, expected, lambda: self._chunk_name(fetch, row), into
+        )
+
+    @staticmethod
+    def _chunk_name(fetch: ChunkFetch, row: int) -> str:
+        """How messages name chunk ``row`` of ``fetch``."""
+        return f"chunk {int(fetch.chunk_ids.reshape(-1)[row])} of variable {fetch.name!r}"
 
     def _checked_decode(
         self,
         codec: ChunkCodec,
-        name: str,
-        chunk_id: int,
         data: Bytes,
         expected: int,
+        what: Callable[[], str],
         into: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Chunk ``chunk_id`` of variable ``name``, its bytes ``data`` checked against
-        the CRC-32C ``expected`` and decoded by ``codec`` (its decompressed bytes in
-        ``into`` where they fit: see :meth:`ChunkCodec.decode`)."""
+        """A chunk checked against the CRC-32C ``expected`` of its bytes ``data`` and
+        decoded by ``codec`` (its decompressed bytes in ``into`` where they fit: see
+        :meth:`ChunkCodec.decode`); ``what()`` names it in messages, made only for a
+        damaged chunk."""
         if self.verify_checksums and crc32c(data) != expected:
-            # the message only for a damaged chunk
-            verify(data, expected, f"chunk {chunk_id} of variable {name!r}")
+            verify(data, expected, what())
         try:
             return codec.decode(data, into)
         except (ValueError, RuntimeError) as err:
-            what = f"chunk {chunk_id} of variable {name!r}"
-            raise HurrayFormatError(f"cannot decode {what}: {err}") from err
+            raise HurrayFormatError(f"cannot decode {what()}: {err}") from err
 
     def read(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
         """Outer selection ``key`` (one int, slice or integer array per axis) of ``name``.
@@ -754,7 +758,9 @@ class ContainerReader:
         self._check_whole(start, start + size, data)
         # decompressed into an array of its own, which a row-major chunk is a view of
         into = np.empty(codec.raw_bytes, dtype=np.uint8)
-        chunk = self._checked_decode(codec, name, chunk_id, data, expected, into)
+        chunk = self._checked_decode(
+            codec, data, expected, lambda: f"chunk {chunk_id} of variable {name!r}", into
+        )
         chunk = chunk.reshape(codec.variable.chunks)
         native = parse_element_type(codec.variable.dtype).newbyteorder("=")
         if chunk.flags.writeable and chunk.dtype == native:
