@@ -39,30 +39,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from throughput import MIB, evict, load, make_field
+from throughput import MIB, Box, chunk_table, evict, load, make_field
 
 WAYS = ("pread", "buffer", "mmap", "willneed")
-
-
-def chunk_table(path: Path) -> tuple[list[tuple[int, int, int, tuple[slice, ...]]], Any]:
-    """Each stored chunk of variable ``v`` of ``path`` as ``(offset, size, crc32c, box)``,
-    in placement order (by offset), and the variable's description."""
-    from xarray_hurray.container import open_reader
-
-    reader = open_reader(path)
-    var = reader.variable("v")
-    entries = reader.index("v")
-    table = []
-    for chunk_id in np.flatnonzero(entries["size"]).tolist():
-        corner = np.unravel_index(chunk_id, var.grid_shape)
-        box = tuple(
-            slice(int(i) * c, min((int(i) + 1) * c, n))
-            for i, c, n in zip(corner, var.chunks, var.shape, strict=True)
-        )
-        entry = entries[chunk_id]
-        table.append((int(entry["offset"]), int(entry["size"]), int(entry["crc32c"]), box))
-    table.sort(key=lambda item: item[0])
-    return table, var
 
 
 def whole_read(path: Path, way: str, threads: int) -> float:
@@ -72,8 +51,9 @@ def whole_read(path: Path, way: str, threads: int) -> float:
     from xarray_hurray.container.checksum import crc32c
 
     table, var = chunk_table(path)
+    table.sort(key=lambda item: item[0])  # placement order: by offset
     raw_bytes = int(np.prod(var.chunks)) * 4
-    todo: queue.SimpleQueue[tuple[int, int, int, tuple[slice, ...]] | None] = queue.SimpleQueue()
+    todo: queue.SimpleQueue[tuple[int, int, int, Box] | None] = queue.SimpleQueue()
     descriptor = os.open(path, os.O_RDONLY)
     mapped = mmap.mmap(descriptor, 0, prot=mmap.PROT_READ) if way == "mmap" else None
     try:

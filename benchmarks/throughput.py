@@ -284,26 +284,37 @@ def run_child(system: str, case: str, args: argparse.Namespace, work: Path) -> d
 # --- the codec's limit ---------------------------------------------------------------
 
 
-def stored_chunks(path: Path) -> tuple[list[bytes], list[tuple[slice, ...]], Any]:
-    """The stored bytes of every chunk of variable ``v`` of the Hurray file ``path``,
-    the box of each in the variable, and the variable's description."""
+Box = tuple[slice, ...]
+"""Where a chunk lies in its variable, cut short at the variable's end."""
+
+
+def chunk_table(path: Path) -> tuple[list[tuple[int, int, int, Box]], Any]:
+    """Each stored chunk of variable ``v`` of the Hurray file ``path`` as ``(offset,
+    size, crc32c, box)``, in row-major order, and the variable's description."""
     from xarray_hurray.container import open_reader
 
     reader = open_reader(path)
     var = reader.variable("v")
     entries = reader.index("v")
-    frames, boxes = [], []
-    for chunk_id, (offset, size) in enumerate(zip(entries["offset"], entries["size"], strict=True)):
-        if size:
-            frames.append(reader.source.read(int(offset), int(offset) + int(size)))
-            corner = np.unravel_index(chunk_id, var.grid_shape)
-            boxes.append(
-                tuple(
-                    slice(int(i) * c, min((int(i) + 1) * c, n))
-                    for i, c, n in zip(corner, var.chunks, var.shape, strict=True)
-                )
-            )
-    return frames, boxes, var
+    table = []
+    for chunk_id in np.flatnonzero(entries["size"]).tolist():
+        corner = np.unravel_index(chunk_id, var.grid_shape)
+        box = tuple(
+            slice(int(i) * c, min((int(i) + 1) * c, n))
+            for i, c, n in zip(corner, var.chunks, var.shape, strict=True)
+        )
+        entry = entries[chunk_id]
+        table.append((int(entry["offset"]), int(entry["size"]), int(entry["crc32c"]), box))
+    return table, var
+
+
+def stored_chunks(path: Path) -> tuple[list[bytes], list[Box], Any]:
+    """The stored bytes of every chunk of variable ``v`` of the Hurray file ``path``,
+    the box of each in the variable, and the variable's description."""
+    table, var = chunk_table(path)
+    with open(path, "rb") as file:
+        frames = [os.pread(file.fileno(), size, offset) for offset, size, _, _ in table]
+    return frames, [box for _, _, _, box in table], var
 
 
 def on_every_thread(threads: int, items: list[Any], work: Callable[[Any], object]) -> float:
@@ -328,15 +339,16 @@ def on_every_thread(threads: int, items: list[Any], work: Callable[[Any], object
 
 def codec_limit(path: Path, repeats: int) -> dict[str, float]:
     """MiB/s of raw bytes decompressed and compressed on every thread, best of
-        ``repeats`` passes over the chunks of the Hurray file ``path``; and ``"place"``:
-        decompressed into a buffer of the thread's and copied to its place in a new
-        array of the variable (allocated for each pass), what a whole read must do at
-        least (its result's memory is touched for the first time, and chunks of a 2-D
-        or larger array are not contiguous in it); and ``"written"``: compressed and
-        written at its place in a new file next to ``path`` (``os.pwrite``, into the
-        page cache, not synced), what a whole write must do at least; and ``"durable"``:
-    the same, then ``fsync``, what a write that returns only once its file is on the
-    disk (as Hurray's) must do at least."""
+    ``repeats`` passes over the chunks of the Hurray file ``path``; and ``"place"``:
+    decompressed into a buffer of the thread's and copied to its place in a new array
+    of the variable (allocated for each pass), what a whole read must do at least (its
+    result's memory is touched for the first time, and chunks of a 2-D or larger
+    array are not contiguous in it); ``"written"``: compressed and written at its
+    place in a new file next to ``path`` (``os.pwrite``, into the page cache, not
+    synced), what a whole write must do at least; ``"durable"``: the same, then
+    ``fsync``, what a write that returns only once its file is on the disk (as
+    Hurray's) must do at least; and ``"disk"``: the file read cold
+    (:func:`read_cold`)."""
     import zstandard
 
     threads = os.cpu_count() or 1
