@@ -22,7 +22,7 @@ from .format import INDEX_ENTRY, VERSION
 from .head import HeadPlan, pack_head
 from .metadata import DatasetMeta
 from .sink import ChunkSink
-from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
+from .tempfiles import keep_mode, remove_leftovers, temporary_path, writable_target
 
 PLACEMENT_SLICE = 1 << 16
 """Chunks of a placement order handled at a time (turned into Python ints, located
@@ -83,7 +83,6 @@ class ContainerWriter(ChunkSink):
         # O_EXCL: never write into a file someone else made at the temporary name
         fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(fd, "wb")
-        ON_SIGTERM.add(self._tmp)
         self._position = self._head.length
         self._write_back = WriteBack(fd)
         try:
@@ -217,7 +216,6 @@ class ContainerWriter(ChunkSink):
             _sync_directory(self.path.parent)
         else:
             move_into_place(self._tmp, self.path)
-        ON_SIGTERM.discard(self._tmp)
 
     def abort(self) -> None:
         """Discard the temporary file; ``path`` is left untouched.
@@ -235,7 +233,6 @@ class ContainerWriter(ChunkSink):
             pass  # the write already failed; the file goes either way
         finally:
             self._tmp.unlink(missing_ok=True)
-            ON_SIGTERM.discard(self._tmp)
 
 
 WRITE_BACK_BYTES = 64 * 2**20
