@@ -21,12 +21,12 @@ import xarray_hurray as xh
 from xarray_hurray.container import VERSION, ContainerReader, VariableMeta, parse_metadata
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import (
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     PREFIX,
     REFERENCE,
     SLOT,
+    SLOT_HEADER_SIZE,
 )
 from xarray_hurray.container.index import page_reference
 from xarray_hurray.container.update import StagedRewrite
@@ -132,7 +132,7 @@ def unreferenced(blob: bytes) -> np.ndarray:
     the room the head keeps for pages that took less)."""
     reader = ContainerReader(FileObjectSource(io.BytesIO(blob)))
     header = reader.header
-    parts = [(0, HEADER_SIZE_1_1), (header.metadata_offset, header.metadata_length)]
+    parts = [(0, SLOT_HEADER_SIZE), (header.metadata_offset, header.metadata_length)]
     parts.append((header.root_offset, header.root_length))  # type: ignore[union-attr]
     for path, _ in reader.metadata.all_variables():
         parts += reader.index_parts(path)
@@ -223,7 +223,7 @@ def reseal(data: bytes) -> bytes:
     """``data`` (a 1.1 or 1.2 file using slot 0) with every checksum that can be
     located recomputed: chunks, pages, page tables, root, metadata and slot 0."""
     blob = bytearray(data)
-    if len(blob) < HEADER_SIZE_1_1:
+    if len(blob) < SLOT_HEADER_SIZE:
         return bytes(blob)
     slot = list(SLOT.unpack_from(blob, SLOT_AT))
     variables = _variables(blob, slot)

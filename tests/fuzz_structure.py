@@ -38,12 +38,12 @@ from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import (
     HEADER,
     HEADER_SIZE,
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     PREFIX,
     REFERENCE,
     SLOT,
+    SLOT_HEADER_SIZE,
     SLOT_SIZE,
 )
 from xarray_hurray.container.index import page_counts, page_reference, unpack_page
@@ -483,7 +483,7 @@ def build_1_1(tree: Tree) -> bytes:
         laid.append(
             own if count == len(own) else [own[j % len(own)] if own else b"" for j in range(count)]
         )
-    root_offset = HEADER_SIZE_1_1 + len(meta_bytes)
+    root_offset = SLOT_HEADER_SIZE + len(meta_bytes)
     position = root_offset + REFERENCE.itemsize * len(laid)
     table_offsets, pages = [], []  # pages: per variable, per page: laid-out offset or 0
     for own in laid:
@@ -524,7 +524,7 @@ def build_1_1(tree: Tree) -> bytes:
         position = place_pages(position)
     file_length = position
     blob = bytearray(position)
-    blob[HEADER_SIZE_1_1:root_offset] = meta_bytes
+    blob[SLOT_HEADER_SIZE:root_offset] = meta_bytes
     for own, table in zip(laid, entries, strict=True):
         for k, data in enumerate(own):
             if data:
@@ -585,7 +585,7 @@ def build_1_1(tree: Tree) -> bytes:
             root[v] = (table_offsets[v], crc32c(refs.tobytes()))
         edit("root", root[v : v + 1], v, [refs.nbytes])  # a view: edits reach ``root``
     blob[root_offset : root_offset + root.nbytes] = root.tobytes()
-    fields = [tree.slot[0], HEADER_SIZE_1_1, len(meta_bytes), root_offset, root.nbytes]
+    fields = [tree.slot[0], SLOT_HEADER_SIZE, len(meta_bytes), root_offset, root.nbytes]
     fields += [file_length, 0, 0, 0]
     edited = set()
     for index, operation, operand in tree.slot_edits:
@@ -612,7 +612,7 @@ def build_1_1(tree: Tree) -> bytes:
     slots = [other, sealed(fields, tree.seal_slot)]
     if tree.active == 0:
         slots.reverse()
-    blob[:HEADER_SIZE_1_1] = prefix + b"".join(slots)
+    blob[:SLOT_HEADER_SIZE] = prefix + b"".join(slots)
     return bytes(blob)
 
 
@@ -635,7 +635,7 @@ def mutate_slot(tree: Tree, rng: random.Random) -> str:
     operand = rng.choice(
         [1, -1, 12, -12, 20, -20, 64, 2**32, 2**63]
         if operation == "add"
-        else [0, 1, HEADER_SIZE_1_1, 2**31, 2**63 - 1, 2**64 - 1]
+        else [0, 1, SLOT_HEADER_SIZE, 2**31, 2**63 - 1, 2**64 - 1]
     )
     tree.slot_edits.append((index, operation, operand))
     return f"slot:{SLOT_FIELDS[index]}"
@@ -705,7 +705,7 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
     if roll < 0.5 and missing and tree.version < (1, 2):
         k = rng.choice(missing)
         name = rng.choice(["offset", "size", "crc32c"])
-        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, HEADER_SIZE_1_1, 2**32])))
+        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, SLOT_HEADER_SIZE, 2**32])))
         return f"entry:missing-{name}"
     k = rng.choice(stored or range(len(own)))
     name = rng.choice(["offset", "size"])

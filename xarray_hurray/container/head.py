@@ -26,13 +26,13 @@ import numpy as np
 from .checksum import crc32c
 from .format import (
     HEAD_SIZE,
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     REFERENCE,
+    SLOT_HEADER_SIZE,
     VERSION,
     Slot,
-    pack_header_1_1,
+    pack_slot_header,
 )
 from .index import pack_page, page_lengths, page_reference, set_reference
 from .metadata import DatasetMeta
@@ -54,7 +54,7 @@ class HeadPlan:
         self.version = version
         self.metadata_bytes = metadata.to_bytes()
         self.variables = metadata.all_variables()
-        self.root_offset = HEADER_SIZE_1_1 + len(self.metadata_bytes)
+        self.root_offset = SLOT_HEADER_SIZE + len(self.metadata_bytes)
         self.table_offsets: dict[str, int] = {}
         """Offset of each variable's page table, by path."""
         position = self.root_offset + REFERENCE.itemsize * len(self.variables)
@@ -186,12 +186,12 @@ def pack_head(plan: HeadPlan, entries: dict[str, np.ndarray], chunks_end: int) -
     trailing = b"" if front else page_bytes
     slot = version_slot(
         1,
-        (HEADER_SIZE_1_1, meta),
+        (SLOT_HEADER_SIZE, meta),
         (plan.root_offset, root_bytes),
         chunks_end + len(trailing),
         plan.version,
     )
-    head = [pack_header_1_1(slot), meta, root_bytes, *(t.tobytes() for t in tables)]
+    head = [pack_slot_header(slot), meta, root_bytes, *(t.tobytes() for t in tables)]
     if front:
         head.append(page_bytes)
     packed_head = b"".join(head)

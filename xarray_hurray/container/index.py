@@ -21,19 +21,13 @@ import numpy as np
 from ..errors import HurrayFormatError
 from .checksum import crc32c, extend_crc32c, verify, verify_crc
 from .format import (
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     MAX_PAGE_BYTES,
     PAGE_ENTRIES,
     PAGE_REFERENCE,
     REFERENCE,
+    SLOT_HEADER_SIZE,
 )
-
-
-def pack_index(entries: np.ndarray) -> bytes:
-    """The bytes of an index given its entries (an array of :data:`INDEX_ENTRY`)."""
-    body = np.ascontiguousarray(entries, dtype=INDEX_ENTRY).tobytes()
-    return body + struct.pack("<I", crc32c(body))
 
 
 def unpack_index(
@@ -78,7 +72,7 @@ def check_references(
     names: Sequence[str] | None = None,
 ) -> None:
     """Check 1.1 references (root or page table entries, numbered from ``first``) to
-    parts of ``lengths`` bytes: a referenced part lies within ``[HEADER_SIZE_1_1,
+    parts of ``lengths`` bytes: a referenced part lies within ``[SLOT_HEADER_SIZE,
     file_length)``; a reference of offset 0 (no part) has crc32c 0, and parts of length
     0 are never referenced.  Offset 0 stands for a part that is absent (an index page
     of missing chunks) where ``absent``; otherwise (the root) only for a part of length
@@ -95,7 +89,7 @@ def check_references(
     lengths = lengths.astype(np.uint64)
     none = offsets == 0
     bad = (none & (refs["crc32c"] != 0)) | (~none & (lengths == 0))
-    bad |= ~none & ((offsets < HEADER_SIZE_1_1) | (offsets > np.uint64(file_length) - lengths))
+    bad |= ~none & ((offsets < SLOT_HEADER_SIZE) | (offsets > np.uint64(file_length) - lengths))
     bad |= ~none & (lengths > np.uint64(file_length))
     missing = none & (lengths != 0) if not absent else np.zeros(len(refs), dtype=bool)
     bad |= missing
@@ -377,14 +371,14 @@ def _check_entries(
     entries: np.ndarray, missing: np.ndarray | None, what: str, file_length: int
 ) -> None:
     """Raise for the first bad entry: one that is not a stored chunk of at least one
-    byte inside ``[HEADER_SIZE_1_1, file_length)``, except, in 1.1, where ``missing``
+    byte inside ``[SLOT_HEADER_SIZE, file_length)``, except, in 1.1, where ``missing``
     (the entries of size 0) it must be all zero.  ``missing`` is None for the entries
     a 1.2 page lists, which are all stored chunks."""
     sizes = entries["size"]
     ends = entries["offset"] + sizes
     outside = (
         (sizes == 0)
-        | (entries["offset"] < HEADER_SIZE_1_1)
+        | (entries["offset"] < SLOT_HEADER_SIZE)
         | (ends > file_length)
         | (ends < entries["offset"])
     )

@@ -28,7 +28,7 @@ from .format import (
     Header,
     Slot,
     check_version,
-    unpack_header_1_1,
+    unpack_slot_header,
 )
 from .index import (
     PageTable,
@@ -175,7 +175,7 @@ class ContainerReader:
                 )
             self._index_offsets = self.metadata.index_offsets(header.index_offset)
         else:
-            self.header = slot = unpack_header_1_1(head, size)
+            self.header = slot = unpack_slot_header(head, size)
             # a 1.1 file changes only by appends that leave this version's bytes alone
             allow_appends = getattr(source, "allow_appends", None)
             if allow_appends is not None:

@@ -33,11 +33,11 @@ from ..io import MergePolicy, UploadTarget, plan_reads, upload_target
 from ..io.source import LocalFileSource
 from .checksum import chunk_crcs, crc32c, verify
 from .format import (
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     PREFIX,
     REFERENCE,
+    SLOT_HEADER_SIZE,
     SLOT_SIZE,
     VERSION,
     Slot,
@@ -298,7 +298,7 @@ def storage_order(reader: ContainerReader) -> dict[str, Any]:
     chunks lying before the stored chunk preceding them in placement order.
     """
     header = reader.header
-    used = HEADER_SIZE_1_1 if isinstance(header, Slot) else 64
+    used = SLOT_HEADER_SIZE if isinstance(header, Slot) else 64
     used += header.metadata_length
     if isinstance(header, Slot):
         used += header.root_length
@@ -380,7 +380,7 @@ class FileAppend(AppendTarget):
         _write_at(self._fd, data, offset)
 
     def header(self) -> bytes:
-        return os.pread(self._fd, HEADER_SIZE_1_1, 0)
+        return os.pread(self._fd, SLOT_HEADER_SIZE, 0)
 
     def sync(self) -> None:
         os.fsync(self._fd)

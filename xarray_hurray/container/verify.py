@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
-from .format import HEADER_SIZE_1_1, Slot
+from .format import SLOT_HEADER_SIZE, Slot
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import VariableMeta
 from .reader import ContainerReader
@@ -137,7 +137,7 @@ def _verify_1_1(reader: ContainerReader) -> list[str]:
     fixed = ["the header", "the metadata", "the index root"]
     parts.add(
         [0, header.metadata_offset, header.root_offset],
-        [HEADER_SIZE_1_1, header.metadata_length, header.root_length],
+        [SLOT_HEADER_SIZE, header.metadata_length, header.root_length],
         fixed.__getitem__,
     )
     for path, var in reader.metadata.all_variables():

@@ -18,13 +18,13 @@ import numpy as np
 from ..container.checksum import crc32c, extend_crc32c
 from ..container.chunk import ChunkCodec
 from ..container.format import (
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     PAGE_REFERENCE,
     REFERENCE,
+    SLOT_HEADER_SIZE,
     Slot,
-    pack_header_1_1,
+    pack_slot_header,
 )
 from ..container.index import pack_page
 from ..container.metadata import DatasetMeta
@@ -62,7 +62,7 @@ def write_sparse_file(
     stored = stored or {}
     variables = metadata.all_variables()
     meta = metadata.to_bytes()
-    root_offset = HEADER_SIZE_1_1 + len(meta)
+    root_offset = SLOT_HEADER_SIZE + len(meta)
     position = root_offset + REFERENCE.itemsize * len(variables)
     tables = []  # per variable: offset of its page table and its number of pages
     for _, var in variables:
@@ -119,7 +119,7 @@ def write_sparse_file(
             out.write(data)
         slot = Slot(
             generation=1,
-            metadata_offset=HEADER_SIZE_1_1,
+            metadata_offset=SLOT_HEADER_SIZE,
             metadata_length=len(meta),
             metadata_crc32c=crc32c(meta),
             root_offset=root_offset,
@@ -129,5 +129,5 @@ def write_sparse_file(
             version=(1, 2),
         )
         out.seek(0)
-        out.write(pack_header_1_1(slot) + meta + root.tobytes())
+        out.write(pack_slot_header(slot) + meta + root.tobytes())
     return file_length
