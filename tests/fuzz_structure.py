@@ -46,7 +46,7 @@ from xarray_hurray.container.format import (
     SLOT_HEADER_SIZE,
     SLOT_SIZE,
 )
-from xarray_hurray.container.index import page_counts, page_reference, unpack_page
+from xarray_hurray.container.index import page_counts, page_format
 from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.errors import HurrayError
 from xarray_hurray.io import FileObjectSource
@@ -404,7 +404,7 @@ def parse_1_1(blob: bytes) -> Tree:
     """The parts of the valid 1.1 or 1.2 file ``blob``."""
     prefix = list(PREFIX.unpack_from(blob))
     version = (prefix[1], prefix[2])
-    reference = page_reference(version)
+    reference = page_format(version).reference
     slots = [list(SLOT.unpack_from(blob, PREFIX.size + k * SLOT_SIZE)) for k in (0, 1)]
     used = [
         k
@@ -430,14 +430,13 @@ def parse_1_1(blob: bytes) -> Tree:
             entries = np.zeros(count, INDEX_ENTRY)
             if page["offset"]:
                 length = int(page["length"]) if version >= (1, 2) else count * INDEX_ENTRY.itemsize
-                entries = unpack_page(
+                entries = page_format(version).unpack(
                     blob[int(page["offset"]) : int(page["offset"]) + length],
                     count,
                     length=length,
                     crc=int(page["crc32c"]),
                     what="a seed page",
                     file_length=len(blob),
-                    version=version,
                 )
                 page_at.append(int(page["offset"]))
                 page_bytes += length
@@ -472,7 +471,7 @@ def build_1_1(tree: Tree) -> bytes:
     """The file of ``tree``: header, metadata, root, page tables, then pages and chunks
     (in the order ``tree.pages_front`` says, with ``tree.padding`` zeros before the
     chunks), edits applied, every checksum above them recomputed."""
-    reference = page_reference(tree.version)
+    reference = page_format(tree.version).reference
     sparse = tree.version >= (1, 2)
     meta_bytes = json.dumps(tree.meta, separators=(",", ":")).encode()
     variables = _json_variables(tree.meta)

@@ -26,7 +26,7 @@ from ..container.format import (
     Slot,
     pack_slot_header,
 )
-from ..container.index import pack_page
+from ..container.index import page_format
 from ..container.metadata import DatasetMeta
 
 TABLE_BLOCK = 2**20
@@ -95,7 +95,7 @@ def write_sparse_file(
         refs: dict[int, tuple[int, int, int]] = {}
         for page in range(pages) if empty_pages else sorted(own):
             count = min(PAGE_ENTRIES, var.chunk_count - page * PAGE_ENTRIES)
-            data = pack_page(own.get(page, np.zeros(count, dtype=INDEX_ENTRY)), (1, 2))
+            data = page_format((1, 2)).pack(own.get(page, np.zeros(count, dtype=INDEX_ENTRY)))
             refs[page] = (position, len(data), crc32c(data))
             page_bytes.append(data)
             position += len(data)
