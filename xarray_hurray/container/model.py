@@ -217,6 +217,8 @@ class FileModel(ABC):
         The 1.0 header, or the active slot (from 1.1).
     metadata
         The description of its groups and variables.
+    header_size
+        Bytes of the header.
     in_place_updates
         Whether a new version can be committed in place, after the bytes of this one
         (from 1.1: the header has two slots); else an update rewrites the file.
@@ -224,6 +226,7 @@ class FileModel(ABC):
 
     header: Header | Slot
     metadata: DatasetMeta
+    header_size: ClassVar[int]
     in_place_updates: ClassVar[bool]
 
     def __init__(self, data: FileBytes) -> None:
@@ -237,11 +240,15 @@ class FileModel(ABC):
         return self.header.version
 
     @property
-    @abstractmethod
     def fixed_parts(self) -> list[tuple[int, int, str]]:
-        """The parts ``(offset, length, name)`` that every version of this format has,
-        outside the indexes of the variables and their chunks: the header, the
-        metadata and, from 1.1, the index root."""
+        """The parts ``(offset, length, name)`` of the file outside the indexes of the
+        variables and their chunks: the header, the metadata and, from 1.1, the index
+        root."""
+        header = self.header
+        return [
+            (0, self.header_size, "the header"),
+            (header.metadata_offset, header.metadata_length, "the metadata"),
+        ]
 
     @property
     def back_to_back(self) -> tuple[int, int] | None:
@@ -295,6 +302,7 @@ class FlatFile(FileModel):
     the chunks back to back after them."""
 
     header: Header
+    header_size = HEADER_SIZE
     in_place_updates = False
 
     def __init__(self, data: FileBytes, size: int | None, max_metadata_containers: int) -> None:
@@ -315,14 +323,6 @@ class FlatFile(FileModel):
                 f"the chunk grids of the variables need {self.metadata.index_length}"
             )
         self._index_offsets = self.metadata.index_offsets(header.index_offset)
-
-    @property
-    def fixed_parts(self) -> list[tuple[int, int, str]]:
-        header = self.header
-        return [
-            (0, HEADER_SIZE, "the header"),
-            (header.metadata_offset, header.metadata_length, "the metadata"),
-        ]
 
     @property
     def back_to_back(self) -> tuple[int, int]:
@@ -405,6 +405,7 @@ class PagedFile(FileModel):
     """
 
     header: Slot
+    header_size = SLOT_HEADER_SIZE
     in_place_updates = True
 
     def __init__(self, data: FileBytes, size: int | None, max_metadata_containers: int) -> None:
@@ -460,11 +461,7 @@ class PagedFile(FileModel):
     @property
     def fixed_parts(self) -> list[tuple[int, int, str]]:
         slot = self.header
-        return [
-            (0, SLOT_HEADER_SIZE, "the header"),
-            (slot.metadata_offset, slot.metadata_length, "the metadata"),
-            (slot.root_offset, slot.root_length, "the index root"),
-        ]
+        return [*super().fixed_parts, (slot.root_offset, slot.root_length, "the index root")]
 
     def _index(self, path: str, var: VariableMeta) -> ChunkIndex:
         return PagedIndex(self, path, var, self._numbers[path])

@@ -119,7 +119,8 @@ class _BackToBack:
         self._wrong: set[str] = set()  # variables with a misplaced chunk named
 
     def add_index(self, path: str, parts: list[tuple[int, int]]) -> None:
-        """The index of a variable lies in the index region, apart from the chunks."""
+        """Nothing to check: the indexes fill the region the header records, before
+        the chunks (checked when the file is opened)."""
 
     def add_chunks(
         self, path: str, var: VariableMeta, ids: np.ndarray, entries: np.ndarray
