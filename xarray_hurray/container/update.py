@@ -435,7 +435,10 @@ class InPlaceCommit(ChunkSink):
     ) -> None:
         model = base.model
         if not isinstance(model, PagedFile):
-            raise ValueError(f"{base.source.name} cannot be updated in place: rewrite it")
+            raise ValueError(
+                "an in-place commit needs a file of two header slots (format 1.1 or later), "
+                f"not {base.source.name} of format {'.'.join(map(str, base.version))}"
+            )
         self.base = base
         self.metadata = metadata
         self.target = target
