@@ -38,15 +38,15 @@ from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import (
     HEADER,
     HEADER_SIZE,
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     PREFIX,
     REFERENCE,
     SLOT,
+    SLOT_HEADER_SIZE,
     SLOT_SIZE,
 )
-from xarray_hurray.container.index import page_counts, page_reference, unpack_page
+from xarray_hurray.container.index import page_counts, page_format
 from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.errors import HurrayError
 from xarray_hurray.io import FileObjectSource
@@ -404,7 +404,7 @@ def parse_1_1(blob: bytes) -> Tree:
     """The parts of the valid 1.1 or 1.2 file ``blob``."""
     prefix = list(PREFIX.unpack_from(blob))
     version = (prefix[1], prefix[2])
-    reference = page_reference(version)
+    reference = page_format(version).reference
     slots = [list(SLOT.unpack_from(blob, PREFIX.size + k * SLOT_SIZE)) for k in (0, 1)]
     used = [
         k
@@ -430,14 +430,13 @@ def parse_1_1(blob: bytes) -> Tree:
             entries = np.zeros(count, INDEX_ENTRY)
             if page["offset"]:
                 length = int(page["length"]) if version >= (1, 2) else count * INDEX_ENTRY.itemsize
-                entries = unpack_page(
+                entries = page_format(version).unpack(
                     blob[int(page["offset"]) : int(page["offset"]) + length],
                     count,
                     length=length,
                     crc=int(page["crc32c"]),
                     what="a seed page",
                     file_length=len(blob),
-                    version=version,
                 )
                 page_at.append(int(page["offset"]))
                 page_bytes += length
@@ -472,7 +471,7 @@ def build_1_1(tree: Tree) -> bytes:
     """The file of ``tree``: header, metadata, root, page tables, then pages and chunks
     (in the order ``tree.pages_front`` says, with ``tree.padding`` zeros before the
     chunks), edits applied, every checksum above them recomputed."""
-    reference = page_reference(tree.version)
+    reference = page_format(tree.version).reference
     sparse = tree.version >= (1, 2)
     meta_bytes = json.dumps(tree.meta, separators=(",", ":")).encode()
     variables = _json_variables(tree.meta)
@@ -483,7 +482,7 @@ def build_1_1(tree: Tree) -> bytes:
         laid.append(
             own if count == len(own) else [own[j % len(own)] if own else b"" for j in range(count)]
         )
-    root_offset = HEADER_SIZE_1_1 + len(meta_bytes)
+    root_offset = SLOT_HEADER_SIZE + len(meta_bytes)
     position = root_offset + REFERENCE.itemsize * len(laid)
     table_offsets, pages = [], []  # pages: per variable, per page: laid-out offset or 0
     for own in laid:
@@ -524,7 +523,7 @@ def build_1_1(tree: Tree) -> bytes:
         position = place_pages(position)
     file_length = position
     blob = bytearray(position)
-    blob[HEADER_SIZE_1_1:root_offset] = meta_bytes
+    blob[SLOT_HEADER_SIZE:root_offset] = meta_bytes
     for own, table in zip(laid, entries, strict=True):
         for k, data in enumerate(own):
             if data:
@@ -585,7 +584,7 @@ def build_1_1(tree: Tree) -> bytes:
             root[v] = (table_offsets[v], crc32c(refs.tobytes()))
         edit("root", root[v : v + 1], v, [refs.nbytes])  # a view: edits reach ``root``
     blob[root_offset : root_offset + root.nbytes] = root.tobytes()
-    fields = [tree.slot[0], HEADER_SIZE_1_1, len(meta_bytes), root_offset, root.nbytes]
+    fields = [tree.slot[0], SLOT_HEADER_SIZE, len(meta_bytes), root_offset, root.nbytes]
     fields += [file_length, 0, 0, 0]
     edited = set()
     for index, operation, operand in tree.slot_edits:
@@ -612,7 +611,7 @@ def build_1_1(tree: Tree) -> bytes:
     slots = [other, sealed(fields, tree.seal_slot)]
     if tree.active == 0:
         slots.reverse()
-    blob[:HEADER_SIZE_1_1] = prefix + b"".join(slots)
+    blob[:SLOT_HEADER_SIZE] = prefix + b"".join(slots)
     return bytes(blob)
 
 
@@ -635,7 +634,7 @@ def mutate_slot(tree: Tree, rng: random.Random) -> str:
     operand = rng.choice(
         [1, -1, 12, -12, 20, -20, 64, 2**32, 2**63]
         if operation == "add"
-        else [0, 1, HEADER_SIZE_1_1, 2**31, 2**63 - 1, 2**64 - 1]
+        else [0, 1, SLOT_HEADER_SIZE, 2**31, 2**63 - 1, 2**64 - 1]
     )
     tree.slot_edits.append((index, operation, operand))
     return f"slot:{SLOT_FIELDS[index]}"
@@ -705,7 +704,7 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
     if roll < 0.5 and missing and tree.version < (1, 2):
         k = rng.choice(missing)
         name = rng.choice(["offset", "size", "crc32c"])
-        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, HEADER_SIZE_1_1, 2**32])))
+        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, SLOT_HEADER_SIZE, 2**32])))
         return f"entry:missing-{name}"
     k = rng.choice(stored or range(len(own)))
     name = rng.choice(["offset", "size"])

@@ -1,13 +1,14 @@
-"""The temporary file of a write: where it goes, its name, and that it never outlives
-the write, whether the write fails, the process is terminated or killed.
+"""The temporary file of a write: where it goes, its name, and that it does not outlive
+the write: a failing write deletes it, and one that a signal, SIGKILL or a power loss
+ended leaves it to the next write to the same target.
 
 A write streams into ``.<target name>.<host>-<pid>-<token>.tmp`` beside the target,
 the name cut so that it stays within the 255 bytes a file name may have.  A write
-that fails deletes it; SIGTERM deletes it before the process ends as it would have
-(:data:`ON_SIGTERM`); after a SIGKILL or a power loss, the next write to the same
-target deletes the temporary files of processes of this host that no longer run
-(:func:`remove_leftovers`), and those of version 0.1.0 writers left untouched for a
-day.
+that fails deletes it.  A process that ends during a write leaves it: the next write
+to the same target deletes the temporary files of processes of this host that no
+longer run (:func:`remove_leftovers`), and those of version 0.1.0 writers left
+untouched for a day.  No signal handler is installed for that: how a process answers
+a signal is its application's choice, which a library must not change.
 """
 
 from __future__ import annotations
@@ -15,15 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import signal
 import socket
 import stat
-import threading
 import time
 import uuid
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from ..errors import HurrayValueError
 
@@ -143,54 +140,3 @@ def keep_mode(target: Path, fd: int) -> None:
         return
     if stat.S_ISREG(mode) and hasattr(os, "fchmod"):
         os.fchmod(fd, stat.S_IMODE(mode))
-
-
-class _SigtermCleanup:
-    """Delete the temporary files of running writes when SIGTERM arrives, then let the
-    signal do what it did before (by default, end the process).
-
-    The handler is installed only from the main thread (the only one Python lets set
-    one), while a write of that process is open, and only over the default handler
-    or a Python one (an ignored SIGTERM stays ignored).
-    """
-
-    def __init__(self) -> None:
-        self._paths: set[Path] = set()
-        self._lock = threading.Lock()
-        self._previous: Any = None
-
-    def add(self, path: Path) -> None:
-        with self._lock:
-            self._paths.add(path)
-            if self._previous is None and threading.current_thread() is threading.main_thread():
-                previous = signal.getsignal(signal.SIGTERM)
-                if previous is signal.SIG_DFL or callable(previous):
-                    signal.signal(signal.SIGTERM, self._handle)
-                    self._previous = previous
-
-    def discard(self, path: Path) -> None:
-        with self._lock:
-            self._paths.discard(path)
-            main = threading.current_thread() is threading.main_thread()
-            if not self._paths and self._previous is not None and main:
-                signal.signal(signal.SIGTERM, self._previous)
-                self._previous = None
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        # no lock: the handler runs between two bytecodes of the main thread, which
-        # may hold it; copying the set is one step under the GIL
-        for path in tuple(self._paths):
-            try:
-                path.unlink()
-            except OSError:
-                pass
-        previous, self._previous = self._previous, None
-        signal.signal(signum, previous)
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            os.kill(os.getpid(), signum)
-
-
-ON_SIGTERM = _SigtermCleanup()
-"""The temporary files SIGTERM deletes."""
