@@ -95,9 +95,9 @@ LEVEL_ATTRS = ("overview_level", "overview_factor", "overview_dims")
 
 TILE = 256
 """The side of a pyramid's default chunks along the two dimensions it coarsens: the
-side of a map tile, so that a tile of any level is one chunk.  Chunks of 512 x 512
-(those of about 1 MiB, the default elsewhere, for 4-byte values) move about four
-times the bytes a 256 x 256 tile needs."""
+side of a map tile, so that a tile of any level is one chunk.  A tile read from
+chunks of 512 x 512 (those of about 1 MiB, the default elsewhere, for 4-byte values)
+moves four times its bytes."""
 
 MAX_FACTOR = 2 * MAX_LENGTH
 """The largest factor a pyramid may have: twice the longest axis a file may hold."""

@@ -212,8 +212,8 @@ def coarsen_blocks(
         return kernel(np.asarray(data), axes, factor, fill)
     whole = {k: tuple(-(-c // factor) * factor for c in data.chunks[k][:-1]) for k in axes}
     if any(whole[k] != data.chunks[k][:-1] for k in axes):
-        # block edges inside a window: windows of whole blocks (the last may be short)
-        # (an axis shorter than a window is one block)
+        # block edges inside a window: windows of whole blocks (the last may be
+        # short; an axis shorter than a window is one block)
         sides = {k: max(data.chunks[k]) for k in axes}
         data = data.rechunk({k: min(-(-sides[k] // factor) * factor, data.shape[k]) for k in axes})
     chunks = tuple(
