@@ -12,13 +12,13 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
-FOLD_VIEWS = 16
+FOLD_VIEWS = 64
 """Most cells of a window that :func:`_reduce` folds view by view; a window of more
-is reduced over split axes.  Folding one strided view per cell is several times
-faster for small windows (2 x 2 and 4 x 4 of a 2048 x 2048 block: 21 and 18 ms against
-47 and 31 ms) but costs a pass over the block per cell, which grows as the factor
-squared (8 x 8: 17 against 12 ms; 64 x 64: 48 against 4 ms; see
-``benchmarks/overviews.py --kernels``)."""
+is reduced over split axes.  Folding one strided view per cell is faster for small
+windows, but costs a pass over the block per cell, which grows as the factor
+squared: on a 2048 x 2048 block, factor 2 folds 6 to 8 times faster than the
+reduction, factor 8 about as fast, factor 16 2 to 3 times slower, factor 256 240
+times slower (``benchmarks/overviews.py --kernels``, docs/benchmarks.md)."""
 
 
 def window_sides(shape: Sequence[int], axes: Sequence[int], factor: int) -> dict[int, int]:
