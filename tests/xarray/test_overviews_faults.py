@@ -431,6 +431,14 @@ def test_arguments_once_ignored_are_refused(kwargs, error, message, tmp_path):
     assert not (tmp_path / "p.hurray").exists()
 
 
+def test_chunks_of_a_side_of_0_are_refused_by_the_writer_not_counted_for_ever(tmp_path):
+    ds = dataset(field((64, 48), "float"))
+    start = time.perf_counter()
+    with pytest.raises(HurrayValueError, match="chunks must be"):
+        xh.to_hurray(ds, tmp_path / "p.hurray", overviews=2, encoding={"v": {"chunks": (0, 4)}})
+    assert time.perf_counter() - start < 5.0
+
+
 def test_one_dimension_name_as_text_is_one_dimension():
     tree = xh.multiscale(dataset(field((8, 8), "float")), 1, dims="x")
     assert dict(tree["1"].sizes) == {"y": 8, "x": 4}

@@ -278,7 +278,7 @@ def useful_levels(ds: xr.Dataset, dims: Sequence[str]) -> tuple[int, str]:
         chunks = stored_chunks(var.variable, dims)
         for dim, n, c in zip(var.dims, var.shape, chunks, strict=True):
             level = 0
-            while dim in dims and -(-n // 2**level) > c:
+            while dim in dims and -(-n // 2**level) > max(c, 1):  # (0: the writer refuses)
                 level += 1
             if level > first:
                 first = level
