@@ -8,18 +8,24 @@ that fails deletes it.  A process that ends during a write leaves it: the next w
 to the same target deletes the temporary files of processes of this host that no
 longer run (:func:`remove_leftovers`), and those of version 0.1.0 writers left
 untouched for a day.  No signal handler is installed for that: how a process answers
-a signal is its application's choice, which a library must not change.
+a signal is its application's choice, which a library must not change.  The scratch
+directories of a write (:func:`scratch_directory`) follow the same rules in the
+system's temporary folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import shutil
 import socket
 import stat
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import HurrayValueError
@@ -90,14 +96,20 @@ def leftovers(target: Path, legacy_age: float = LEGACY_AGE) -> list[Path]:
             if untouched >= legacy_age:
                 found.append(Path(entry.path))
             continue
-        match = _SUFFIX.fullmatch(entry.name[len(prefix) :])
-        if not entry.name.startswith(prefix) or match is None or match[1] != _HOST:
-            continue
-        pid = int(match[2])
-        # this process's own temporary files belong to writes still open in it
-        if pid != os.getpid() and not _alive(pid):
+        if entry.name.startswith(prefix) and _left_by_the_dead(entry.name[len(prefix) :]):
             found.append(Path(entry.path))
     return found
+
+
+def _left_by_the_dead(suffix: str) -> bool:
+    """Whether a temporary name ending in ``suffix`` (``<host>-<pid>-<token>.tmp``) is
+    that of a process of this host that no longer runs (this process's own belong to
+    writes still open in it)."""
+    match = _SUFFIX.fullmatch(suffix)
+    if match is None or match[1] != _HOST:
+        return False
+    pid = int(match[2])
+    return pid != os.getpid() and not _alive(pid)
 
 
 def remove_leftovers(target: Path) -> None:
@@ -107,6 +119,32 @@ def remove_leftovers(target: Path) -> None:
             path.unlink()
         except OSError:
             pass
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str) -> Iterator[str]:
+    """A new directory in the system's temporary folder for the scratch files of one
+    write, ``<prefix>-<host>-<pid>-<token>.tmp``, removed when the block ends.  The
+    directories of that prefix left by processes of this host that no longer run (a
+    writer ended by a signal) are removed first, as the next write to a target
+    removes the temporary files of such writes."""
+    parent = Path(tempfile.gettempdir())
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        entries = []
+    for entry in entries:
+        if entry.name.startswith(f"{prefix}-") and _left_by_the_dead(entry.name[len(prefix) + 1 :]):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    token = uuid.uuid4().hex[:8]
+    path = parent / f"{prefix}-{_HOST}-{os.getpid()}-{token}.tmp"
+    path.mkdir(mode=0o700)
+    try:
+        yield os.fspath(path)
+    finally:
+        # a failed task leaves others of the computation running, which may still
+        # write into the directory as it is removed: what is left goes with the next
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def writable_target(path: str | os.PathLike[str]) -> Path:

@@ -439,6 +439,13 @@ class InPlaceCommit(ChunkSink):
                 "an in-place commit needs a file of two header slots (format 1.1 or later), "
                 f"not {base.source.name} of format {'.'.join(map(str, base.version))}"
             )
+        if model.header.generation >= 2**64 - 1:  # the next would not fit the slot's u64
+            raise HurrayFormatError(
+                f"the file's version is generation {model.header.generation}, the last a "
+                "header slot holds: no commit can follow it; write the file anew "
+                "(hurray compact)",
+                value=model.header.generation,
+            )
         self.base = base
         self.metadata = metadata
         self.target = target

@@ -25,6 +25,7 @@ from xarray.backends.zarr import FillValueCoder
 
 from ..container import ContainerReader, VariableMeta
 from ..container.elements import parse_element_type
+from ..errors import HurrayFormatError
 from ..layout import RowMajorLayout
 from .conventions import convention_attrs
 from .stored_chunk import FIXED_SIZE_KINDS
@@ -166,12 +167,26 @@ def json_attribute(value: Any) -> Any:
 
 def zarr_attributes(var: VariableMeta) -> dict[str, Any]:
     """The attributes of ``var`` for Zarr v3 metadata, ``_FillValue`` in the form
-    xarray's zarr backend reads it back."""
+    xarray's zarr backend reads it back.
+
+    Raises
+    ------
+    HurrayFormatError
+        For a ``_FillValue`` that is no value of the variable's type (as xarray's
+        reading of the file refuses it).
+    """
     dtype = parse_element_type(var.dtype)
     attributes = {k: json_attribute(v) for k, v in var.attrs.items()}
     if "_FillValue" in var.attrs:
-        fill = np.asarray(var.attrs["_FillValue"]).item()
-        attributes["_FillValue"] = FillValueCoder.encode(fill, dtype)
+        fill = np.asarray(var.attrs["_FillValue"])
+        try:
+            attributes["_FillValue"] = FillValueCoder.encode(fill.item(), dtype)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise HurrayFormatError(
+                f"variable {var.name!r}: its _FillValue {fill.tolist()!r} is no value of its "
+                f"type {dtype}: {err}",
+                value=var.name,
+            ) from err
     return attributes
 
 
