@@ -11,10 +11,9 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { decompress, ZstdError } from "../src/zstd.js";
+import { PYTHON } from "./helpers.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** The Python that makes the frames: $PYTHON, else python. */
-const PYTHON = process.env.PYTHON ?? "python";
 
 /** Make this run's frames in a temporary folder; read back its manifest. */
 function makeFrames() {
