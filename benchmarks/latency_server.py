@@ -29,6 +29,7 @@ or on its own: ``python benchmarks/latency_server.py DIRECTORY --latency 0.05``.
 from __future__ import annotations
 
 import argparse
+import mimetypes
 import os
 import re
 import threading
@@ -62,6 +63,14 @@ class _Link:
             self._free_at = start + nbytes / self.bandwidth
             done = self._free_at
         time.sleep(max(done - time.perf_counter(), 0.0))
+
+
+def _content_type(path: Path) -> str:
+    """The type of a served file: by its suffix, so that a browser takes a page and its
+    module scripts as such (js/bench/tiles.js loads the viewer from this server)."""
+    if path.suffix == ".js":
+        return "text/javascript"
+    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
 class _Server(ThreadingHTTPServer):
@@ -115,7 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(206 if ranged else 200)
         self.send_header("Content-Length", str(stop - start))
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Type", _content_type(path))
         if ranged:
             self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{size}")
         self.end_headers()

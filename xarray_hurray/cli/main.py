@@ -53,7 +53,29 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for module in (demo, info, convert, plan, verify, compact, refs):
         module.add_parser(commands)
+    _add_view(commands)
     return parser
+
+
+def _add_view(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Register ``hurray view``; its module (an HTTP server) is imported when it runs."""
+    parser = commands.add_parser(
+        "view",
+        help="show a Hurray file on a map in the browser",
+        description="Serve the viewer page and FILE on 127.0.0.1 (Range requests "
+        "included), print the page's URL and open it in a browser. A URL is not served: "
+        "the page reads it directly, which its server must allow (CORS).",
+    )
+    parser.add_argument("file", metavar="FILE_OR_URL", help="a local Hurray file, or its URL")
+    parser.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    parser.add_argument("--no-open", action="store_true", help="print the URL only")
+    parser.set_defaults(run=_run_view)
+
+
+def _run_view(args: argparse.Namespace) -> int:
+    from . import view
+
+    return view.run(args)
 
 
 def _message(err: BaseException) -> str:

@@ -1,0 +1,85 @@
+// Element types (docs/spec/container.md, "Element types"): how many bytes each
+// element takes and which typed array holds decoded values.
+
+import { HurrayFormatError } from "./errors.js";
+
+/**
+ * @typedef {object} ElementType
+ * @property {string} name the dtype as the metadata spells it
+ * @property {"bool"|"int"|"uint"|"float"|"complex"|"bytes"|"text"|"string"} kind
+ * @property {number} itemsize bytes of one stored element (4, a length, for `string`)
+ * @property {number} units words of `Array` per element: 2 for complex, n for S<n> and U<n>
+ * @property {any} Array the typed array holding the stored words (null for `string`)
+ */
+
+const FIXED = {
+	bool: ["bool", 1, Uint8Array],
+	int8: ["int", 1, Int8Array],
+	int16: ["int", 2, Int16Array],
+	int32: ["int", 4, Int32Array],
+	int64: ["int", 8, BigInt64Array],
+	uint8: ["uint", 1, Uint8Array],
+	uint16: ["uint", 2, Uint16Array],
+	uint32: ["uint", 4, Uint32Array],
+	uint64: ["uint", 8, BigUint64Array],
+	float16: ["float", 2, Uint16Array],
+	float32: ["float", 4, Float32Array],
+	float64: ["float", 8, Float64Array],
+	complex64: ["complex", 8, Float32Array],
+	complex128: ["complex", 16, Float64Array],
+};
+
+/**
+ * The element type `name`.
+ * @param {unknown} name
+ * @returns {ElementType}
+ */
+export function elementType(name) {
+	if (typeof name === "string" && Object.hasOwn(FIXED, name)) {
+		const [kind, itemsize, Array] = FIXED[/** @type {keyof FIXED} */ (name)];
+		const units = kind === "complex" ? 2 : 1;
+		return { name, kind: /** @type {ElementType["kind"]} */ (kind), itemsize, units, Array };
+	}
+	if (name === "string") {
+		return { name, kind: "string", itemsize: 4, units: 1, Array: null };
+	}
+	const text = typeof name === "string" ? /^([SU])([1-9][0-9]*)$/.exec(name) : null;
+	if (text !== null) {
+		const n = Number(text[2]);
+		if (!Number.isSafeInteger(n) || n > 2 ** 31) {
+			throw new HurrayFormatError(`invalid metadata: element type ${name} is wider than a chunk may be`);
+		}
+		return text[1] === "S"
+			? { name, kind: "bytes", itemsize: n, units: n, Array: Uint8Array }
+			: { name, kind: "text", itemsize: 4 * n, units: n, Array: Uint32Array };
+	}
+	throw new HurrayFormatError(
+		`invalid metadata: unknown element type ${JSON.stringify(name)}; expected one of ` +
+			`${Object.keys(FIXED).join(", ")}, S<n>, U<n> or string`,
+	);
+}
+
+/**
+ * A float16's bits as a number.
+ * @param {number} bits
+ */
+export function halfToNumber(bits) {
+	const sign = bits & 0x8000 ? -1 : 1;
+	const exponent = (bits >>> 10) & 0x1f;
+	const fraction = bits & 0x3ff;
+	if (exponent === 0) {
+		return sign * fraction * 2 ** -24;
+	}
+	if (exponent === 31) {
+		return fraction ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+	}
+	return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+/**
+ * Whether a U<n> word is a Unicode scalar value.
+ * @param {number} point
+ */
+export function isScalarValue(point) {
+	return point <= 0x10ffff && (point < 0xd800 || point > 0xdfff);
+}

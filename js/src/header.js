@@ -1,0 +1,215 @@
+// The header (docs/spec/container.md, "Header", "Header (1.1)"): the version check
+// every reader makes first, the 64-byte header of 1.0 and the two slots of 1.1 and
+// 1.2, checked in the order the format prescribes.
+
+import { crc32c, verify } from "./crc32c.js";
+import { HurrayFormatError, HurrayUnsupportedError } from "./errors.js";
+import { MAX_EXACT, MAX_METADATA_BYTES, MAX_ROOT_BYTES } from "./limits.js";
+
+export const MAGIC = Uint8Array.of(0x89, 0x48, 0x55, 0x52, 0x52, 0x41, 0x59, 0x0a);
+/** Bytes of the 1.1 (and 1.2) header: a 16-byte prefix and two slots. */
+export const HEADER_SIZE_1_1 = 144;
+/** The newest minor version of major version 1 this reader reads. */
+export const MINOR = 2;
+
+/**
+ * The unsigned 64-bit integer at `offset`, as a number.
+ * @param {DataView} view
+ * @param {number} offset
+ * @param {string} what
+ */
+export function u64(view, offset, what) {
+	const value = view.getBigUint64(offset, true);
+	if (value > BigInt(MAX_EXACT)) {
+		throw new HurrayUnsupportedError(`${what} is ${value}, past the 2**53 bytes this reader addresses`);
+	}
+	return Number(value);
+}
+
+/**
+ * The minor version of the file starting with `head`, after its magic.
+ * @param {Uint8Array} head
+ */
+export function checkVersion(head) {
+	const magic = head.subarray(0, 8);
+	const prefix = magic.every((b, i) => b === MAGIC[i]);
+	if (prefix && magic.length < 8) {
+		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header at least 64`);
+	}
+	if (!prefix) {
+		throw new HurrayFormatError(`not a Hurray file: it starts with ${hex(magic)}, not ${hex(MAGIC)}`);
+	}
+	if (head.length < 16) {
+		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header at least 64`);
+	}
+	const view = new DataView(head.buffer, head.byteOffset, head.length);
+	const major = view.getUint16(8, true);
+	const minor = view.getUint16(10, true);
+	if (major !== 1 || minor > MINOR) {
+		throw new HurrayFormatError(`unsupported format version ${major}.${minor}; this reader reads versions 1.0 to 1.${MINOR}`);
+	}
+	return minor;
+}
+
+/**
+ * @typedef {object} Header10
+ * @property {number} metadataOffset
+ * @property {number} metadataLength
+ * @property {number} metadataCrc
+ * @property {number} indexOffset
+ * @property {number} indexLength
+ * @property {number} fileLength
+ */
+
+/**
+ * The 1.0 header at the start of `head`.
+ * @param {Uint8Array} head
+ * @param {number | undefined} size the file's size, when known
+ * @returns {Header10}
+ */
+export function parseHeader10(head, size) {
+	if (head.length < 64) {
+		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header has 64`);
+	}
+	const view = new DataView(head.buffer, head.byteOffset, 64);
+	// the checksum first: damage is reported as damage, not as the field it changed
+	verify(head.subarray(0, 60), view.getUint32(60, true), "header");
+	const flags = view.getUint32(12, true);
+	if (flags !== 0) {
+		throw new HurrayFormatError(`header flags must be 0 in version 1, got 0x${flags.toString(16)}`);
+	}
+	const header = {
+		metadataOffset: u64(view, 16, "the metadata offset"),
+		metadataLength: u64(view, 24, "the metadata length"),
+		indexOffset: u64(view, 32, "the index offset"),
+		indexLength: u64(view, 40, "the index length"),
+		fileLength: u64(view, 48, "the file length"),
+		metadataCrc: view.getUint32(56, true),
+	};
+	if (header.metadataOffset !== 64) {
+		throw new HurrayFormatError(`metadata offset ${header.metadataOffset} != header size 64`);
+	}
+	if (header.metadataLength > MAX_METADATA_BYTES) {
+		throw new HurrayFormatError(`metadata length ${header.metadataLength} exceeds the ${MAX_METADATA_BYTES} bytes a reader accepts`);
+	}
+	if (header.indexOffset !== 64 + header.metadataLength) {
+		throw new HurrayFormatError(`index offset ${header.indexOffset} does not follow the metadata, which ends at ${64 + header.metadataLength}`);
+	}
+	if (header.indexOffset + header.indexLength > header.fileLength) {
+		throw new HurrayFormatError(`index ends at ${header.indexOffset + header.indexLength}, after the end of the file (${header.fileLength} bytes)`);
+	}
+	if (size !== undefined && size !== header.fileLength) {
+		throw new HurrayFormatError(
+			`the file has ${size} bytes but its header records ${header.fileLength}: the file is truncated or was appended to`,
+		);
+	}
+	return header;
+}
+
+/**
+ * @typedef {object} Slot
+ * @property {number} generation
+ * @property {number} metadataOffset
+ * @property {number} metadataLength
+ * @property {number} metadataCrc
+ * @property {number} rootOffset
+ * @property {number} rootLength
+ * @property {number} rootCrc
+ * @property {number} fileLength
+ */
+
+/**
+ * The active slot of the 1.1 (or 1.2) header at the start of `head`.
+ * @param {Uint8Array} head
+ * @param {number | undefined} size the file's size, when known
+ * @returns {Slot}
+ */
+export function parseHeader11(head, size) {
+	if (head.length < HEADER_SIZE_1_1) {
+		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a 1.1 header has ${HEADER_SIZE_1_1}`);
+	}
+	const view = new DataView(head.buffer, head.byteOffset, HEADER_SIZE_1_1);
+	const flags = view.getUint32(12, true);
+	if (flags !== 0) {
+		throw new HurrayFormatError(`header flags must be 0, got 0x${flags.toString(16)}`);
+	}
+	/** @type {(Slot | null)[]} */
+	const slots = [];
+	const damaged = [];
+	for (const k of [0, 1]) {
+		const at = 16 + 64 * k;
+		const raw = head.subarray(at, at + 64);
+		const slot = parseSlot(head, view, at);
+		slots.push(slot);
+		if (slot === null && raw.some((b) => b !== 0)) {
+			damaged.push(k);
+		}
+	}
+	const valid = /** @type {Slot[]} */ (slots.filter((s) => s !== null));
+	if (valid.length === 0) {
+		throw new HurrayFormatError("damaged header: no valid slot (checksum mismatch or invalid fields)");
+	}
+	if (valid.length === 2 && valid[0].generation === valid[1].generation) {
+		throw new HurrayFormatError(`both header slots hold generation ${valid[0].generation}`);
+	}
+	const active = valid.reduce((a, b) => (b.generation > a.generation ? b : a));
+	if (active.metadataLength > MAX_METADATA_BYTES) {
+		throw new HurrayFormatError(`metadata length ${active.metadataLength} exceeds the ${MAX_METADATA_BYTES} bytes a reader accepts`);
+	}
+	if (active.rootLength > MAX_ROOT_BYTES || active.rootLength % 12) {
+		throw new HurrayFormatError(`root length ${active.rootLength} is not a multiple of 12 up to ${MAX_ROOT_BYTES}`);
+	}
+	if (size !== undefined && size < active.fileLength) {
+		throw new HurrayFormatError(`the file has ${size} bytes but its header records ${active.fileLength}: the file is truncated`);
+	}
+	// a torn slot write leaves a damaged slot beside a file longer than the active
+	// version (an interrupted commit); with the file exactly as long, nothing explains it
+	if (damaged.length && (size === undefined || size === active.fileLength)) {
+		throw new HurrayFormatError(`header slot ${damaged[0]} is damaged (checksum mismatch or invalid fields)`);
+	}
+	return active;
+}
+
+/**
+ * The slot at `at` if it is valid, else null.
+ * @param {Uint8Array} head
+ * @param {DataView} view
+ * @param {number} at
+ * @returns {Slot | null}
+ */
+function parseSlot(head, view, at) {
+	const sealed = new Uint8Array(76);
+	sealed.set(head.subarray(0, 16));
+	sealed.set(head.subarray(at, at + 60), 16);
+	if (crc32c(sealed) !== view.getUint32(at + 60, true)) {
+		return null;
+	}
+	const big = (/** @type {number} */ offset) => view.getBigUint64(at + offset, true);
+	const fields = [0, 8, 16, 24, 32, 40].map(big);
+	if (fields.some((f) => f > BigInt(MAX_EXACT))) {
+		return null;
+	}
+	const [generation, metadataOffset, metadataLength, rootOffset, rootLength, fileLength] = fields.map(Number);
+	const inside = [
+		[metadataOffset, metadataLength],
+		[rootOffset, rootLength],
+	].every(([offset, length]) => offset >= HEADER_SIZE_1_1 && offset + length <= fileLength);
+	if (view.getUint32(at + 56, true) !== 0 || generation < 1 || !inside) {
+		return null;
+	}
+	return {
+		generation,
+		metadataOffset,
+		metadataLength,
+		rootOffset,
+		rootLength,
+		fileLength,
+		metadataCrc: view.getUint32(at + 48, true),
+		rootCrc: view.getUint32(at + 52, true),
+	};
+}
+
+/** @param {Uint8Array} bytes */
+function hex(bytes) {
+	return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+}

@@ -1,0 +1,809 @@
+// Reading a Hurray file by byte range (docs/spec/container.md, "Reading a region"):
+// one request for the first 64 KiB (header, metadata and, usually, the index root,
+// page tables and pages), then for a read the index pages under it that the head
+// does not hold (1.1, 1.2; the variable's whole index in 1.0), then its chunks, the
+// requests of each step merged and sent together.
+
+import { checkDecodable, decodeChain } from "./codecs.js";
+import { crc32c, verify, verifyCrc } from "./crc32c.js";
+import { halfToNumber, isScalarValue } from "./elements.js";
+import { HurrayFormatError, HurrayUnsupportedError, HurrayValueError } from "./errors.js";
+import { checkVersion, HEADER_SIZE_1_1, parseHeader10, parseHeader11, u64 } from "./header.js";
+import { emptyEntries, pageCount, parseIndex10, parsePage, parsePageTable } from "./index.js";
+import { parseJson } from "./json.js";
+import { MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS, PAGE_ENTRIES } from "./limits.js";
+import { parseMetadata } from "./metadata.js";
+import { planReads } from "./plan.js";
+import { toSource } from "./source.js";
+
+/** Bytes of the first request. */
+export const HEAD_SIZE = 65536;
+
+/** Most bytes of parsed index pages kept (20 per chunk position); the least recently used go first. */
+const PAGE_CACHE_BYTES = 64 * 2 ** 20;
+
+/** Page table entries read and checked at once (16 MiB in 1.2). */
+const TABLE_BLOCK = 2 ** 20;
+
+/** Most bytes one result may take. */
+const MAX_RESULT_BYTES = 2 ** 32;
+
+if (new Uint8Array(Uint16Array.of(1).buffer)[0] !== 1) {
+	throw new HurrayUnsupportedError("this reader needs a little-endian platform");
+}
+
+/**
+ * @typedef {object} OpenOptions
+ * @property {typeof fetch} [fetch] the fetch a URL is read with (default: the global one)
+ * @property {Record<string, string>} [headers] sent with every request of a URL
+ * @property {number} [timeout] milliseconds a request may take (default 30 000)
+ * @property {import("./plan.js").MergePolicy} [mergePolicy] how byte ranges merge into requests
+ * @property {boolean} [verifyChecksums] check every chunk's CRC-32C (default true;
+ *   header, metadata and indexes are always checked)
+ * @property {number} [maxChunkBytes] most bytes one decoded chunk may take (default 2**31)
+ * @property {number} [maxMetadataContainers] most JSON arrays and objects in the metadata (default 2**17)
+ */
+
+/**
+ * @typedef {object} ReadResult
+ * @property {ArrayLike<unknown>} data the selected elements in row-major order: a typed
+ *   array for numbers (Float32Array for float16; real and imaginary parts one after
+ *   the other for complex types; BigInt64Array, BigUint64Array for 64-bit integers),
+ *   an array of strings for U<n> and string, of Uint8Array for S<n>
+ * @property {number[]} shape
+ */
+
+/**
+ * Open a Hurray file.
+ * @param {string | URL | ArrayBuffer | Uint8Array | import("./source.js").ByteSource} target
+ *   a URL, the file's bytes, or a source with `read(ranges)`
+ * @param {OpenOptions} [options]
+ * @returns {Promise<HurrayFile>}
+ */
+export async function openHurray(target, options = {}) {
+	const file = new HurrayFile(toSource(target, options), options);
+	await file.open();
+	return file;
+}
+
+/** An open Hurray file (format 1.0, 1.1 or 1.2). */
+export class HurrayFile {
+	/**
+	 * @param {import("./source.js").ByteSource} source
+	 * @param {OpenOptions} options
+	 */
+	constructor(source, options) {
+		this.source = source;
+		this.policy = options.mergePolicy ?? source.policy ?? { maxGap: 64 * 1024, maxRequest: 64 * 2 ** 20, inFlight: Infinity, crowdedGap: 0 };
+		this.verifyChecksums = options.verifyChecksums ?? true;
+		this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
+		this.maxMetadataContainers = options.maxMetadataContainers ?? MAX_METADATA_CONTAINERS;
+		/** The format version, as [major, minor]. */
+		this.version = [1, 0];
+		/** @type {Uint8Array} */
+		this.head = new Uint8Array(0);
+		this.fileLength = 0;
+		/** @type {import("./metadata.js").Group} */
+		this.root = { path: "", attrs: {}, variables: [], groups: [] };
+		/** @type {Map<string, import("./metadata.js").Variable>} */
+		this.byPath = new Map();
+		/** @type {Map<string, Promise<unknown>>} work done once: indexes, page tables, pages */
+		this.once = new Map();
+		/** @type {Map<string, number>} page cache costs, least recently used first */
+		this.pageCosts = new Map();
+		this.cachedBytes = 0;
+	}
+
+	/** Read and check the head: header, metadata and index root. */
+	async open() {
+		const [head] = await this.source.read([[0, HEAD_SIZE]]);
+		this.head = head;
+		const minor = checkVersion(head);
+		this.version = [1, minor];
+		const size = this.source.size;
+		if (minor === 0) {
+			const header = parseHeader10(head, size);
+			this.fileLength = header.fileLength;
+			const [metadata] = await this.regions([[header.metadataOffset, header.metadataLength, "metadata", header.metadataCrc]]);
+			this.root = parseMetadata(parseJson(metadata, this.maxMetadataContainers), 0, metadata.length);
+			let offset = header.indexOffset;
+			/** @type {Map<string, number>} where each variable's index starts */
+			this.indexOffsets = new Map();
+			for (const v of this.root.variables) {
+				this.indexOffsets.set(v.path, offset);
+				offset += 20 * v.chunkCount + 4;
+			}
+			if (offset - header.indexOffset !== header.indexLength) {
+				throw new HurrayFormatError(
+					`the header records an index region of ${header.indexLength} bytes, the chunk grids of the variables need ${offset - header.indexOffset}`,
+				);
+			}
+			this.dataOffset = header.indexOffset + header.indexLength;
+		} else {
+			const slot = parseHeader11(head, size);
+			this.fileLength = slot.fileLength;
+			const [metadata, root] = await this.regions([
+				[slot.metadataOffset, slot.metadataLength, "metadata", slot.metadataCrc],
+				[slot.rootOffset, slot.rootLength, "the index root", slot.rootCrc],
+			]);
+			this.root = parseMetadata(parseJson(metadata, this.maxMetadataContainers), minor, metadata.length);
+			this.rootRefs = this.checkRoot(root);
+		}
+		for (const v of walkVariables(this.root)) {
+			this.byPath.set(v.path, v);
+		}
+	}
+
+	/** Every variable's path, groups included (`"1/temperature"`), in file order. */
+	get variables() {
+		return [...this.byPath.keys()];
+	}
+
+	/** The root group's attributes. */
+	get attrs() {
+		return this.root.attrs;
+	}
+
+	/**
+	 * Every group by its path ("" for the root), with its attributes, variables and child groups.
+	 * @returns {Map<string, import("./metadata.js").Group>}
+	 */
+	get groups() {
+		const out = new Map();
+		const visit = (/** @type {import("./metadata.js").Group} */ g) => {
+			out.set(g.path, g);
+			g.groups.forEach(visit);
+		};
+		visit(this.root);
+		return out;
+	}
+
+	/**
+	 * The description of the variable at `path`.
+	 * @param {string} path
+	 */
+	variable(path) {
+		const found = this.byPath.get(path) ?? this.byPath.get(path.split("/").filter(Boolean).join("/"));
+		if (found === undefined) {
+			throw new HurrayValueError(`no variable ${JSON.stringify(path)}; the file holds ${JSON.stringify(this.variables)}`);
+		}
+		return found;
+	}
+
+	/**
+	 * The elements of `path` in the box `ranges`: one `[start, stop)` pair per axis
+	 * (default: the whole variable).
+	 * @param {string} path
+	 * @param {[number, number][]} [ranges]
+	 * @returns {Promise<ReadResult>}
+	 */
+	async read(path, ranges) {
+		const [result] = await this.readMany(path, [ranges]);
+		return result;
+	}
+
+	/**
+	 * Several boxes of `path` at once: their index pages, then their chunks, are each
+	 * fetched in one set of merged requests.
+	 * @param {string} path
+	 * @param {([number, number][] | undefined)[]} boxes
+	 * @returns {Promise<ReadResult[]>}
+	 */
+	async readMany(path, boxes) {
+		const v = this.variable(path);
+		checkDecodable(v.codecs, `variable ${JSON.stringify(v.path)}`);
+		const full = v.layout.bufferSize * v.element.itemsize;
+		if (v.element.kind !== "string" && full > this.maxChunkBytes) {
+			throw new HurrayFormatError(
+				`a chunk of variable ${JSON.stringify(v.path)} decodes to ${full} bytes, more than maxChunkBytes=${this.maxChunkBytes}; raise it to read this variable`,
+			);
+		}
+		const selections = boxes.map((box) => selectBox(v, box));
+		/** @type {Map<number, number[]>} chunk number -> grid coordinates */
+		const chunks = new Map();
+		for (const s of selections) {
+			for (const coords of s.chunks) {
+				chunks.set(coords.reduce((n, c, a) => n * v.grid[a] + c, 0), coords);
+			}
+		}
+		const ids = [...chunks.keys()];
+		const entries = await this.entries(v, ids, [...chunks.values()]);
+		const outs = selections.map((s) => newResult(v, s.count));
+		if (ids.some((_, k) => entries.sizes[k] === 0)) {
+			const fill = fillElement(v);
+			outs.forEach((out) => fillResult(out, fill, v));
+		}
+		const stored = ids.map((_, k) => k).filter((k) => entries.sizes[k] > 0);
+		const plan = planReads(
+			stored.map((k) => entries.offsets[k]),
+			stored.map((k) => entries.offsets[k] + entries.sizes[k]),
+			this.policy,
+		);
+		const answers = await this.fetchWhole(plan.requests);
+		for (let j = 0; j < stored.length; j++) {
+			const k = stored[j];
+			const [first] = plan.requests[plan.requestOf[j]];
+			const at = entries.offsets[k] - first;
+			const bytes = answers[plan.requestOf[j]].subarray(at, at + entries.sizes[k]);
+			const what = `chunk ${ids[k]} of variable ${JSON.stringify(v.path)}`;
+			if (this.verifyChecksums) {
+				verify(bytes, entries.crcs[k], what);
+			}
+			const chunk = await this.decodeChunk(v, bytes, what);
+			const coords = /** @type {number[]} */ (chunks.get(ids[k]));
+			selections.forEach((s, b) => {
+				if (s.touches(coords)) {
+					copyChunk(v, chunk, coords, s, outs[b], what);
+				}
+			});
+		}
+		return outs.map((data, b) => ({ data, shape: selections[b].shape }));
+	}
+
+	/**
+	 * The checked bytes of each `[offset, length, what, crc]` part: from the head where
+	 * it holds them, the others in merged requests.
+	 * @param {[number, number, string, number][]} parts
+	 * @returns {Promise<Uint8Array[]>}
+	 */
+	async regions(parts) {
+		const outside = parts.filter(([offset, length]) => offset + length > this.head.length);
+		const plan = planReads(
+			outside.map(([offset]) => offset),
+			outside.map(([offset, length]) => offset + length),
+			this.policy,
+		);
+		const answers = outside.length ? await this.source.read(plan.requests) : [];
+		return parts.map(([offset, length, what, crc]) => {
+			let data;
+			const k = outside.findIndex((p) => p[0] === offset && p[1] === length);
+			if (k < 0) {
+				data = this.head.subarray(offset, offset + length);
+			} else {
+				const [first] = plan.requests[plan.requestOf[k]];
+				data = answers[plan.requestOf[k]].subarray(offset - first, offset - first + length);
+			}
+			if (data.length !== length) {
+				throw new HurrayFormatError(
+					`truncated file ${this.source.name}: ${what} needs bytes [${offset}, ${offset + length}), got ${data.length}`,
+				);
+			}
+			verify(data, crc, what);
+			return data;
+		});
+	}
+
+	/**
+	 * The answers to `requests`, each checked to be whole.
+	 * @param {[number, number][]} requests
+	 */
+	async fetchWhole(requests) {
+		const answers = requests.length ? await this.source.read(requests) : [];
+		answers.forEach((blob, k) => {
+			const [start, stop] = requests[k];
+			if (blob.length !== stop - start) {
+				throw new HurrayFormatError(
+					`truncated file ${this.source.name}: bytes [${start}, ${stop}) returned ${blob.length} bytes`,
+				);
+			}
+		});
+		return answers;
+	}
+
+	/**
+	 * The root's reference to each variable's page table, checked.
+	 * @param {Uint8Array} root
+	 */
+	checkRoot(root) {
+		const variables = [...walkVariables(this.root)];
+		if (root.length !== 12 * variables.length) {
+			throw new HurrayFormatError(
+				`the index root has ${root.length} bytes; the ${variables.length} variables need ${12 * variables.length}`,
+			);
+		}
+		const view = new DataView(root.buffer, root.byteOffset, root.length);
+		const size = this.version[1] >= 2 ? 16 : 12;
+		return variables.map((v, k) => {
+			const what = `the page table of variable ${JSON.stringify(v.path)}`;
+			const offset = u64(view, 12 * k, what);
+			const crc = view.getUint32(12 * k + 8, true);
+			const length = Math.ceil(v.chunkCount / PAGE_ENTRIES) * size;
+			// a page table of more bytes than the file holds is refused before anything is
+			// sized by the chunk count: that bounds the chunks a file may declare by its size
+			const none = offset === 0;
+			if ((none && (crc !== 0 || length !== 0)) || (!none && (length === 0 || offset < HEADER_SIZE_1_1 || offset + length > this.fileLength))) {
+				throw new HurrayFormatError(
+					`${what} refers to bytes [${offset}, ${offset + length}) (crc32c ${crc}), not a part of the file's ${this.fileLength} bytes`,
+				);
+			}
+			return { offset, crc, length };
+		});
+	}
+
+	/**
+	 * `make()`, run once for `key` for the life of the file.
+	 * @template T
+	 * @param {string} key
+	 * @param {() => Promise<T>} make
+	 * @returns {Promise<T>}
+	 */
+	cached(key, make) {
+		let found = this.once.get(key);
+		if (found === undefined) {
+			found = make();
+			this.once.set(key, found);
+			// a failure is not kept: the next read tries again (and fails again if the bytes are bad)
+			found.catch(() => this.once.delete(key));
+		}
+		return /** @type {Promise<T>} */ (found);
+	}
+
+	/**
+	 * The checked entries of chunks `ids` (row-major numbers at grid coordinates `coords`).
+	 * @param {import("./metadata.js").Variable} v
+	 * @param {number[]} ids
+	 * @param {number[][]} coords
+	 * @returns {Promise<import("./index.js").Entries>}
+	 */
+	async entries(v, ids, coords) {
+		const out = emptyEntries(ids.length);
+		if (this.version[1] === 0) {
+			const index = await this.cached(`index ${v.path}`, async () => {
+				const offset = /** @type {Map<string, number>} */ (this.indexOffsets).get(v.path) ?? 0;
+				const length = 20 * v.chunkCount + 4;
+				const [data] = offset + length <= this.head.length ? [this.head.subarray(offset, offset + length)] : await this.fetchWhole([[offset, offset + length]]);
+				return parseIndex10(data, v.chunkCount, v.path, /** @type {number} */ (this.dataOffset), this.fileLength);
+			});
+			ids.forEach((id, k) => {
+				out.offsets[k] = index.offsets[id];
+				out.sizes[k] = index.sizes[id];
+				out.crcs[k] = index.crcs[id];
+			});
+			return out;
+		}
+		const positions = coords.map((c) => v.placement.position(c));
+		const pages = [...new Set(positions.map((p) => Math.floor(p / PAGE_ENTRIES)))];
+		const found = await this.pages(v, pages);
+		positions.forEach((p, k) => {
+			const page = found.get(Math.floor(p / PAGE_ENTRIES));
+			if (page) {
+				const j = p % PAGE_ENTRIES;
+				out.offsets[k] = page.offsets[j];
+				out.sizes[k] = page.sizes[j];
+				out.crcs[k] = page.crcs[j];
+			}
+		});
+		return out;
+	}
+
+	/**
+	 * The checked page table of `v`: its present pages.
+	 * @param {import("./metadata.js").Variable} v
+	 * @returns {Promise<Map<number, import("./index.js").PageRef>>}
+	 */
+	pageTable(v) {
+		return this.cached(`table ${v.path}`, async () => {
+			const ref = /** @type {{offset: number, crc: number, length: number}[]} */ (this.rootRefs)[v.number];
+			const size = this.version[1] >= 2 ? 16 : 12;
+			const count = Math.ceil(v.chunkCount / PAGE_ENTRIES);
+			/** @type {Map<number, import("./index.js").PageRef>} */
+			const present = new Map();
+			let running = 0;
+			/** @type {unknown} */
+			let problem = null;
+			for (let first = 0; first < count; first += TABLE_BLOCK) {
+				const n = Math.min(TABLE_BLOCK, count - first);
+				const start = ref.offset + first * size;
+				const [data] =
+					start + n * size <= this.head.length ? [this.head.subarray(start, start + n * size)] : await this.fetchWhole([[start, start + n * size]]);
+				running = crc32c(data, running);
+				// a structural problem is raised only once the checksum matched, so
+				// that damage is reported as damage
+				if (problem === null) {
+					try {
+						parsePageTable(data, first, v.chunkCount, this.version[1], v.path, this.fileLength, present);
+					} catch (error) {
+						problem = error;
+					}
+				}
+			}
+			verifyCrc(running, ref.crc, `the page table of ${JSON.stringify(v.path)}`);
+			if (problem !== null) {
+				throw problem;
+			}
+			return present;
+		});
+	}
+
+	/**
+	 * The checked entries of `pages` of `v` (null for a page of missing chunks only):
+	 * those not read before fetched in merged requests, those in the head cut from it.
+	 * @param {import("./metadata.js").Variable} v
+	 * @param {number[]} pages
+	 * @returns {Promise<Map<number, import("./index.js").Entries | null>>}
+	 */
+	async pages(v, pages) {
+		const table = await this.pageTable(v);
+		const key = (/** @type {number} */ p) => `page ${v.number} ${p}`;
+		const todo = pages.filter((p) => table.has(p) && !this.once.has(key(p)));
+		const refs = todo.map((p) => /** @type {import("./index.js").PageRef} */ (table.get(p)));
+		const outside = todo.map((_, k) => k).filter((k) => refs[k].offset + refs[k].length > this.head.length);
+		if (todo.length) {
+			const fetched = (async () => {
+				const plan = planReads(
+					outside.map((k) => refs[k].offset),
+					outside.map((k) => refs[k].offset + refs[k].length),
+					this.policy,
+				);
+				const answers = await this.fetchWhole(plan.requests);
+				return { plan, answers };
+			})();
+			todo.forEach((p, k) => {
+				this.cached(key(p), async () => {
+					const ref = refs[k];
+					let data;
+					const j = outside.indexOf(k);
+					if (j < 0) {
+						data = this.head.subarray(ref.offset, ref.offset + ref.length);
+					} else {
+						const { plan, answers } = await fetched;
+						const [first] = plan.requests[plan.requestOf[j]];
+						data = answers[plan.requestOf[j]].subarray(ref.offset - first, ref.offset - first + ref.length);
+					}
+					const what = `index page ${p} of ${JSON.stringify(v.path)}`;
+					return parsePage(data, ref, pageCount(v.chunkCount, p), this.version[1], what, this.fileLength);
+				});
+				this.pageCosts.set(key(p), 20 * pageCount(v.chunkCount, p));
+				this.cachedBytes += 20 * pageCount(v.chunkCount, p);
+			});
+		}
+		/** @type {Map<number, import("./index.js").Entries | null>} */
+		const out = new Map();
+		for (const p of pages) {
+			if (!table.has(p)) {
+				out.set(p, null); // an absent page: every chunk of it missing
+				continue;
+			}
+			const entries = /** @type {import("./index.js").Entries | null} */ (await this.once.get(key(p)));
+			out.set(p, entries);
+			const cost = this.pageCosts.get(key(p));
+			if (cost !== undefined) {
+				// least recently used first: a page read again moves to the end
+				this.pageCosts.delete(key(p));
+				this.pageCosts.set(key(p), cost);
+			}
+		}
+		while (this.cachedBytes > PAGE_CACHE_BYTES && this.pageCosts.size) {
+			const [oldest, cost] = /** @type {[string, number]} */ (this.pageCosts.entries().next().value);
+			this.pageCosts.delete(oldest);
+			this.once.delete(oldest);
+			this.cachedBytes -= cost;
+		}
+		return out;
+	}
+
+	/**
+	 * The buffer of one stored chunk, decoded and checked, as the words of its element type.
+	 * @param {import("./metadata.js").Variable} v
+	 * @param {Uint8Array} bytes
+	 * @param {string} what
+	 * @returns {Promise<ArrayLike<any>>}
+	 */
+	async decodeChunk(v, bytes, what) {
+		const e = v.element;
+		const expected = v.layout.bufferSize * e.itemsize;
+		const limit = e.kind === "string" ? this.maxChunkBytes : expected;
+		let raw;
+		try {
+			raw = await decodeChain(v.codecs, bytes, limit);
+		} catch (error) {
+			if (error instanceof HurrayFormatError) {
+				error.message = `cannot decode ${what}: ${error.message}`;
+			}
+			throw error;
+		}
+		if (e.kind === "string") {
+			return decodeStrings(raw, v.layout.bufferSize, what);
+		}
+		if (raw.length !== expected) {
+			throw new HurrayFormatError(`cannot decode ${what}: it decodes to ${raw.length} bytes, one buffer is ${expected}`);
+		}
+		// a typed view needs its element alignment: a chunk stored without a codec is a
+		// slice of its request, anywhere
+		const aligned = raw.byteOffset % 8 === 0 ? raw : raw.slice();
+		return new e.Array(aligned.buffer, aligned.byteOffset, v.layout.bufferSize * e.units);
+	}
+}
+
+/**
+ * Every variable of the tree in variable number order (depth first).
+ * @param {import("./metadata.js").Group} group
+ * @returns {Generator<import("./metadata.js").Variable>}
+ */
+function* walkVariables(group) {
+	yield* group.variables;
+	for (const child of group.groups) {
+		yield* walkVariables(child);
+	}
+}
+
+/**
+ * @typedef {object} Selection
+ * @property {number[]} lo
+ * @property {number[]} hi
+ * @property {number[]} shape
+ * @property {number} count
+ * @property {number[][]} chunks grid coordinates of the chunks the box touches
+ * @property {(coords: number[]) => boolean} touches
+ */
+
+/**
+ * The box `ranges` of `v`, checked.
+ * @param {import("./metadata.js").Variable} v
+ * @param {[number, number][] | undefined} ranges
+ * @returns {Selection}
+ */
+function selectBox(v, ranges) {
+	const box = ranges ?? v.shape.map((n) => [0, n]);
+	if (!Array.isArray(box) || box.length !== v.shape.length) {
+		throw new HurrayValueError(`a read of ${JSON.stringify(v.path)} needs one [start, stop] range per axis of shape [${v.shape}]`);
+	}
+	const lo = [];
+	const hi = [];
+	for (let a = 0; a < box.length; a++) {
+		const [start, stop] = Array.isArray(box[a]) ? box[a] : [Number.NaN, Number.NaN];
+		if (!Number.isInteger(start) || !Number.isInteger(stop) || start < 0 || stop < start || stop > v.shape[a]) {
+			throw new HurrayValueError(`range ${JSON.stringify(box[a])} of axis ${a} (${v.dims[a]}) is not within [0, ${v.shape[a]}]`);
+		}
+		lo.push(start);
+		hi.push(stop);
+	}
+	const shape = lo.map((l, a) => hi[a] - l);
+	const count = shape.reduce((x, y) => x * y, 1);
+	if (count * v.element.itemsize > MAX_RESULT_BYTES) {
+		throw new HurrayValueError(`a read of ${count} elements of ${JSON.stringify(v.path)} is larger than ${MAX_RESULT_BYTES} bytes; read it in parts`);
+	}
+	const first = lo.map((l, a) => Math.floor(l / v.chunks[a]));
+	const last = hi.map((h, a) => Math.ceil(h / v.chunks[a]));
+	/** @type {number[][]} */
+	const chunks = [];
+	if (count > 0) {
+		const c = first.slice();
+		for (;;) {
+			chunks.push(c.slice());
+			let a = c.length - 1;
+			while (a >= 0 && ++c[a] === last[a]) {
+				c[a] = first[a];
+				a--;
+			}
+			if (a < 0) break;
+		}
+	}
+	const touches = (/** @type {number[]} */ coords) => coords.every((x, a) => x >= first[a] && x < last[a]);
+	return { lo, hi, shape, count, chunks, touches };
+}
+
+/**
+ * @param {import("./metadata.js").Variable} v
+ * @param {number} count
+ * @returns {any}
+ */
+function newResult(v, count) {
+	const e = v.element;
+	if (e.kind === "float" && e.name === "float16") {
+		return new Float32Array(count);
+	}
+	if (e.Array === null || e.kind === "bytes" || e.kind === "text") {
+		return new Array(count);
+	}
+	return new e.Array(count * e.units);
+}
+
+/**
+ * The fill value as a result holds it: a number, a bigint, a boolean byte, a pair
+ * (complex), a string, or bytes.
+ * @param {import("./metadata.js").Variable} v
+ */
+function fillElement(v) {
+	const e = v.element;
+	const bytes = v.fillBytes;
+	if (e.kind === "string") {
+		return new TextDecoder().decode(bytes);
+	}
+	const copy = bytes.slice();
+	if (e.kind === "bytes") {
+		return trimZeros(copy);
+	}
+	if (e.kind === "text") {
+		return textOf(new Uint32Array(copy.buffer), 0, e.units);
+	}
+	const words = new e.Array(copy.buffer);
+	if (e.name === "float16") {
+		return [halfToNumber(words[0])];
+	}
+	return [...words];
+}
+
+/**
+ * @param {any} out
+ * @param {unknown} fill
+ * @param {import("./metadata.js").Variable} v
+ */
+function fillResult(out, fill, v) {
+	const e = v.element;
+	if (Array.isArray(fill) && e.kind !== "string") {
+		if (fill.length === 1) {
+			out.fill(fill[0]);
+		} else {
+			for (let i = 0; i < out.length; i += fill.length) {
+				out[i] = fill[0];
+				out[i + 1] = fill[1];
+			}
+		}
+	} else {
+		out.fill(fill);
+	}
+}
+
+/**
+ * Copy the elements of decoded chunk `chunk` (at grid `coords`) that selection `s`
+ * holds into `out`.
+ * @param {import("./metadata.js").Variable} v
+ * @param {any} chunk the buffer's words
+ * @param {number[]} coords
+ * @param {Selection} s
+ * @param {any} out
+ * @param {string} what
+ */
+function copyChunk(v, chunk, coords, s, out, what) {
+	const rank = v.shape.length;
+	const e = v.element;
+	const units = e.units;
+	const position = v.layout.position;
+	if (rank === 0) {
+		copyElement(e, chunk, position(0), out, 0, units, what);
+		return;
+	}
+	const origin = coords.map((c, a) => c * v.chunks[a]);
+	const lo = origin.map((o, a) => Math.max(o, s.lo[a]));
+	const hi = origin.map((o, a) => Math.min(o + v.chunks[a], s.hi[a]));
+	if (lo.some((l, a) => l >= hi[a])) {
+		return;
+	}
+	const chunkStride = strides(v.chunks);
+	const outStride = strides(s.shape);
+	const x = lo.slice();
+	const last = rank - 1;
+	const run = hi[last] - lo[last];
+	const fast = v.layout.name === "row-major" && ["int", "uint", "float", "complex"].includes(e.kind) && e.name !== "float16";
+	for (;;) {
+		let c = 0;
+		let o = 0;
+		for (let a = 0; a < rank; a++) {
+			c += (x[a] - origin[a]) * chunkStride[a];
+			o += (x[a] - s.lo[a]) * outStride[a];
+		}
+		if (fast) {
+			// row-major: the run along the last axis is contiguous in the buffer too
+			out.set(chunk.subarray(c * units, (c + run) * units), o * units);
+		} else {
+			for (let i = 0; i < run; i++) {
+				copyElement(e, chunk, position(c + i), out, o + i, units, what);
+			}
+		}
+		let a = last - 1;
+		while (a >= 0 && ++x[a] === hi[a]) {
+			x[a] = lo[a];
+			a--;
+		}
+		if (a < 0) break;
+	}
+}
+
+/**
+ * @param {import("./elements.js").ElementType} e
+ * @param {any} chunk
+ * @param {number} p buffer position
+ * @param {any} out
+ * @param {number} o result position
+ * @param {number} units
+ * @param {string} what
+ */
+function copyElement(e, chunk, p, out, o, units, what) {
+	switch (e.kind) {
+		case "string":
+			out[o] = chunk[p];
+			return;
+		case "bytes":
+			out[o] = trimZeros(chunk.slice(p * units, (p + 1) * units));
+			return;
+		case "text":
+			out[o] = textOf(chunk, p * units, units, what);
+			return;
+		case "bool":
+			if (chunk[p] > 1) {
+				throw new HurrayFormatError(`cannot decode ${what}: a bool element holds the byte ${chunk[p]}`);
+			}
+			out[o] = chunk[p];
+			return;
+		default:
+			if (e.name === "float16") {
+				out[o] = halfToNumber(chunk[p]);
+			} else if (units === 1) {
+				out[o] = chunk[p];
+			} else {
+				out[o * 2] = chunk[p * 2];
+				out[o * 2 + 1] = chunk[p * 2 + 1];
+			}
+	}
+}
+
+/**
+ * The U<n> element of `units` code points at `start` of `words`.
+ * @param {Uint32Array} words
+ * @param {number} start
+ * @param {number} units
+ * @param {string} [what]
+ */
+function textOf(words, start, units, what = "the fill value") {
+	let end = start + units;
+	while (end > start && words[end - 1] === 0) end--;
+	const points = [];
+	for (let i = start; i < end; i++) {
+		if (!isScalarValue(words[i])) {
+			throw new HurrayFormatError(`cannot decode ${what}: a U element holds ${words[i]}, not a Unicode scalar value`);
+		}
+		points.push(words[i]);
+	}
+	return String.fromCodePoint(...points);
+}
+
+/** @param {Uint8Array} bytes */
+function trimZeros(bytes) {
+	let end = bytes.length;
+	while (end > 0 && bytes[end - 1] === 0) end--;
+	return bytes.subarray(0, end);
+}
+
+/** @param {number[]} shape */
+function strides(shape) {
+	const out = new Array(shape.length);
+	let s = 1;
+	for (let a = shape.length - 1; a >= 0; a--) {
+		out[a] = s;
+		s *= shape[a];
+	}
+	return out;
+}
+
+/**
+ * A `string` buffer of `n` strings: n u32 byte lengths, then the UTF-8 bytes.
+ * @param {Uint8Array} raw
+ * @param {number} n
+ * @param {string} what
+ */
+function decodeStrings(raw, n, what) {
+	if (raw.length < 4 * n) {
+		throw new HurrayFormatError(`cannot decode ${what}: ${raw.length} bytes hold no ${n} string lengths`);
+	}
+	const view = new DataView(raw.buffer, raw.byteOffset, raw.length);
+	const decoder = new TextDecoder("utf-8", { fatal: true });
+	const out = new Array(n);
+	let at = 4 * n;
+	for (let i = 0; i < n; i++) {
+		const length = view.getUint32(4 * i, true);
+		if (at + length > raw.length) {
+			throw new HurrayFormatError(`cannot decode ${what}: its string lengths add up to more than the bytes that follow them`);
+		}
+		try {
+			out[i] = decoder.decode(raw.subarray(at, at + length));
+		} catch {
+			throw new HurrayFormatError(`cannot decode ${what}: string ${i} is not valid UTF-8`);
+		}
+		at += length;
+	}
+	if (at !== raw.length) {
+		throw new HurrayFormatError(`cannot decode ${what}: its string lengths add up to ${at - 4 * n} bytes, ${raw.length - 4 * n} follow them`);
+	}
+	return out;
+}

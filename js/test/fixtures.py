@@ -1,0 +1,298 @@
+"""Write the files the JavaScript tests read, and what the Python reader reads from them.
+
+Usage: ``python fixtures.py OUTDIR``.  OUTDIR gets files written by ``to_hurray`` (float32
+with NaN, integers under several layouts and codecs, missing chunks, groups, a pyramid),
+damaged copies of one of them, and ``manifest.json``: for every file (these and the golden
+files of every version in tests/data) and variable, boxes with the values the Python reader
+reads there (raw little-endian bytes in ``.bin`` files, or JSON for text), and for every
+damaged copy the error the Python reader raises.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from xarray_hurray import HurrayError, open_reader, to_hurray
+from xarray_hurray.container.format import SLOT_HEADER_SIZE, pack_slot_header
+from xarray_hurray.container.head import version_slot
+from xarray_hurray.io import MergePolicy, plan_reads
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def field(ny: int, nx: int) -> np.ndarray:
+    """A smooth float32 field with a few NaN."""
+    y, x = np.mgrid[0:ny, 0:nx].astype(np.float32)
+    values = np.sin(y / 9.0) * np.cos(x / 13.0) * 10 + y / ny
+    values[::17, ::23] = np.nan
+    return values.astype(np.float32)
+
+
+def make_files(out: Path) -> list[str]:
+    """Write the files of the run; their names."""
+    y = np.arange(100, dtype=np.float64) * 0.5
+    x = np.arange(120, dtype=np.float64) - 60
+    ds = xr.Dataset(
+        {"t": (("y", "x"), field(100, 120))}, coords={"y": y, "x": x}, attrs={"title": "nan"}
+    )
+    to_hurray(ds, out / "float_nan.hurray", layout="auto", encoding={"t": {"chunks": (32, 32)}})
+    ints = xr.Dataset(
+        {
+            "i16": (
+                ("y", "x"),
+                (np.arange(100 * 120).reshape(100, 120) % 30000 - 15000).astype("i2"),
+            ),
+            "u8": (("y", "x"), (np.arange(100 * 120).reshape(100, 120) % 251).astype("u1")),
+            "i64": (("n",), np.arange(-50, 50, dtype="i8") * 2**40),
+            "flag": (("y", "x"), (np.arange(100 * 120).reshape(100, 120) % 3 == 0)),
+        }
+    )
+    to_hurray(
+        ints,
+        out / "ints_morton_lz4.hurray",
+        layout="morton",
+        codecs="lz4",
+        encoding={v: {"chunks": (24, 40)} for v in ("i16", "u8", "flag")},
+    )
+    to_hurray(ints, out / "ints_zlib.hurray", codecs="zlib", encoding={"i16": {"chunks": (16, 16)}})
+    to_hurray(ints, out / "ints_raw.hurray", codecs=None, encoding={"u8": {"chunks": (7, 9)}})
+    sparse = np.full((256, 256), -1.0)
+    sparse[40:50, 200:230] = 3.5
+    sparse[130:131, 7:9] = 2.0
+    missing = xr.Dataset({"m": (("y", "x"), sparse)})
+    missing["m"].encoding = {"_FillValue": -1.0, "chunks": (16, 16)}
+    to_hurray(missing, out / "missing.hurray")
+    tree = xr.DataTree.from_dict(
+        {
+            "/": xr.Dataset({"top": ("n", np.arange(5, dtype="f4"))}),
+            "/a": xr.Dataset({"v": (("y", "x"), field(40, 50))}),
+            "/a/b": xr.Dataset({"w": ("k", np.array([3, 1, 4, 1, 5], dtype="i4"))}),
+        }
+    )
+    to_hurray(tree, out / "groups.hurray")
+    side = 512
+    pyramid = xr.Dataset(
+        {"t": (("y", "x"), field(side, side))},
+        coords={"y": np.linspace(50, -50, side), "x": np.linspace(-80, 80, side)},
+    )
+    to_hurray(pyramid, out / "pyramid.hurray", overviews=3, encoding={"t": {"chunks": (64, 64)}})
+    write_quadrants(out / "quadrants.hurray")
+    return [
+        "float_nan",
+        "ints_morton_lz4",
+        "ints_zlib",
+        "ints_raw",
+        "missing",
+        "groups",
+        "pyramid",
+        "quadrants",
+    ]
+
+
+QUADRANTS = 2048
+"""Side of the viewer tests' field: four quadrants of 0, 1, 2 and 3."""
+
+
+def write_quadrants(path: Path) -> None:
+    """The viewer tests' pyramid: 0, 1, 2, 3 in the quadrants (top left, top right,
+    bottom left, bottom right), the same at every level, chunks of 128, 3 overviews."""
+    half = QUADRANTS // 2
+    values = np.zeros((QUADRANTS, QUADRANTS), dtype=np.float32)
+    values[:, half:] += 1
+    values[half:, :] += 2
+    ds = xr.Dataset(
+        {"q": (("y", "x"), values)},
+        coords={"y": np.arange(QUADRANTS) * 10.0, "x": np.arange(QUADRANTS) * -1.0},
+    )
+    to_hurray(ds, path, overviews=3, encoding={"q": {"chunks": (128, 128)}})
+
+
+def boxes(shape: tuple[int, ...], rng: np.random.Generator) -> list[list[list[int]] | None]:
+    """The whole variable and a few boxes of it (some empty, some at the edges)."""
+    out: list[list[list[int]] | None] = [None]
+    for _ in range(3):
+        box = []
+        for n in shape:
+            a, b = sorted(rng.integers(0, n + 1, size=2).tolist()) if n else (0, 0)
+            box.append([int(a), int(b)])
+        out.append(box)
+    if shape and all(shape):
+        out.append([[n - 1, n] for n in shape])  # the last element
+    return out
+
+
+def expected(values: np.ndarray, stem: str, out: Path) -> dict[str, Any]:
+    """How the manifest records the values the Python reader read."""
+    if values.dtype.kind in "OU":
+        return {"text": [str(v) for v in values.ravel().tolist()]}
+    if values.dtype.kind == "S":
+        return {"bytes": [v.hex() for v in values.ravel().tolist()]}
+    if values.dtype == np.float16:
+        values = values.astype(np.float32)  # as the JavaScript reader returns them
+    (out / f"{stem}.bin").write_bytes(
+        np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<")).tobytes()
+    )
+    return {"raw": f"{stem}.bin"}
+
+
+def damage(source: Path, out: Path) -> list[dict[str, Any]]:
+    """Damaged copies of ``source``, each with the error the Python reader raises."""
+    reader = open_reader(source)
+    slot = reader.header
+    data = source.read_bytes()
+    path = reader.metadata.all_variables()[0][0]
+    chunk = reader.entries(path, np.array([0]))[0]
+    pages = reader.index_parts(path)
+    cases: dict[str, tuple[list[str], bytes]] = {
+        "magic": (["not a Hurray file"], b"\x00" + data[1:]),
+        "version": (["unsupported format version 1.7"], data[:10] + b"\x07\x00" + data[12:]),
+        "slot": (["damaged header"], data[:30] + bytes([data[30] ^ 1]) + data[31:]),
+        "metadata": (["checksum mismatch", "metadata"], flip(data, slot.metadata_offset + 5)),
+        "root": (["checksum mismatch", "index root"], flip(data, slot.root_offset)),
+        "page table": (["checksum mismatch", "page table"], flip(data, pages[0][0] + 1)),
+        "page": (["checksum mismatch", "index page 0"], flip(data, pages[1][0] + 2)),
+        "chunk": (["checksum mismatch", "chunk 0"], flip(data, int(chunk["offset"]) + 3)),
+    }
+    for cut in (0, 5, 12, 100, 143, len(data) // 2, len(data) - 1):
+        cases[f"cut at {cut}"] = (["truncated"], data[:cut])
+    cases.update(hostile())
+    records = []
+    for name, (phrase, bad) in cases.items():
+        target = out / f"damaged-{name.replace(' ', '-')}.hurray"
+        target.write_bytes(bad)
+        try:
+            damaged = open_reader(target)
+            for variable, _ in damaged.metadata.all_variables():
+                damaged.read(variable)
+        except HurrayError as err:
+            message = str(err)
+        else:
+            raise AssertionError(f"the Python reader read the damaged file {name!r}")
+        assert all(p in message for p in phrase), (name, message)
+        records.append({"name": name, "file": target.name, "python": message, "phrases": phrase})
+    return records
+
+
+def hostile() -> dict[str, tuple[list[str], bytes]]:
+    """Files whose checksums hold but whose metadata declares what no reader should
+    build: the reader must refuse them before allocating."""
+    deep = {"attrs": {"a": json.loads("[" * 40 + "]" * 40)}, "variables": [], "groups": []}
+    wide = {"attrs": {"a": [[] for _ in range(2**17 + 1)]}, "variables": [], "groups": []}
+    big = {
+        "attrs": {},
+        "groups": [],
+        "variables": [
+            {
+                "name": "v",
+                "dims": ["y", "x"],
+                "shape": [2**20, 2**20],
+                "dtype": "float64",
+                "chunks": [2**15, 2**15],
+                "layout": {"name": "row-major"},
+                "codecs": [{"id": "zstd"}],
+                "chunk_order": {"curve": "hilbert", "axes": [0, 1]},
+                "attrs": {},
+                "fill_value": "00" * 8,
+            }
+        ],
+    }
+    return {
+        "nested": (["nested deeper than 32"], head_only(deep)),
+        "containers": (["131072"], head_only(wide)),
+        "huge chunks": (["2147483648"], head_only(big, root=bytes(12))),
+    }
+
+
+def head_only(metadata: dict[str, Any], root: bytes = b"") -> bytes:
+    """A 1.2 file of ``metadata`` and ``root``, and nothing else."""
+    meta = json.dumps(metadata, separators=(",", ":")).encode()
+    end = SLOT_HEADER_SIZE + len(meta) + len(root) + 1
+    root_at = SLOT_HEADER_SIZE + len(meta)
+    slot = version_slot(1, (SLOT_HEADER_SIZE, meta), (root_at, root), end, (1, 2))
+    return pack_slot_header(slot) + meta + root + b"\x00"
+
+
+def plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Random byte ranges and the requests the Python reader merges them into."""
+    out = []
+    for k in range(40):
+        n = int(rng.integers(1, 80))
+        starts = np.sort(rng.integers(0, 10**7, size=n))
+        stops = starts + rng.integers(0, 3 * 10**5, size=n)
+        policy = MergePolicy(
+            max_gap=50_000,
+            max_request=[10**6, 64 * 10**6][k % 2],
+            in_flight=32,
+            crowded_gap=112_500,
+        )
+        order = rng.permutation(n)
+        plan = plan_reads(starts[order], stops[order], policy)
+        out.append(
+            {
+                "starts": starts[order].tolist(),
+                "stops": stops[order].tolist(),
+                "policy": {
+                    "maxGap": policy.max_gap,
+                    "maxRequest": policy.max_request,
+                    "inFlight": 32,
+                    "crowdedGap": 112_500,
+                },
+                "requests": plan.requests.tolist(),
+                "requestOf": plan.request_of.tolist(),
+            }
+        )
+    return out
+
+
+def flip(data: bytes, at: int) -> bytes:
+    """``data`` with one bit of byte ``at`` flipped."""
+    return data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1 :]
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    names = [f"{stem}.hurray" for stem in make_files(out)]
+    for golden in sorted((REPO / "tests" / "data").glob("*.hurray")):
+        shutil.copy(golden, out / golden.name)
+        names.append(golden.name)
+    rng = np.random.default_rng(38)
+    cases = []
+    for name in names:
+        reader = open_reader(out / name)
+        for variable, var in reader.metadata.all_variables():
+            for k, box in enumerate(boxes(var.shape, rng)):
+                key = None if box is None else tuple(slice(a, b) for a, b in box)
+                try:
+                    values = reader.read(variable, key)
+                except HurrayError:
+                    continue  # read by neither reader: asserted in the JavaScript tests too
+                stem = f"{name}-{variable.replace('/', '.')}-{k}"
+                cases.append(
+                    {
+                        "file": name,
+                        "variable": variable,
+                        "box": box,
+                        "dtype": var.dtype,
+                        "shape": list(values.shape),
+                        **expected(values, stem, out),
+                    }
+                )
+    manifest = {
+        "files": names,
+        "cases": cases,
+        "damaged": damage(out / "float_nan.hurray", out),
+        "plans": plans(rng),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+// Colormaps as lookup tables of 256 RGB colours, each interpolated linearly between
+// a few anchor colours.
+
+/** Anchor colours of each colormap, from the low end to the high end. */
+const ANCHORS = {
+	viridis: ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"],
+	magma: ["#000004", "#1c1044", "#4f127b", "#812581", "#b5367a", "#e55964", "#fb8761", "#fec287", "#fcfdbf"],
+	gray: ["#000000", "#ffffff"],
+	coolwarm: ["#3b4cc0", "#7396f5", "#b0cbfc", "#dddddd", "#f6bfa6", "#e7745b", "#b40426"],
+};
+
+/** The names of the colormaps. */
+export const COLORMAPS = Object.keys(ANCHORS);
+
+/**
+ * The 256 colours of colormap `name`, as RGBA bytes (alpha 255).
+ * @param {string} name
+ * @returns {Uint8ClampedArray}
+ */
+export function lookupTable(name) {
+	const anchors = (ANCHORS[/** @type {keyof ANCHORS} */ (name)] ?? ANCHORS.viridis).map((hex) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)));
+	const table = new Uint8ClampedArray(256 * 4);
+	for (let k = 0; k < 256; k++) {
+		const t = (k / 255) * (anchors.length - 1);
+		const i = Math.min(Math.floor(t), anchors.length - 2);
+		const f = t - i;
+		for (let c = 0; c < 3; c++) {
+			table[4 * k + c] = Math.round(anchors[i][c] + f * (anchors[i + 1][c] - anchors[i][c]));
+		}
+		table[4 * k + 3] = 255;
+	}
+	return table;
+}
