@@ -155,3 +155,26 @@ def test_writing_into_the_root_of_a_tree_keeps_its_groups(tmp_path):
     with xr.open_datatree(out, engine="hurray") as back:
         xr.testing.assert_identical(back.load(), expected)
     assert xh.container.verify_file(out) == []
+
+
+def test_groups_opened_with_dask_keep_their_own_values(tmp_path):
+    """Variables of one name and shape in three groups, opened with ``chunks`` and
+    computed in one graph (a load, a write of the tree): dask must not take them for
+    one array."""
+    rng = np.random.default_rng(5)
+    groups = {
+        f"/{g}": xr.Dataset({"v": (("y", "x"), rng.standard_normal((8, 6)))}) for g in "abc"
+    }
+    source, out = tmp_path / "same.hurray", tmp_path / "out.hurray"
+    encoding = {path: {"v": {"chunks": (4, 6)}} for path in groups}
+    xh.to_hurray(xr.DataTree.from_dict(groups), source, encoding=encoding)
+    with xr.open_datatree(source, engine="hurray", chunks={}) as lazy:
+        names = {node["v"].data.name for node in lazy.subtree if "v" in node}
+        assert len(names) == 3
+        xh.to_hurray(lazy, out)
+        loaded = lazy.load()
+    for path, ds in groups.items():
+        xr.testing.assert_identical(loaded[path].to_dataset(), ds)
+    with xr.open_datatree(out, engine="hurray") as back:
+        for path, ds in groups.items():
+            xr.testing.assert_identical(back[path].to_dataset(), ds)

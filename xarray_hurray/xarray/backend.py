@@ -165,9 +165,10 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
                 return False  # guessing must not send requests
         try:
             return has_magic(filename_or_obj)
-        except (OSError, AttributeError, TypeError):
+        except (OSError, ValueError, AttributeError, TypeError):
             # xarray asks every backend about any object (a store, a directory, a
-            # closed or text-mode file): whatever cannot be read is not ours
+            # closed or text-mode file) and warns of any error: whatever cannot be
+            # read is not ours
             return False
 
     def open_dataset(
