@@ -162,9 +162,7 @@ def test_groups_opened_with_dask_keep_their_own_values(tmp_path):
     computed in one graph (a load, a write of the tree): dask must not take them for
     one array."""
     rng = np.random.default_rng(5)
-    groups = {
-        f"/{g}": xr.Dataset({"v": (("y", "x"), rng.standard_normal((8, 6)))}) for g in "abc"
-    }
+    groups = {f"/{g}": xr.Dataset({"v": (("y", "x"), rng.standard_normal((8, 6)))}) for g in "abc"}
     source, out = tmp_path / "same.hurray", tmp_path / "out.hurray"
     encoding = {path: {"v": {"chunks": (4, 6)}} for path in groups}
     xh.to_hurray(xr.DataTree.from_dict(groups), source, encoding=encoding)

@@ -426,6 +426,7 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
     ``to_zarr`` consolidates by default, so that xarray opens it with one read and
     without warning that it found none.
     """
+    from ..xarray.zarr_write import consolidated_quietly
     from ..zarr import HurrayCodec
 
     layout = {path: layouts(ds, args.layout) for path, ds in groups.items()}
@@ -444,11 +445,8 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
     try:
         with (
             DaskProgressBar(f"writing {os.path.basename(out.rstrip('/'))}"),
-            warnings.catch_warnings(),
+            consolidated_quietly(),
         ):
-            # zarr-python says consolidated metadata is its own addition to format 3:
-            # other readers ignore it and read the store's own metadata, which is whole
-            warnings.filterwarnings("ignore", "Consolidated metadata is currently not part")
             _tree_or_dataset(groups).to_zarr(
                 tmp,
                 mode="w-",

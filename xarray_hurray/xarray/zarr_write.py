@@ -13,8 +13,18 @@ point).  Everything except the encoding of the new arrays is xarray's own
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Collection, Hashable, Mapping, MutableMapping, Sequence
+import warnings
+from collections.abc import (
+    Callable,
+    Collection,
+    Hashable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from typing import Any
 
 import numpy as np
@@ -26,6 +36,7 @@ from zarr.codecs import BytesCodec, ZstdCodec
 from ..errors import HurrayValueError, LayoutError, in_context
 from ..layout import Layout, RowMajorLayout, default_layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
+from ..zarr.conventions import convention_attrs
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
 from .dataarray import array_dataset
 from .encoding import CF_ENCODING, DEFAULT_CHUNK_BYTES, auto_chunks, dask_chunks
@@ -182,7 +193,7 @@ def hurray_zarr_encoding(
 
 
 def to_zarr(
-    ds: xr.Dataset | xr.DataArray,
+    ds: xr.Dataset | xr.DataArray | xr.DataTree,
     store: MutableMapping[str, Any] | str | Any = None,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
@@ -215,17 +226,26 @@ def to_zarr(
       so each dask task writes whole shards; its inner chunks are the largest
       divisors of the dask chunk sides no longer than the sides above.
 
+    Metadata is consolidated unless ``consolidated=False``, as ``Dataset.to_zarr``
+    does by default, so that ``xr.open_zarr`` finds it in one read and without a
+    warning.  zarr-python's warning that consolidated metadata is its own addition
+    to format 3 is not shown: other readers ignore it and read each array's own
+    metadata, which is whole.
+
     Parameters
     ----------
     ds
         The dataset; a DataArray is written as ``DataArray.to_zarr`` writes it (see
-        :func:`~xarray_hurray.to_hurray`).
+        :func:`~xarray_hurray.to_hurray`); a DataTree as ``DataTree.to_zarr`` writes
+        it, every node a group (the attributes of Zarr conventions, such as a
+        pyramid's ``multiscales``, as the JSON objects Zarr readers look for).
     store
         What ``Dataset.to_zarr`` takes: a path, URL, mapping or zarr store.
     encoding
         Per-variable encoding, as for ``to_zarr``; ``chunks`` and ``shards`` set the
         inner chunk and shard shapes; a ``serializer``, ``compressors`` or ``filters``
-        leaves that variable's storage entirely to the caller.
+        leaves that variable's storage entirely to the caller.  For a DataTree, by
+        group path (``"/a/b"``), then by variable, as ``DataTree.to_zarr`` takes it.
     layout
         Element order inside each inner chunk: ``"row-major"`` (zarr's ``bytes``
         serializer), ``"hilbert"``, ``"morton"``, ``"auto"`` (Hilbert for power-of-two
@@ -267,21 +287,65 @@ def to_zarr(
         or kwargs.get("append_dim") is not None
         or kwargs.get("region") is not None
     )
-    skip = (
-        _existing_arrays(store, kwargs.get("group"), kwargs.get("storage_options"))
-        if writes_into
-        else set()
-    )
+
+    def existing(group: str | None) -> set[str]:
+        if not writes_into:
+            return set()
+        return _existing_arrays(store, group, kwargs.get("storage_options"))
+
     compressors = tuple(compressors or ())
     if layout is None:
         layout = default_layout(read_in_part=not compressors)
-    full = hurray_zarr_encoding(
-        ds,
-        encoding or {},
-        layout=layout,
-        compressors=compressors,
-        chunk_bytes=chunk_bytes,
-        shard_bytes=shard_bytes,
-        skip=skip,
-    )
-    return ds.to_zarr(store, encoding=full, **kwargs)
+    settings: dict[str, Any] = {"layout": layout, "compressors": compressors}
+    settings |= {"chunk_bytes": chunk_bytes, "shard_bytes": shard_bytes}
+    given = encoding or {}
+    with consolidated_quietly():
+        if isinstance(ds, xr.DataTree):
+            return _tree_to_zarr(ds, store, given, settings, existing, kwargs)
+        full = hurray_zarr_encoding(ds, given, skip=existing(kwargs.get("group")), **settings)
+        return ds.to_zarr(store, encoding=full, **kwargs)
+
+
+def _tree_to_zarr(
+    tree: xr.DataTree,
+    store: Any,
+    encoding: Mapping[Hashable, Any],
+    settings: Mapping[str, Any],
+    existing: Callable[[str | None], set[str]],
+    kwargs: Mapping[str, Any],
+) -> Any:
+    """:func:`to_zarr` of a DataTree: each node's variables encoded as a Dataset's,
+    the attributes of Zarr conventions decoded, then ``DataTree.to_zarr``."""
+    inherited = bool(kwargs.get("write_inherited_coords", False))
+    decoded = tree.copy(deep=False)
+    full: dict[str, dict[Hashable, dict[str, Any]]] = {}
+    for node in decoded.subtree:
+        node.attrs = convention_attrs(node.attrs)
+        # the variables DataTree.to_zarr writes in this node's group
+        own = node.to_dataset(inherit=inherited or node.is_root)
+        relative = node.relative_to(decoded)  # "." for the root
+        try:
+            full[node.path] = hurray_zarr_encoding(
+                own,
+                encoding.get(node.path, {}),
+                skip=existing(None if node.is_root else relative),
+                **settings,
+            )
+        except ValueError as err:
+            if node.is_root:
+                raise
+            raise in_context(err, f"group {node.path!r}") from err
+    return decoded.to_zarr(store, encoding=full, **kwargs)
+
+
+CONSOLIDATED_WARNING = "Consolidated metadata is currently not part"
+"""The start of zarr-python's warning, on writing consolidated metadata in format 3,
+that other Zarr implementations may not read it (they read the arrays' own metadata)."""
+
+
+@contextlib.contextmanager
+def consolidated_quietly() -> Iterator[None]:
+    """A block in which zarr-python's :data:`CONSOLIDATED_WARNING` is not shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", CONSOLIDATED_WARNING)
+        yield
