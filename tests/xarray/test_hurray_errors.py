@@ -6,6 +6,7 @@ import io
 import json
 import os
 import struct
+import subprocess
 
 import dask.array as da
 import fsspec
@@ -367,3 +368,29 @@ def test_a_hilbert_misfit_names_the_variable_and_what_to_do(tmp_path, write):
     assert "sides are all the same power of two" in message
     assert "or the layout 'auto' (Hilbert where it fits, Morton elsewhere) or 'morton'" in message
     _assert_nothing_written(tmp_path)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder no file can be created in: made immutable for root (who may write into
+    any folder the permissions close), read-only for others."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+            pytest.skip("chattr +i is not available here")
+        yield folder
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="folder permissions of POSIX")
+def test_a_folder_that_takes_no_file_is_named_by_the_target(read_only_folder):
+    target = read_only_folder / "new.hurray"
+    with pytest.raises(PermissionError) as caught:
+        xh.to_hurray(xr.Dataset({"v": ("x", np.zeros(3))}), target)
+    assert caught.value.filename == str(target) and ".tmp" not in str(caught.value)
+    assert "cannot create a file in its folder" in str(caught.value)

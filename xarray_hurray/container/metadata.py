@@ -14,7 +14,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import HurrayFormatError, HurrayTypeError, HurrayValueError, in_context
+from ..errors import (
+    HurrayFormatError,
+    HurrayKeyError,
+    HurrayTypeError,
+    HurrayValueError,
+    in_context,
+)
 from ..layout import (
     LAYOUT_NAMES,
     Layout,
@@ -396,7 +402,7 @@ class DatasetMeta:
                 return var
         found = self._paths[1].get("/".join(filter(None, path.split("/"))))
         if found is None:
-            raise KeyError(f"no variable {path!r}; the file holds {list(self._paths[1])}")
+            raise HurrayKeyError(f"no variable {path!r}; the file holds {list(self._paths[1])}")
         return found
 
     def group(self, path: str) -> DatasetMeta:
@@ -410,7 +416,7 @@ class DatasetMeta:
         found = self._paths[0].get("/".join(filter(None, path.split("/"))))
         if found is None:
             held = ["/" + p for p in self._paths[0]]
-            raise KeyError(f"no group {path!r}; the file holds the groups {held}")
+            raise HurrayKeyError(f"no group {path!r}; the file holds the groups {held}")
         return found
 
     def walk(self, prefix: str = "") -> Iterator[tuple[str, DatasetMeta]]:

@@ -18,7 +18,7 @@ from xarray.backends.common import NONE_VAR_NAME
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.elements import element_bytes, to_bytes
 from ..container.metadata import check_node_name
-from ..errors import HurrayTypeError, HurrayValueError, in_context
+from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import encode_cf_variable_keeping_bools
 from .strings import FILL_ATTRS, check_fill_value, encode_text
@@ -226,7 +226,10 @@ def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any
     valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING | set(RENAMED_ENCODING)
     for name, enc in encoding.items():
         if name not in ds.variables:
-            raise KeyError(f"encoding given for {name!r}, which is not a variable of the dataset")
+            raise HurrayKeyError(
+                f"encoding given for {name!r}, which is not a variable of the dataset",
+                value=name,
+            )
         if not isinstance(enc, Mapping):
             raise HurrayValueError(
                 f"the encoding of variable {name!r} must be castable to a dict of settings, "

@@ -17,7 +17,7 @@ from dask.delayed import Delayed, delayed
 from ..container import open_reader
 from ..container.codecs import CodecSpec
 from ..container.tempfiles import writable_target
-from ..errors import HurrayValueError
+from ..errors import HurrayValueError, TargetExistsError
 from ..io import UploadTarget, upload_target
 from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
 from ..layout import Layout
@@ -289,6 +289,10 @@ def to_hurray(
         )
         codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
+    options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
+    options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
+    options |= {"write_empty_chunks": write_empty_chunks, "safe_chunks": safe_chunks}
+    write_options = {"window": window, "progress": progress}
     into_file = mode in ("a", "a-", "r+") and bool(exists or mode == "r+" or append_dim or region)
     if into_file or (group and exists):
         if exists and isinstance(ds, xr.Dataset):
@@ -297,12 +301,7 @@ def to_hurray(
             pyramid = recorded_pyramid(held.metadata.attrs)
             if pyramid is not None:
                 ds = update_tree(ds, pyramid, append_dim, region)
-        options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
-        options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
-        options |= {"write_empty_chunks": write_empty_chunks, "safe_chunks": safe_chunks}
-        update = PendingUpdate(
-            ds, path, storage_options, options, {"window": window, "progress": progress}, group
-        )
+        update = PendingUpdate(ds, path, storage_options, options, write_options, group)
         if not compute:
             update.check()  # errors now, as for a new file; the lock is taken when it runs
             pending: Delayed = delayed(update, pure=False)()
@@ -321,8 +320,9 @@ def to_hurray(
             name: aligned_chunks(var, metadata.variable(name).chunks)
             for name, var in variables.items()
         }
-    # "a" creating a file must not replace one another writer created meanwhile
-    exclusive = mode != "w"
+    # "a" creating a file must not replace one another writer created meanwhile, nor
+    # may a write of one group replace the other groups of a file made meanwhile
+    exclusive = mode != "w" or bool(group)
     multipart = multipart_target(remote)
     if multipart is not None:
         plan = multipart_plan(
@@ -341,8 +341,24 @@ def to_hurray(
         sink = partial(new_file_sink, path, metadata, remote, exclusive)
         plan = WritePlan(metadata, parts, sink, target_name(path))
     check_window(window)
+    # a group's file made by another writer meanwhile: the group is written into it
+    retry = None
+    if group:
+        retry = PendingUpdate(ds, path, storage_options, options, write_options, group)
     if not compute:
-        whole: Delayed = delayed(engine.run, pure=False)(plan, window=window, progress=progress)
+        whole: Delayed = delayed(_create, pure=False)(plan, write_options, retry)
         return whole
-    engine.run(plan, window=window, progress=progress)
+    _create(plan, write_options, retry)
     return None
+
+
+def _create(plan: WritePlan, write_options: Mapping[str, Any], retry: PendingUpdate | None) -> None:
+    """Write the new file of ``plan``; where another writer created a file at its
+    target meanwhile (the exclusive commit refused to replace it), run ``retry``, the
+    same write into that file, under its lock."""
+    try:
+        engine.run(plan, **write_options)
+    except TargetExistsError:
+        if retry is None:
+            raise
+        retry()
