@@ -174,6 +174,11 @@ ERRORS = [
     ({"mode": "r+", "group": "nope"}, HurrayValueError, "'/nope' is not in the file"),
     ({"mode": "a", "group": "new", "append_dim": "time"}, HurrayValueError, "not in the file"),
     ({"group": "a//b"}, HurrayValueError, "part of the group path 'a//b' must not be empty"),
+    # names a path reads as the group itself or its parent, refused as Zarr refuses them
+    ({"group": "."}, HurrayValueError, "group path '.' is '.', periods alone"),
+    ({"group": ".."}, HurrayValueError, "periods alone"),
+    ({"group": "a/../b"}, HurrayValueError, "group path 'a/../b' is '..', periods alone"),
+    ({"group": "g/...", "mode": "a"}, HurrayValueError, "periods alone"),
     ({"group": 3}, TypeError, "group must be a string"),
     ({"mode": "a", "group": "land"}, HurrayValueError, "unique"),  # a variable's name
     ({"mode": "w", "group": "land/x"}, HurrayValueError, "unique"),
@@ -266,3 +271,14 @@ def test_two_processes_creating_one_file_each_with_its_own_group_keep_both(tmp_p
             assert sorted(back.groups) == ["/", "/a", "/b"], trial
             for group in "ab":
                 xr.testing.assert_identical(back[group].to_dataset(), field(name=group))
+
+
+@pytest.mark.parametrize("where", ["a tree's group", "a variable"])
+def test_names_of_periods_alone_are_refused_in_trees_too(tmp_path, where):
+    if where == "a variable":
+        data = xr.Dataset({"..": ("k", np.arange(3.0))})
+    else:
+        data = xr.DataTree.from_dict({"/": ROOT, "/ok": STATIC, "/ok/..": STATIC})
+    with pytest.raises(HurrayValueError, match=r"is '\.\.', periods alone"):
+        xh.to_hurray(data, tmp_path / "f.hurray")
+    assert not any(tmp_path.iterdir())

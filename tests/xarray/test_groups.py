@@ -9,8 +9,12 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
+from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
+from xarray_hurray.errors import HurrayValueError
 from xarray_hurray.io import LocalFileSource
+from xarray_hurray.layout import RowMajorLayout
 from xarray_hurray.testing import CountingSource
+from xarray_hurray.zarr.references import UnreferenceableWarning, kerchunk_references
 
 
 def tree() -> xr.DataTree:
@@ -176,3 +180,39 @@ def test_groups_opened_with_dask_keep_their_own_values(tmp_path):
     with xr.open_datatree(out, engine="hurray") as back:
         for path, ds in groups.items():
             xr.testing.assert_identical(back[path].to_dataset(), ds)
+
+
+@pytest.fixture
+def dotted(tmp_path):
+    """A file as earlier writers wrote one for ``group=".."``: a group named ``..``
+    (the format allows any name without ``/``), beside a group ``ok``."""
+    var = VariableMeta("t", ("k",), (3,), "float64", (3,), RowMajorLayout())
+    meta = DatasetMeta(
+        attrs={},
+        variables=(),
+        groups=(
+            DatasetMeta(attrs={}, variables=(var,), name=".."),
+            DatasetMeta(attrs={}, variables=(var,), name="ok"),
+        ),
+    )
+    path = tmp_path / "dotted.hurray"
+    with ContainerWriter(path, meta) as writer:
+        writer.write_chunk("../t", 0, np.arange(3.0).astype("<f8").tobytes())
+        writer.write_chunk("ok/t", 0, np.ones(3).astype("<f8").tobytes())
+    return path
+
+
+def test_a_group_named_with_periods_alone_is_read_by_its_path_not_as_a_tree(dotted):
+    with pytest.raises(
+        HurrayValueError, match=r"'/\.\.' has a name of periods alone.*open_dataset"
+    ):
+        xr.open_datatree(dotted, engine="hurray")
+    with xr.open_dataset(dotted, engine="hurray", group="..") as ds:
+        np.testing.assert_array_equal(ds["t"].values, np.arange(3.0))
+    assert sorted(xr.open_groups(dotted, engine="hurray")) == ["/", "/..", "/ok"]
+
+
+def test_references_leave_out_a_group_named_with_periods_alone(dotted):
+    with pytest.warns(UnreferenceableWarning, match="'../t' \\(its group's name is periods"):
+        refs = kerchunk_references(xh.open_reader(dotted), "file:///dotted.hurray")["refs"]
+    assert sorted(refs) == ["ok/t/c/0", "ok/t/zarr.json", "ok/zarr.json", "zarr.json"]

@@ -104,6 +104,32 @@ def check_node_name(name: Any, what: str) -> str:
     return checked
 
 
+def dots_only(name: str) -> bool:
+    """Whether ``name`` is made of periods alone (``"."``, ``".."``, ...): in a path,
+    the group itself or its parent to Zarr, file systems and URLs."""
+    return bool(name) and not name.strip(".")
+
+
+def check_new_node_name(name: Any, what: str) -> str:
+    """``name`` if a writer may give it to a variable or a group: :func:`check_node_name`,
+    and not :func:`dots_only`, which Zarr refuses as the name of a node.  (Readers
+    accept such names, which earlier writers wrote: see docs/spec/container.md.)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``what`` and the problem.
+    """
+    checked = check_node_name(name, what)
+    if dots_only(checked):
+        raise HurrayValueError(
+            f"{what} is {name!r}, periods alone, which a path reads as the group itself "
+            "or its parent (Zarr refuses such names too); rename it",
+            value=name,
+        )
+    return checked
+
+
 _HEX = re.compile(r"(?:[0-9a-f]{2})*")
 
 

@@ -17,7 +17,7 @@ from xarray.backends.common import NONE_VAR_NAME
 
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.elements import element_bytes, to_bytes
-from ..container.metadata import check_node_name
+from ..container.metadata import check_new_node_name
 from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import encode_cf_variable_keeping_bools
@@ -177,7 +177,7 @@ def describe_variable(
             raise HurrayTypeError(
                 f"names and dims must be strings, got {name!r} with dims {var.dims}"
             )
-        check_node_name(name, "the variable name")
+        check_new_node_name(name, "the variable name")
         chunks = settings.get("chunks") or dask_chunks(var, name)
         if chunks is None:
             itemsize = STRING_ITEMSIZE if dtype == "string" else var.dtype.itemsize
@@ -316,6 +316,8 @@ def describe_group(
 ) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
     """The description of ``ds`` as a group called ``name`` (``""``: the root), and
     its CF-encoded variables by name."""
+    if name:
+        check_new_node_name(name, "a group name")
     variables, attrs = encode_dataset(ds, encoding)
     meta = DatasetMeta(
         attrs=cast(dict[str, Any], dict(attrs)),  # names are checked as attributes
@@ -393,13 +395,13 @@ def group_path(group: Any) -> str:
     ------
     TypeError, ValueError
         For a group that is not a string, or a part of its path that cannot name a
-        group (``"a//b"``).
+        group (``"a//b"``, ``"a/../b"``).
     """
     if not isinstance(group, str):
         raise HurrayTypeError(f"group must be a string such as 'a/b', got {group!r}", value=group)
     path = group.strip("/")
     for part in path.split("/") if path else ():
-        check_node_name(part, f"a part of the group path {group!r}")
+        check_new_node_name(part, f"a part of the group path {group!r}")
     return path
 
 

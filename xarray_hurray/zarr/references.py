@@ -25,6 +25,7 @@ from xarray.backends.zarr import FillValueCoder
 
 from ..container import ContainerReader, VariableMeta
 from ..container.elements import parse_element_type
+from ..container.metadata import dots_only
 from ..layout import RowMajorLayout
 from .conventions import convention_attrs
 from .stored_chunk import FIXED_SIZE_KINDS
@@ -212,6 +213,14 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
     refs: dict[str, Any] = {}
     left_out: list[str] = []
     for group_path, group in reader.metadata.walk():
+        if any(dots_only(part) for part in group_path.split("/")):
+            # such a name (written by earlier versions) is no Zarr node's: the key
+            # would name the group above; the variables below are left out
+            left_out += [
+                f"{f'{group_path}/{var.name}'!r} (its group's name is periods alone)"
+                for var in group.variables
+            ]
+            continue
         prefix = f"{group_path}/" if group_path else ""
         # the objects of Zarr conventions (a pyramid's multiscales) as Zarr holds them
         attributes = {k: json_attribute(v) for k, v in convention_attrs(group.attrs).items()}
@@ -219,7 +228,11 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
         refs[f"{prefix}zarr.json"] = json.dumps(node)
         for var in group.variables:
             path = f"{prefix}{var.name}"
-            reason = unreferenceable(var, other_layouts=False)
+            reason = (
+                "its name is periods alone, which is no Zarr array's"
+                if dots_only(var.name)
+                else unreferenceable(var, other_layouts=False)
+            )
             if reason is not None:
                 left_out.append(f"{path!r} ({reason})")
                 continue
