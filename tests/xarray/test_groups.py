@@ -9,6 +9,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
+from xarray_hurray.cli import main
 from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
 from xarray_hurray.errors import HurrayValueError
 from xarray_hurray.io import LocalFileSource
@@ -216,3 +217,12 @@ def test_references_leave_out_a_group_named_with_periods_alone(dotted):
     with pytest.warns(UnreferenceableWarning, match="'../t' \\(its group's name is periods"):
         refs = kerchunk_references(xh.open_reader(dotted), "file:///dotted.hurray")["refs"]
     assert sorted(refs) == ["ok/t/c/0", "ok/t/zarr.json", "ok/zarr.json", "zarr.json"]
+
+
+@pytest.mark.parametrize("suffix", [".zarr", ".nc", ".hurray"])
+def test_convert_refuses_a_group_named_with_periods_alone(dotted, capsys, suffix):
+    out = dotted.with_name(f"out{suffix}")
+    assert main(["convert", str(dotted), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "its group '/..' has a name of periods alone" in err
+    assert not out.exists()

@@ -19,6 +19,7 @@ from dask.base import tokenize
 from ..container.codecs import ALLOWED_CODECS
 from ..container.format import MAGIC
 from ..container.limits import MAX_CHUNK_BYTES
+from ..container.metadata import dots_only
 from ..container.writer import move_into_place
 from ..errors import CliError
 from ..io import is_url
@@ -198,9 +199,17 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Grou
                 return {"/": xr.open_dataset(path, engine=engine, **kwargs)}
             groups = dict(xr.open_groups(path, engine=engine, **kwargs))
         try:
+            dotted = [p for p in groups if any(dots_only(part) for part in p.split("/"))]
+            if dotted:
+                raise CliError(
+                    f"cannot convert {path}: its group {dotted[0]!r} has a name of periods "
+                    "alone, which paths read as the group itself or its parent (Zarr, "
+                    "DataTree and Hurray refuse such names); rename it",
+                    value=dotted[0],
+                )
             if len(groups) > 1:
                 xr.DataTree.from_dict(groups)  # refused now, before anything is written
-        except ValueError:
+        except (ValueError, CliError):
             close_all(groups)
             raise
         return groups
