@@ -2,8 +2,9 @@
 chunks placed along the Hilbert curve.
 
 With the defaults the store holds only standard Zarr v3 metadata: ``sharding_indexed``
-around zarr's ``bytes`` serializer and ``zstd``, with a ``crc32c`` index, so any Zarr
-v3 reader opens it, this package installed or not.  The ``hurray`` serializer is
+around zarr's ``bytes`` serializer and ``zstd``, with a ``crc32c`` index, so Zarr v3
+readers that implement sharding (zarr-python, xarray, zarrita: tested) open it, this
+package installed or not.  The ``hurray`` serializer is
 written only for an element layout other than row-major (the default for uncompressed
 chunks, which zarr reads in part; ``xr.open_zarr`` and zarr-python then read the store
 wherever this package is installed, which registers the codec through its entry
@@ -210,8 +211,8 @@ def to_zarr(
     along the Hilbert curve (:class:`~xarray_hurray.zarr.HilbertShardingCodec`); each
     inner chunk is serialized in ``layout`` order, then compressed by
     ``compressors``.  Other variables keep zarr's defaults.  With the defaults every
-    codec is a standard one (``bytes``, ``zstd``), so any Zarr v3 reader opens the
-    store without this package.
+    codec is a standard one (``bytes``, ``zstd``), so Zarr v3 readers that implement
+    sharding (zarr-python, xarray, zarrita: tested) open the store without this package.
 
     Sizes, unless the variable's ``encoding`` gives ``chunks`` (inner) and ``shards``:
 
