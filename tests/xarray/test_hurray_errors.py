@@ -11,6 +11,7 @@ import subprocess
 import dask.array as da
 import fsspec
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from fuzz_cases import SLOT_AT, as_version, metadata_text, reseal, with_metadata
@@ -291,6 +292,20 @@ def _assert_nothing_written(directory, before=()):
             ValueError,
             "dask chunks .* not uniform",
         ),
+        (
+            xr.Dataset(coords={"t": pd.date_range("2024-01-01", periods=3, tz="UTC")}),
+            {},
+            TypeError,
+            r"variable 't' holds times with a time zone \(datetime64\[.s, UTC\]\), which CF "
+            r"encoding cannot store: convert them to UTC without a zone, as "
+            r"ds\['t'\] = ds.indexes\['t'\].tz_convert\(None\) does",
+        ),
+        (
+            xr.Dataset({"v": ("x", pd.Categorical(["a", "b", "a"]))}),
+            {},
+            TypeError,
+            "variable 'v' holds values of the pandas type category, .* convert it to a numpy",
+        ),
     ],
 )
 def test_bad_input_fails_before_any_byte_is_written(tmp_path, ds, kwargs, error, match):
@@ -367,7 +382,30 @@ def test_a_hilbert_misfit_names_the_variable_and_what_to_do(tmp_path, write):
     assert message.startswith("variable 't2m': a hilbert layout cannot hold chunks (")
     assert "sides are all the same power of two" in message
     assert "or the layout 'auto' (Hilbert where it fits, Morton elsewhere) or 'morton'" in message
+    # the rule the chunks break in their own terms; the descriptor's fields are not
+    # the user's (hilbert_order, derived from the first side)
+    assert "and their sides " in message and " differ;" in message
+    assert "hilbert_order" not in message and "got 0" not in message
     _assert_nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "broken"),
+    [
+        ((1, 128, 128), "their sides 1, 128, 128 differ"),
+        ((1, 1), "their sides are 1"),
+        ((24, 24), "24 is not a power of two"),
+        ((64,), "they have 1 dimension"),
+    ],
+)
+def test_a_hilbert_misfit_says_which_rule_the_chunks_break(tmp_path, chunks, broken):
+    ds = xr.Dataset({"v": (tuple("tyx"[-len(chunks) :]), np.zeros(chunks, "f4"))})
+    with pytest.raises(LayoutError) as caught:
+        xh.to_hurray(ds, tmp_path / "out.hurray", layout="hilbert")
+    message = str(caught.value)
+    assert f"such as (64, 64{', 64' * (len(chunks) == 3)}), and {broken}; choose" in message
+    assert message.endswith("(docs/spec/layouts.md, hilbert constraint " + message[-2:])
+    assert "hilbert_order" not in message
 
 
 @pytest.fixture

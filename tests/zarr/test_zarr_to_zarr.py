@@ -7,6 +7,7 @@ import warnings
 import dask
 import dask.array as da
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 import zarr
@@ -199,6 +200,12 @@ def test_refusals(kwargs, message) -> None:
     ds = dataset(np.zeros((40, 40), dtype="float32"))
     with pytest.raises(ValueError, match=message):
         xh.to_zarr(ds, zarr.storage.MemoryStore(), **kwargs)
+
+
+def test_times_with_a_time_zone_are_refused_saying_what_to_do() -> None:
+    ds = xr.Dataset(coords={"t": pd.date_range("2024-01-01", periods=3, tz="UTC")})
+    with pytest.raises(TypeError, match=r"time zone .*tz_convert"):
+        xh.to_zarr(ds, zarr.storage.MemoryStore())
 
 
 def ordinary_tree() -> xr.DataTree:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from xarray import conventions
 from xarray.backends.common import NONE_VAR_NAME
@@ -206,6 +207,27 @@ def describe_variable(
         raise in_context(err, f"variable {name!r}") from err
 
 
+def check_numpy_types(ds: xr.Dataset) -> None:
+    """Refuse variables of a pandas type of their own (times with a time zone,
+    categories, periods), which xarray's CF encoding fails on with numpy's words."""
+    for name, var in ds.variables.items():
+        if isinstance(var.dtype, np.dtype):
+            continue
+        if isinstance(var.dtype, pd.DatetimeTZDtype):
+            raise HurrayTypeError(
+                f"variable {name!r} holds times with a time zone ({var.dtype}), which CF "
+                "encoding cannot store: convert them to UTC without a zone, as "
+                f"ds[{name!r}] = ds.indexes[{name!r}].tz_convert(None) does, and keep the "
+                "zone as an attribute if it matters",
+                value=str(var.dtype),
+            )
+        raise HurrayTypeError(
+            f"variable {name!r} holds values of the pandas type {var.dtype}, which CF "
+            "encoding cannot store; convert it to a numpy type (.astype(...)) first",
+            value=str(var.dtype),
+        )
+
+
 def _check_names(ds: xr.Dataset) -> None:
     """Refuse variable names the format cannot store, in the words of xarray's other
     backends: a name is a non-empty string, or None (stored as ``__values__``)."""
@@ -294,6 +316,7 @@ def encode_dataset(
     settings that no longer fit them.
     """
     _check_names(ds)
+    check_numpy_types(ds)
     _check_encoding(ds, encoding)
     variables, attrs = conventions.encode_dataset_coordinates(ds)
     for name, var in variables.items():

@@ -40,7 +40,13 @@ from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.conventions import convention_attrs
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
 from .dataarray import array_dataset
-from .encoding import CF_ENCODING, DEFAULT_CHUNK_BYTES, auto_chunks, dask_chunks
+from .encoding import (
+    CF_ENCODING,
+    DEFAULT_CHUNK_BYTES,
+    auto_chunks,
+    check_numpy_types,
+    dask_chunks,
+)
 
 DEFAULT_SHARD_BYTES = 2**26
 """Target uncompressed bytes of one shard (64 MiB): 64 inner chunks of 1 MiB."""
@@ -144,6 +150,7 @@ def hurray_zarr_encoding(
     defaults, as do the variables named in ``skip`` and those whose encoding already
     gives a ``serializer``, ``compressors`` or ``filters``.
     """
+    check_numpy_types(ds)
     result: dict[Hashable, dict[str, Any]] = {name: dict(enc) for name, enc in encoding.items()}
     for name, var in ds.variables.items():
         # As in to_zarr, an encoding given replaces the variable's own; the CF settings
