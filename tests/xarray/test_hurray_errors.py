@@ -20,7 +20,9 @@ import xarray_hurray as xh
 from xarray_hurray.container import ContainerWriter, DatasetMeta, verify_file
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import HEADER_SIZE_1_1, PREFIX, SLOT
+from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.container.update import storage_order
+from xarray_hurray.errors import HurrayFormatError
 from xarray_hurray.layout import LayoutError
 
 
@@ -172,6 +174,9 @@ def test_a_stored_chunk_entry_of_size_0_is_refused(good, version, match):
         (lambda m: m["groups"].append(_group("a/b")), "contains '/'"),
         (lambda m: m["groups"].append(_group("v")), "unique"),
         (lambda m: m["groups"].extend([_group("g"), _group("g")]), "unique"),
+        # an object in an attribute list is a numpy attribute, the empty one too
+        (lambda m: m["attrs"].update(a=[{}]), r"needs dtype, shape and data, got \[\]"),
+        (lambda m: m["attrs"].update(a=[1, [{}]]), "needs dtype, shape and data"),
     ],
 )
 def test_invalid_metadata_with_valid_checksums(good, edit, match):
@@ -181,6 +186,13 @@ def test_invalid_metadata_with_valid_checksums(good, edit, match):
     _corrupt(
         path, with_metadata(bytes(blob), json.dumps(meta).encode()), f"invalid metadata: .*{match}"
     )
+
+
+@pytest.mark.parametrize("version", [(1, 0), (1, 2)])
+def test_an_empty_object_in_an_attribute_list_is_refused_by_every_reader(version):
+    members = {"attrs": {"a": [{}]}, "variables": []} | ({"groups": []} if version > (1, 0) else {})
+    with pytest.raises(HurrayFormatError, match="needs dtype, shape and data"):
+        parse_metadata(json.dumps(members).encode(), version)
 
 
 def _group(name: str) -> dict:
