@@ -269,3 +269,20 @@ def test_stale_references_are_found_by_check(tmp_path, capsys, change) -> None:
         assert {k for k in stale if "/c/" in k} == {
             k for k in json.loads(refs.read_text())["refs"] if "/c/" in k
         }
+
+
+def test_a_fill_value_that_is_no_value_of_its_type_leaves_the_variable_out(tmp_path) -> None:
+    """A file's attribute may be anything: Zarr's fill value cannot."""
+    from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
+
+    odd = VariableMeta(
+        "odd", ("k",), (3,), "float64", (3,), RowMajorLayout(), attrs={"_FillValue": "x"}
+    )
+    fine = VariableMeta("fine", ("k",), (3,), "float64", (3,), RowMajorLayout())
+    path = tmp_path / "odd.hurray"
+    with ContainerWriter(path, DatasetMeta(attrs={}, variables=(odd, fine))) as writer:
+        for name in ("odd", "fine"):
+            writer.write_chunk(name, 0, np.arange(3.0).astype("<f8").tobytes())
+    with pytest.warns(UnreferenceableWarning, match="'odd' \\(its _FillValue 'x' is not a value"):
+        refs = kerchunk_references(ContainerReader(LocalFileSource(path)), "file:///odd.hurray")
+    assert "fine/zarr.json" in refs["refs"] and "odd/zarr.json" not in refs["refs"]

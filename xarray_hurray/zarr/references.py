@@ -168,12 +168,24 @@ def json_attribute(value: Any) -> Any:
 
 def zarr_attributes(var: VariableMeta) -> dict[str, Any]:
     """The attributes of ``var`` for Zarr v3 metadata, ``_FillValue`` in the form
-    xarray's zarr backend reads it back."""
+    xarray's zarr backend reads it back.
+
+    Raises
+    ------
+    ValueError
+        For a ``_FillValue`` that is not a value of the variable's type.
+    """
     dtype = parse_element_type(var.dtype)
     attributes = {k: json_attribute(v) for k, v in var.attrs.items()}
     if "_FillValue" in var.attrs:
         fill = np.asarray(var.attrs["_FillValue"]).item()
-        attributes["_FillValue"] = FillValueCoder.encode(fill, dtype)
+        try:
+            attributes["_FillValue"] = FillValueCoder.encode(fill, dtype)
+        except (TypeError, ValueError) as err:  # a file's attribute, of any type
+            raise HurrayValueError(
+                f"its _FillValue {fill!r} is not a value of its type {dtype} ({err})",
+                value=fill,
+            ) from err
     return attributes
 
 
@@ -264,10 +276,15 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
                 if dots_only(var.name)
                 else unreferenceable(var, other_layouts=False)
             )
+            if reason is None:
+                try:
+                    metadata = array_metadata(var, zarr_codecs(var))
+                except HurrayValueError as err:
+                    reason = str(err)
             if reason is not None:
                 left_out.append(f"{path!r} ({reason})")
                 continue
-            refs[f"{path}/zarr.json"] = json.dumps(array_metadata(var, zarr_codecs(var)))
+            refs[f"{path}/zarr.json"] = json.dumps(metadata)
             # stored chunks only, a batch at a time: in 1.1 a missing chunk has no entry
             for positions, entries in reader.stored_chunks(path):
                 keys = chunk_keys(var, var.chunk_ids(positions))
