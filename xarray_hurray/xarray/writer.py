@@ -195,7 +195,10 @@ def to_hurray(
         group as into a file (``"a"`` and ``"a-"`` add it when the file has none).
         Into an existing file, every mode keeps the other groups as they are and
         commits at one instant; where there is no file, one is made holding the
-        group (and empty groups above it).  By default, and with ``"/"``, the root.
+        group (and empty groups above it), and where another writer makes the file
+        meanwhile, the group is written into that file instead of replacing it.
+        Names of periods alone (``"."``, ``"a/../b"``) are refused, as Zarr refuses
+        them.  By default, and with ``"/"``, the root.
     overviews
         Write a pyramid of ``ds`` (see :func:`~xarray_hurray.multiscale`): the number
         of coarser levels (factors 2, 4, ... ``2**N``) or their factors.  The levels
