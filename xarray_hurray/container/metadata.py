@@ -111,9 +111,11 @@ def dots_only(name: str) -> bool:
 
 
 def check_new_node_name(name: Any, what: str) -> str:
-    """``name`` if a writer may give it to a variable or a group: :func:`check_node_name`,
-    and not :func:`dots_only`, which Zarr refuses as the name of a node.  (Readers
-    accept such names, which earlier writers wrote: see docs/spec/container.md.)
+    """``name`` if a writer may give it to a group: :func:`check_node_name`, and not
+    :func:`dots_only`, which Zarr refuses as the name of a node and a path reads as
+    another group.  (Readers accept such names, which earlier writers wrote: see
+    docs/spec/container.md.  A variable may have such a name: it names no group, and
+    only the Zarr views of a file, which leave it out, cannot hold it.)
 
     Raises
     ------

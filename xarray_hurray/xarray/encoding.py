@@ -18,7 +18,7 @@ from xarray.backends.common import NONE_VAR_NAME
 
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.elements import element_bytes, to_bytes
-from ..container.metadata import check_new_node_name
+from ..container.metadata import check_new_node_name, check_node_name
 from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import encode_cf_variable_keeping_bools
@@ -178,7 +178,7 @@ def describe_variable(
             raise HurrayTypeError(
                 f"names and dims must be strings, got {name!r} with dims {var.dims}"
             )
-        check_new_node_name(name, "the variable name")
+        check_node_name(name, "the variable name")
         chunks = settings.get("chunks") or dask_chunks(var, name)
         if chunks is None:
             itemsize = STRING_ITEMSIZE if dtype == "string" else var.dtype.itemsize
