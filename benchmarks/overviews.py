@@ -26,8 +26,16 @@ measured there:
 - ``gdal`` (where rasterio imports): a tiled GeoTIFF written window by window, then
   ``build_overviews`` with ``average``.
 
+*Kernels* (``--kernels``).  The window sums of a 2048 x 2048 float64 block for
+factors 2 to 256, folded one strided view per cell of a window and reduced over the
+split axes, with the ratio of the two (the kernels fold windows of at most
+``resampling.FOLD_VIEWS`` cells and reduce larger ones); and the sums, minima and
+modes of a 17 x 13 block for a factor of 2048, one window of the whole block (a cost
+that once grew as the factor squared).
+
 Usage::
 
+    python benchmarks/overviews.py --kernels        # the window kernels alone
     python benchmarks/overviews.py                  # tiles and size, 50 ms a request
     python benchmarks/overviews.py --build          # and the 1 GiB build
     python benchmarks/overviews.py --quick --build  # small, for the smoke test
@@ -45,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from latency_server import LatencyServer
 from round_trips import field, waves
+from timing import best_time, best_times
 
 SIDE, TILE = 4096, 256
 QUICK_SIDE, QUICK_TILE = 512, 64
@@ -332,6 +342,36 @@ def print_build(rows: list[dict[str, Any]], side: int, levels: int) -> None:
         )
 
 
+def kernels() -> None:
+    """Print the timings of the window kernels (see the module's description)."""
+    import xarray_hurray.xarray.resampling as kernel
+
+    block = np.random.default_rng(0).random((2048, 2048))
+    print("\nwindow sums of a 2048 x 2048 float64 block, best of 5 taken in turns")
+    print("| factor | cells a window | folded, ms | reduced, ms | folded / reduced | chosen |")
+    print("|---:|---:|---:|---:|---:|---|")
+    for factor in (2, 3, 4, 5, 8, 16, 64, 256):
+        sides = kernel.window_sides(block.shape, [0, 1], factor)
+        folded, reduced = best_times(
+            5,
+            partial(kernel._fold, block, sides, 0.0, np.add),
+            partial(np.add.reduce, kernel._split(block, sides, 0.0)[0], axis=(1, 3)),
+        )
+        chosen = "fold" if factor**2 <= kernel.FOLD_VIEWS else "reduce"
+        print(
+            f"| {factor} | {factor**2} | {folded * 1e3:.1f} | {reduced * 1e3:.1f} | "
+            f"{folded / reduced:.2f} | {chosen} |"
+        )
+    small = np.random.default_rng(1).random((17, 13))
+    print("\na 17 x 13 block, factor 2048 (one window), best of 5")
+    for name, fn, values in (
+        ("valid_sum", kernel.valid_sum, small),
+        ("window_min", kernel.window_min, small),
+        ("mode", kernel.KERNELS["mode"], (small * 4).astype(int)),
+    ):
+        print(f"  {name}: {best_time(5, fn, values, [0, 1], 2048, None) * 1e6:.0f} us")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, for the smoke test")
@@ -340,6 +380,7 @@ def main() -> int:
     parser.add_argument("--build", action="store_true", help="also time building a pyramid")
     parser.add_argument("--build-side", type=int, help=f"default {BUILD_SIDE} (1 GiB)")
     parser.add_argument("--build-only", action="store_true", help="the build, no tiles")
+    parser.add_argument("--kernels", action="store_true", help="the window kernels alone")
     parser.add_argument("--child-read", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--child-build", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -351,8 +392,12 @@ def main() -> int:
         method, source, out, levels, tile = args.child_build
         child_build(method, source, out, int(levels), int(tile))
         return 0
-    side, tile = (QUICK_SIDE, QUICK_TILE) if args.quick else (SIDE, TILE)
     print(f"load average before: {os.getloadavg()}")
+    if args.kernels:
+        kernels()
+        print(f"\nload average after: {os.getloadavg()}")
+        return 0
+    side, tile = (QUICK_SIDE, QUICK_TILE) if args.quick else (SIDE, TILE)
     with tempfile.TemporaryDirectory(prefix="overviews-bench-") as work_dir:
         work = Path(work_dir)
         if not args.build_only:

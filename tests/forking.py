@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,31 @@ for line in sys.stdin:
         os._exit(code)
     print(pid, flush=True)
 """
+
+
+WRITE_CALLS = ("fsync", "replace", "link", "pwrite", "write")
+"""The system calls of ``os`` through which a write changes files."""
+
+
+def kill_at_write(calls: int) -> None:
+    """Make this process SIGKILL itself at its ``calls``-th call of one of
+    :data:`WRITE_CALLS` (for a child of :class:`ForkServer`: the write it runs then
+    stops there, as a power loss or the OOM killer would stop it)."""
+    count = [0]
+
+    def wrap(name: str) -> None:
+        real = getattr(os, name)
+
+        def call(*a: Any, **k: Any) -> Any:
+            count[0] += 1
+            if count[0] == calls:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(*a, **k)
+
+        setattr(os, name, call)
+
+    for name in WRITE_CALLS:
+        wrap(name)
 
 
 class ForkServer:

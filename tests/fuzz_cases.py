@@ -21,16 +21,16 @@ import xarray_hurray as xh
 from xarray_hurray.container import VERSION, ContainerReader, VariableMeta, parse_metadata
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import (
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
+    PAGE_REFERENCE,
     PREFIX,
     REFERENCE,
     SLOT,
+    SLOT_HEADER_SIZE,
 )
-from xarray_hurray.container.index import page_reference
-from xarray_hurray.container.update import StagedRewrite
 from xarray_hurray.io import FileObjectSource
+from xarray_hurray.testing.old_versions import write_1_1
 
 SLOT_AT = PREFIX.size
 """Where slot 0, the slot a freshly written file uses, starts."""
@@ -118,12 +118,13 @@ def appended_file(directory: Path) -> tuple[bytes, bytes]:
 
 
 def as_version(path: Path, version: tuple[int, int]) -> bytes:
-    """Rewrite the file at ``path`` in format ``version`` (1.1 or later), every chunk
-    copied as stored, as an update of a file of that version rewrites it; its bytes."""
-    reader = xh.open_reader(path)
-    if reader.version != version:
-        with StagedRewrite(path, reader, reader.metadata, {}, version):
-            pass
+    """The file at ``path``, of the current version, rewritten in format ``version``
+    (1.1 or the current one) with every chunk copied as stored, as the writer of that
+    version wrote it; its bytes."""
+    if version != VERSION:
+        assert version == (1, 1), f"no writer of format {version} for tests"
+        blob = Path(path).read_bytes()
+        write_1_1(ContainerReader(FileObjectSource(io.BytesIO(blob))), path)
     return Path(path).read_bytes()
 
 
@@ -132,7 +133,7 @@ def unreferenced(blob: bytes) -> np.ndarray:
     the room the head keeps for pages that took less)."""
     reader = ContainerReader(FileObjectSource(io.BytesIO(blob)))
     header = reader.header
-    parts = [(0, HEADER_SIZE_1_1), (header.metadata_offset, header.metadata_length)]
+    parts = [(0, SLOT_HEADER_SIZE), (header.metadata_offset, header.metadata_length)]
     parts.append((header.root_offset, header.root_length))  # type: ignore[union-attr]
     for path, _ in reader.metadata.all_variables():
         parts += reader.index_parts(path)
@@ -183,7 +184,7 @@ def _indexes(
     start and how many it holds (in 1.2 as many as its length holds after the
     bitmap); only what lies inside ``blob``."""
     found = []
-    reference = page_reference(PREFIX.unpack_from(blob)[1:3])
+    reference = _reference(blob)
     for number, var in enumerate(variables):
         root_at = slot[3] + REFERENCE.itemsize * number
         pages = -(-var.chunk_count // PAGE_ENTRIES)
@@ -207,9 +208,15 @@ def _indexes(
     return found
 
 
+def _reference(blob: bytes | bytearray) -> np.dtype:
+    """The page table entry of the version the prefix of ``blob`` names, whatever it
+    says (a mutation may have changed it): that of 1.1 below 1.2."""
+    return REFERENCE if tuple(PREFIX.unpack_from(blob)[1:3]) < (1, 2) else PAGE_REFERENCE
+
+
 def _reference_crc_at(blob: bytes | bytearray) -> int:
     """Where the crc32c lies in a page table entry of the file's version."""
-    return 8 if page_reference(PREFIX.unpack_from(blob)[1:3]) == REFERENCE else 12
+    return 8 if _reference(blob) == REFERENCE else 12
 
 
 def _write_slot(blob: bytearray, slot: list[int]) -> None:
@@ -223,7 +230,7 @@ def reseal(data: bytes) -> bytes:
     """``data`` (a 1.1 or 1.2 file using slot 0) with every checksum that can be
     located recomputed: chunks, pages, page tables, root, metadata and slot 0."""
     blob = bytearray(data)
-    if len(blob) < HEADER_SIZE_1_1:
+    if len(blob) < SLOT_HEADER_SIZE:
         return bytes(blob)
     slot = list(SLOT.unpack_from(blob, SLOT_AT))
     variables = _variables(blob, slot)
@@ -240,7 +247,7 @@ def reseal(data: bytes) -> bytes:
                         entry["crc32c"] = crc32c(bytes(blob[int(entry["offset"]) : end]))
                 blob[entries_at : entries_at + entries.nbytes] = entries.tobytes()
                 _put_crc(blob, ref_at + crc_at, offset, offset + length)
-        reference = page_reference(PREFIX.unpack_from(blob)[1:3])
+        reference = _reference(blob)
         for number, (root_at, _) in enumerate(_indexes(blob, slot, variables)):
             (table,) = struct.unpack_from("<Q", blob, root_at)
             length = reference.itemsize * -(-variables[number].chunk_count // PAGE_ENTRIES)

@@ -39,15 +39,15 @@ from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import (
     HEADER,
     HEADER_SIZE,
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     PREFIX,
     REFERENCE,
     SLOT,
+    SLOT_HEADER_SIZE,
     SLOT_SIZE,
 )
-from xarray_hurray.container.index import page_counts, page_reference, unpack_page
+from xarray_hurray.container.index import page_counts, page_format
 from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.errors import HurrayError
 from xarray_hurray.io import FileObjectSource
@@ -319,7 +319,11 @@ def mutant(good: bytes, rng: random.Random) -> tuple[str, bytes]:
     """One mutated, resealed file made from ``good``, and the kind of its change."""
     if version_of(good) >= (1, 1):
         tree = parse_1_1(good)
-        kind = rng.choice(MUTATORS_1_1)(tree, rng)
+        pyramid = any(key in tree.meta["attrs"] for key in PYRAMID_ATTRS)
+        if pyramid and rng.random() < 0.5:
+            kind = mutate_pyramid_attrs(tree, rng)
+        else:
+            kind = rng.choice(MUTATORS_1_1)(tree, rng)
         return kind, build_1_1(tree)
     parsed = parse(good)
     kind = rng.choice(MUTATORS)(parsed, rng)
@@ -406,7 +410,7 @@ def parse_1_1(blob: bytes) -> Tree:
     """The parts of the valid 1.1 or 1.2 file ``blob``."""
     prefix = list(PREFIX.unpack_from(blob))
     version = (prefix[1], prefix[2])
-    reference = page_reference(version)
+    reference = page_format(version).reference
     slots = [list(SLOT.unpack_from(blob, PREFIX.size + k * SLOT_SIZE)) for k in (0, 1)]
     used = [
         k
@@ -432,14 +436,13 @@ def parse_1_1(blob: bytes) -> Tree:
             entries = np.zeros(count, INDEX_ENTRY)
             if page["offset"]:
                 length = int(page["length"]) if version >= (1, 2) else count * INDEX_ENTRY.itemsize
-                entries = unpack_page(
+                entries = page_format(version).unpack(
                     blob[int(page["offset"]) : int(page["offset"]) + length],
                     count,
                     length=length,
                     crc=int(page["crc32c"]),
                     what="a seed page",
                     file_length=len(blob),
-                    version=version,
                 )
                 page_at.append(int(page["offset"]))
                 page_bytes += length
@@ -474,7 +477,7 @@ def build_1_1(tree: Tree) -> bytes:
     """The file of ``tree``: header, metadata, root, page tables, then pages and chunks
     (in the order ``tree.pages_front`` says, with ``tree.padding`` zeros before the
     chunks), edits applied, every checksum above them recomputed."""
-    reference = page_reference(tree.version)
+    reference = page_format(tree.version).reference
     sparse = tree.version >= (1, 2)
     meta_bytes = json.dumps(tree.meta, separators=(",", ":")).encode()
     variables = _json_variables(tree.meta)
@@ -485,7 +488,7 @@ def build_1_1(tree: Tree) -> bytes:
         laid.append(
             own if count == len(own) else [own[j % len(own)] if own else b"" for j in range(count)]
         )
-    root_offset = HEADER_SIZE_1_1 + len(meta_bytes)
+    root_offset = SLOT_HEADER_SIZE + len(meta_bytes)
     position = root_offset + REFERENCE.itemsize * len(laid)
     table_offsets, pages = [], []  # pages: per variable, per page: laid-out offset or 0
     for own in laid:
@@ -526,7 +529,7 @@ def build_1_1(tree: Tree) -> bytes:
         position = place_pages(position)
     file_length = position
     blob = bytearray(position)
-    blob[HEADER_SIZE_1_1:root_offset] = meta_bytes
+    blob[SLOT_HEADER_SIZE:root_offset] = meta_bytes
     for own, table in zip(laid, entries, strict=True):
         for k, data in enumerate(own):
             if data:
@@ -587,7 +590,7 @@ def build_1_1(tree: Tree) -> bytes:
             root[v] = (table_offsets[v], crc32c(refs.tobytes()))
         edit("root", root[v : v + 1], v, [refs.nbytes])  # a view: edits reach ``root``
     blob[root_offset : root_offset + root.nbytes] = root.tobytes()
-    fields = [tree.slot[0], HEADER_SIZE_1_1, len(meta_bytes), root_offset, root.nbytes]
+    fields = [tree.slot[0], SLOT_HEADER_SIZE, len(meta_bytes), root_offset, root.nbytes]
     fields += [file_length, 0, 0, 0]
     edited = set()
     for index, operation, operand in tree.slot_edits:
@@ -614,7 +617,7 @@ def build_1_1(tree: Tree) -> bytes:
     slots = [other, sealed(fields, tree.seal_slot)]
     if tree.active == 0:
         slots.reverse()
-    blob[:HEADER_SIZE_1_1] = prefix + b"".join(slots)
+    blob[:SLOT_HEADER_SIZE] = prefix + b"".join(slots)
     return bytes(blob)
 
 
@@ -637,7 +640,7 @@ def mutate_slot(tree: Tree, rng: random.Random) -> str:
     operand = rng.choice(
         [1, -1, 12, -12, 20, -20, 64, 2**32, 2**63]
         if operation == "add"
-        else [0, 1, HEADER_SIZE_1_1, 2**31, 2**63 - 1, 2**64 - 1]
+        else [0, 1, SLOT_HEADER_SIZE, 2**31, 2**63 - 1, 2**64 - 1]
     )
     tree.slot_edits.append((index, operation, operand))
     return f"slot:{SLOT_FIELDS[index]}"
@@ -707,7 +710,7 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
     if roll < 0.5 and missing and tree.version < (1, 2):
         k = rng.choice(missing)
         name = rng.choice(["offset", "size", "crc32c"])
-        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, HEADER_SIZE_1_1, 2**32])))
+        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, SLOT_HEADER_SIZE, 2**32])))
         return f"entry:missing-{name}"
     k = rng.choice(stored or range(len(own)))
     name = rng.choice(["offset", "size"])
@@ -809,6 +812,46 @@ def mutate_names(tree: Tree, rng: random.Random) -> str:
     taken = [n["name"] for n in nodes if n is not target]
     target["name"] = rng.choice(NAMES + taken)
     return "names:" + ("variable" if "dims" in target else "group")
+
+
+PYRAMID_ATTRS = ("hurray_overviews", "multiscales", "zarr_conventions")
+"""The root attributes of a file with overviews, each JSON text (docs/spec/overviews.md)."""
+
+PYRAMID_TEXTS = ["", "not json", "[" * 100_000 + "]" * 100_000, "{" * 40, "[]", "{}", "null"]
+PYRAMID_TEXTS += [json.dumps({"layout": [1, 2]}), json.dumps({"layout": [{"asset": "9"}]})]
+PYRAMID_TEXTS += [json.dumps([[[]]] * 5000), json.dumps({"a": "x" * 2**21})]
+PYRAMID_TEXTS += [json.dumps({"dims": ["y", "x"], "factors": [2**40], "resampling": {}})]
+PYRAMID_TEXTS += [json.dumps({"dims": ["time"], "factors": [2], "resampling": {"t": "max"}})]
+"""Texts put in place of a pyramid attribute's: deep, large, of many arrays, not the
+convention's, or records a file's levels do not match."""
+
+PYRAMID_VALUES: list[Any] = [[0], [2, 3], [4, 2], [2**40], [2**70], ["y", "y"], ["time"], []]
+PYRAMID_VALUES += ["bilinear", "mode", {"asset": 0}, {"asset": "0"}, [{"asset": "1"}]]
+"""Values put in place of one inside a pyramid attribute's JSON."""
+
+
+def mutate_pyramid_attrs(tree: Tree, rng: random.Random) -> str:
+    """Change the JSON text of one of the root's :data:`PYRAMID_ATTRS`: a value in it
+    tweaked or replaced (factors, dimensions, resamplings, layout entries), or the
+    whole text replaced by one of :data:`PYRAMID_TEXTS`."""
+    attrs = tree.meta["attrs"]
+    key = rng.choice(PYRAMID_ATTRS)
+    try:
+        value = json.loads(attrs[key])
+    except (KeyError, TypeError, ValueError):
+        value = None
+    paths = [p for p in _paths(value) if p]
+    if not paths or rng.random() < 0.25:
+        attrs[key] = rng.choice(PYRAMID_TEXTS)
+        return "pyramid:text"
+    path = rng.choice(paths)
+    parent, name = _get(value, path[:-1]), path[-1]
+    if rng.random() < 0.5:
+        parent[name] = _tweak(parent[name], rng)
+    else:
+        parent[name] = copy.deepcopy(rng.choice(PYRAMID_VALUES + HOSTILE))
+    attrs[key] = json.dumps(value)
+    return f"pyramid:{key}"
 
 
 MUTATORS_1_1 = [mutate_metadata, mutate_metadata, mutate_slot, mutate_other_slot]
@@ -967,9 +1010,73 @@ def classify(err: BaseException) -> str:
     return f"unexpected:{type(err).__name__}"
 
 
-def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) -> dict[str, str]:
-    """Every way of reading ``blob`` (and a write of what xarray read): the outcome of
-    each step, ``ok``, ``rejected`` or a finding."""
+def pyramid_step() -> xr.Dataset:
+    """The time step appended to a file of :func:`seed_pyramid`."""
+    return seed_pyramid().isel(time=[0]).assign_coords(time=[2])
+
+
+def _level_lengths(path: Path) -> tuple[list[str], set[int]]:
+    """The root's groups of the file at ``path`` and the lengths of ``time`` in them."""
+    with xr.open_datatree(path, engine="hurray", max_chunk_bytes=CAP) as tree:
+        groups = sorted(tree.children)
+        lengths = {node.sizes["time"] for node in tree.children.values() if "time" in node.sizes}
+    return groups, lengths
+
+
+def _raised_in_xarray(err: BaseException) -> bool:
+    """Whether ``err`` was raised by xarray's own code (its innermost frame)."""
+    frame = err.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    name = Path(frame.tb_frame.f_code.co_filename).parts if frame is not None else ()
+    return "xarray" in name and "xarray_hurray" not in name
+
+
+def run_pyramid(path: Path, work: Path) -> dict[str, str]:
+    """The steps of a file with overviews: a level picked by the accessor, its
+    references, and an append, which must extend every level alike (no level of
+    another length, no new level) or leave the file as it was."""
+    outcome: dict[str, str] = {}
+    try:
+        with xr.open_datatree(path, engine="hurray", max_chunk_bytes=CAP) as tree:
+            tree.hurray.level(size={"x": 2}).load()
+        outcome["level"] = "ok"
+    except Exception as err:
+        outcome["level"] = classify(err)
+    try:
+        reader = ContainerReader(FileObjectSource(io.BytesIO(path.read_bytes())))
+        kerchunk_references(reader, path.as_uri())
+        outcome["refs"] = "ok"
+    except Exception as err:
+        outcome["refs"] = classify(err)
+    target = work / "append.hurray"
+    shutil.copyfile(path, target)
+    before = target.read_bytes()
+    try:
+        groups, _ = _level_lengths(target)
+        xh.to_hurray(pyramid_step(), target, append_dim="time")
+        after, lengths = _level_lengths(target)
+        if after != groups or len(lengths) > 1:
+            raise WrongValues(f"an append left levels {after} of time lengths {lengths}")
+        outcome["append"] = "ok"
+    except Exception as err:
+        # xarray's CF encoder refuses attributes its decoder took, as in the write
+        by_xarray = not isinstance(err, HurrayError | WrongValues) and _raised_in_xarray(err)
+        outcome["append"] = (
+            f"refused-by-xarray:{type(err).__name__}" if by_xarray else classify(err)
+        )
+        if outcome["append"] != "wrong" and target.read_bytes() != before:
+            outcome["append"] = "unexpected:a-refused-append-changed-the-file"
+    target.unlink()
+    return outcome
+
+
+def run_input(
+    blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path, pyramid: bool = False
+) -> dict[str, str]:
+    """Every way of reading ``blob`` (and a write of what xarray read; with ``pyramid``,
+    the steps of :func:`run_pyramid`): the outcome of each step, ``ok``,
+    ``rejected`` or a finding."""
     outcome: dict[str, str] = {}
     values: dict[str, np.ndarray] | None = None
     try:
@@ -1000,9 +1107,9 @@ def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) 
     except Exception as err:
         outcome["verify"] = classify(err)
     try:
-        outcome["refs"] = references_outcome(blob)
+        outcome["references"] = references_outcome(blob)
     except Exception as err:
-        outcome["refs"] = classify(err)
+        outcome["references"] = classify(err)
     path = work / "input.hurray"
     path.write_bytes(blob)
     try:
@@ -1042,6 +1149,8 @@ def run_input(blob: bytes, kind: str, truth: dict[str, np.ndarray], work: Path) 
             outcome["write"] = "unexpected:temporary-file-left"
         for item in written.iterdir():
             item.unlink()
+    if pyramid:
+        outcome |= run_pyramid(path, work)
     return outcome
 
 
@@ -1148,10 +1257,35 @@ SEED_TREE_ENCODING = {
 }
 
 
-def seed_file(version: tuple[int, int] = (1, 0)) -> bytes:
+SEED_PYRAMID = Path(__file__).parent / "data" / "fuzz_seed_v1_2_pyramid.hurray"
+"""The seed of a file with overviews: :func:`seed_pyramid` written by the 1.2 writer
+with ``overviews=[2, 4]`` and :data:`SEED_PYRAMID_ENCODING` (``python
+tests/fuzz_structure.py pyramid`` writes it), kept as it is."""
+
+SEED_PYRAMID_ENCODING = {"t": {"chunks": (1, 4, 4)}, "c": {"chunks": (1, 4, 4)}}
+
+
+def seed_pyramid() -> xr.Dataset:
+    """Two time steps of a float field with missing cells and of integer classes, on
+    spatial coordinates: the mean and the mode at every level, and a time to append
+    along."""
+    rng = np.random.default_rng(13)
+    values = rng.standard_normal((2, 8, 6)).astype("f4")
+    values[0, :2, :2] = np.nan
+    return xr.Dataset(
+        {
+            "t": (("time", "y", "x"), values, {"units": "K"}),
+            "c": (("time", "y", "x"), rng.integers(0, 5, (2, 8, 6)).astype("i2")),
+        },
+        coords={"time": [0, 1], "y": np.arange(8.0), "x": np.arange(6.0)},
+    )
+
+
+def seed_file(version: tuple[int, int] | str = (1, 0)) -> bytes:
     """The bytes of the seed file of format ``version`` (about 3 KB in 1.0, 32 KB in
-    1.1 and 1.2)."""
-    return {(1, 0): SEED, (1, 1): SEED_1_1, (1, 2): SEED_1_2}[version].read_bytes()
+    1.1 and 1.2), or of the file with overviews for ``"pyramid"``."""
+    seeds = {(1, 0): SEED, (1, 1): SEED_1_1, (1, 2): SEED_1_2, "pyramid": SEED_PYRAMID}
+    return seeds[version].read_bytes()
 
 
 def work_directory() -> Path:
@@ -1168,4 +1302,9 @@ def truth_of(good: bytes) -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    xh.to_hurray(seed_tree(), SEED_1_2, encoding=SEED_TREE_ENCODING)
+    import sys
+
+    if sys.argv[1:] == ["pyramid"]:
+        xh.to_hurray(seed_pyramid(), SEED_PYRAMID, overviews=[2, 4], encoding=SEED_PYRAMID_ENCODING)
+    else:
+        xh.to_hurray(seed_tree(), SEED_1_2, encoding=SEED_TREE_ENCODING)

@@ -75,17 +75,19 @@ def _start_peak() -> int:
 
 
 def run(
-    inputs: int, seed: int, replay: int | None = None, version: tuple[int, int] = (1, 0)
+    inputs: int, seed: int, replay: int | None = None, version: tuple[int, int] | str = (1, 0)
 ) -> int:
-    """Run ``inputs`` mutants of the seed file of format ``version`` from ``seed`` (or
-    only input ``replay``); print the figures; return the number of findings."""
+    """Run ``inputs`` mutants of the seed file of format ``version`` (or the file with
+    overviews, ``"pyramid"``) from ``seed`` (or only input ``replay``); print the
+    figures; return the number of findings."""
     from fuzz_structure import mutant, overall, run_input, seed_file, truth_of, work_directory
 
     warnings.simplefilter("ignore")
     work = work_directory()
     good = seed_file(version)
     truth = truth_of(good)
-    run_input(good, "preserving", truth, work)  # warm up imports and caches
+    pyramid = version == "pyramid"
+    run_input(good, "preserving", truth, work, pyramid)  # warm up imports and caches
     rng = random.Random(seed)
     classes: collections.Counter[str] = collections.Counter()
     steps: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
@@ -102,7 +104,7 @@ def run(
             continue
         before = _start_peak()
         began, cpu = time.perf_counter(), time.process_time()
-        outcome = run_input(blob, kind, truth, work)
+        outcome = run_input(blob, kind, truth, work, pyramid)
         took, cpu = time.perf_counter() - began, time.process_time() - cpu
         peak = _peak_rss()
         run_peak = max(run_peak, peak)
@@ -122,7 +124,7 @@ def run(
             findings.append((number, kind, outcome))
     elapsed = time.perf_counter() - start
     print(
-        f"format {version[0]}.{version[1]}, seed {seed}: {sum(classes.values())} inputs in "
+        f"seed file {version_name(version)}, seed {seed}: {sum(classes.values())} inputs in "
         f"{elapsed:.0f} s (seed file {len(good)} B)"
     )
     print("outcomes:", dict(sorted(classes.items())))
@@ -140,6 +142,11 @@ def run(
     for number, kind, outcome in findings:
         print(f"FINDING {seed}:{number} ({kind}): {outcome}")
     return len(findings)
+
+
+def version_name(version: tuple[int, int] | str) -> str:
+    """``"1.2"`` for ``(1, 2)``; a named seed by its name."""
+    return version if isinstance(version, str) else f"{version[0]}.{version[1]}"
 
 
 def bomb(name: str) -> bytes:
@@ -227,10 +234,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--format",
-        choices=["1.0", "1.1", "1.2"],
+        choices=["1.0", "1.1", "1.2", "pyramid"],
         default="1.0",
         help="the seed file's format: 1.0 (flat), or 1.1 or 1.2 (a tree of groups, index "
-        "pages, missing chunks; 1.2 pages list only the stored chunks)",
+        "pages, missing chunks; 1.2 pages list only the stored chunks), or pyramid (a 1.2 "
+        "file with overviews: its records and multiscales text mutated too, and levels "
+        "picked, referenced and appended to)",
     )
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one input of a seed again")
     parser.add_argument("--bombs", action="store_true", help="run the hostile files of issue 18")
@@ -248,11 +257,14 @@ def main() -> int:
             path.write_bytes(bomb(name))
             subprocess.run([sys.executable, __file__, "--bomb", name, str(path)], check=True)
         return 0
-    major, minor = (int(x) for x in args.format.split("."))
+    version: tuple[int, int] | str = args.format
+    if args.format != "pyramid":
+        major, minor = (int(x) for x in args.format.split("."))
+        version = (major, minor)
     if args.replay:
         seed, index = (int(x) for x in args.replay.split(":"))
-        return 1 if run(index + 1, seed, replay=index, version=(major, minor)) else 0
-    return 1 if run(args.inputs, args.seed, version=(major, minor)) else 0
+        return 1 if run(index + 1, seed, replay=index, version=version) else 0
+    return 1 if run(args.inputs, args.seed, version=version) else 0
 
 
 if __name__ == "__main__":

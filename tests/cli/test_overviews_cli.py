@@ -18,9 +18,10 @@ def test_convert_builds_the_levels_and_info_lists_them(tmp_path, capsys):
     )
     ds.to_zarr(tmp_path / "in.zarr", zarr_format=3, consolidated=False)
     out = tmp_path / "out.hurray"
-    assert main(["convert", str(tmp_path / "in.zarr"), str(out), "--overviews", "2"]) == 0
+    argv = ["convert", str(tmp_path / "in.zarr"), str(out), "--overviews", "2"]
+    assert main([*argv, "--chunks", "y=8,x=8"]) == 0
     with xr.open_datatree(out, engine="hurray") as tree:
-        expected = xh.multiscale(ds, 2)
+        expected = xh.multiscale(ds, [2, 4])
         for name in ("0", "1", "2"):
             np.testing.assert_array_equal(tree[name]["v"].values, expected[name]["v"].values)
     capsys.readouterr()
@@ -43,8 +44,31 @@ def test_info_of_a_file_without_levels_lists_none(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["levels"] == []
 
 
-def test_overviews_are_refused_for_other_outputs(tmp_path, capsys):
+def test_convert_writes_the_levels_to_zarr_as_to_zarr_does(tmp_path):
+    import zarr
+
+    values = np.random.default_rng(1).random((40, 24)).astype(np.float32)
+    ds = xr.Dataset(
+        {"v": (("y", "x"), values)}, coords={"y": np.arange(40.0), "x": np.arange(24.0)}
+    )
+    xh.to_hurray(ds, tmp_path / "in.hurray")
+    out = tmp_path / "out.zarr"
+    argv = ["convert", str(tmp_path / "in.hurray"), str(out), "--overviews", "2"]
+    assert main([*argv, "--chunks", "y=8,x=8"]) == 0
+    expected = xh.multiscale(ds, [2, 4])
+    root = zarr.open_group(out, mode="r")
+    assert root.attrs["multiscales"] == expected.attrs["multiscales"]
+    assert root.attrs["hurray_overviews"] == expected.attrs["hurray_overviews"]
+    with xr.open_datatree(out, engine="zarr") as tree:
+        assert list(tree.children) == ["0", "1", "2"]
+        # the planned chunks, cut to each level (the third is 10 x 6)
+        for name, chunks in (("0", (8, 8)), ("1", (8, 8)), ("2", (8, 6))):
+            np.testing.assert_array_equal(tree[name]["v"].values, expected[name]["v"].values)
+            assert tree[name]["v"].encoding["chunks"] == chunks
+
+
+def test_overviews_are_refused_for_netcdf_output(tmp_path, capsys):
     xh.to_hurray(xr.Dataset({"v": ("x", np.arange(4))}), tmp_path / "f.hurray")
-    argv = ["convert", str(tmp_path / "f.hurray"), str(tmp_path / "o.zarr"), "--overviews", "1"]
+    argv = ["convert", str(tmp_path / "f.hurray"), str(tmp_path / "o.nc"), "--overviews", "1"]
     assert main(argv) == 2
-    assert "Hurray output only" in capsys.readouterr().err
+    assert "Hurray and Zarr output only" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 from fuzz_structure import (
     NAMES,
+    PYRAMID_ATTRS,
     NotByTheSpec,
     _json_groups,
     _mutate_page_1_2,
@@ -22,18 +23,21 @@ from fuzz_structure import (
     index_read,
     mutant,
     mutate_index_1_1,
+    mutate_pyramid_attrs,
     overall,
     parse,
     parse_1_1,
+    pyramid_step,
     read_all,
     run_input,
     seed_dataset,
     seed_file,
+    seed_pyramid,
     seed_tree,
     truth_of,
 )
 
-from xarray_hurray.errors import HurrayFormatError
+from xarray_hurray.errors import HurrayError, HurrayFormatError, HurrayValueError
 
 VERSIONS = [(1, 0), (1, 1), (1, 2)]
 
@@ -152,3 +156,127 @@ def test_every_hostile_name_of_a_group_or_variable_gives_a_documented_outcome(tm
             if overall(outcome) not in ("ok", "rejected"):
                 findings.append((what, name, outcome))
     assert findings == []
+
+
+# ---------------------------------------------------------------- a file with overviews
+
+
+def test_the_pyramid_seed_holds_its_levels_and_rebuilds_to_itself():
+    import xarray_hurray as xh
+
+    good = seed_file("pyramid")
+    expected = xh.multiscale(seed_pyramid(), [2, 4])
+    with xr.open_datatree(io.BytesIO(good), engine="hurray") as tree:
+        for name in ("0", "1", "2"):
+            xr.testing.assert_allclose(
+                tree[name].to_dataset().load(), expected[name].to_dataset(), rtol=1e-6
+            )
+    assert build_1_1(parse_1_1(good)) == good
+
+
+def test_the_pyramid_mutations_reach_the_checks_of_records_and_layouts(tmp_path):
+    """Changed records and multiscales text are refused by the checks they aim at, by
+    the append and by the accessor alike, and never change the file."""
+    good = seed_file("pyramid")
+    rng = random.Random(3)
+    seen: dict[str, set[str]] = {}
+    for _ in range(120):
+        tree = parse_1_1(good)
+        kind = mutate_pyramid_attrs(tree, rng)
+        outcome = run_pyramid_file(build_1_1(tree), tmp_path)
+        seen.setdefault(kind, set()).update(outcome)
+    assert set(seen) == {"pyramid:text", *(f"pyramid:{k}" for k in PYRAMID_ATTRS)}
+    messages = set().union(*seen.values())
+    assert any("not a record of overviews" in m for m in messages)
+    assert any("'multiscales' attribute is not a multiscales object" in m for m in messages)
+    assert any("disagrees with its levels" in m for m in messages)
+    assert "changed" not in messages
+
+
+def run_pyramid_file(blob: bytes, work) -> set[str]:
+    """The messages of the refusals of an append into ``blob`` and of a level pick;
+    ``"changed"`` where a refused append changed the file."""
+    import xarray_hurray as xh
+
+    path = work / "p.hurray"
+    path.write_bytes(blob)
+    messages = set()
+    try:
+        xh.to_hurray(pyramid_step(), path, append_dim="time")
+    except HurrayError as err:
+        messages.add(str(err))
+        if path.read_bytes() != blob:
+            messages.add("changed")
+    try:
+        with xr.open_datatree(path, engine="hurray") as tree:
+            tree.hurray.level(size={"x": 2})
+    except HurrayError as err:
+        messages.add(str(err))
+    return messages
+
+
+@pytest.mark.parametrize("rng_seed", range(3))
+def test_mutated_pyramids_give_only_documented_outcomes(tmp_path, rng_seed):
+    good = seed_file("pyramid")
+    truth = truth_of(good)
+    rng = random.Random(100 + rng_seed)
+    findings = []
+    for _ in range(40):
+        kind, blob = mutant(good, rng)
+        outcome = run_input(blob, kind, truth, tmp_path, pyramid=True)
+        if overall(outcome) not in ("ok", "rejected"):
+            findings.append((kind, outcome))
+    assert findings == []
+
+
+def _pyramid_with(edit) -> bytes:
+    tree = parse_1_1(seed_file("pyramid"))
+    edit(tree)
+    return build_1_1(tree)
+
+
+def _level_0_variable(tree, name: str) -> dict:
+    (level,) = [g for g in tree.meta["groups"] if g["name"] == "0"]
+    return next(v for v in level["variables"] if v["name"] == name)
+
+
+def test_an_append_into_the_last_generation_is_refused_and_the_file_kept(tmp_path):
+    """A finding of the pyramid seed's append: struct.error at the commit."""
+    import xarray_hurray as xh
+
+    blob = _pyramid_with(lambda tree: tree.slot_edits.append((0, "set", 2**64 - 1)))
+    path = tmp_path / "p.hurray"
+    path.write_bytes(blob)
+    with pytest.raises(HurrayFormatError, match="generation 18446744073709551615"):
+        xh.to_hurray(pyramid_step(), path, append_dim="time")
+    assert path.read_bytes() == blob
+
+
+def test_an_append_into_a_variable_of_codec_settings_no_encoder_takes_is_refused(tmp_path):
+    """A finding of the pyramid seed's append: TypeError from the zstd encoder."""
+    import xarray_hurray as xh
+
+    def edit(tree) -> None:
+        _level_0_variable(tree, "t")["codecs"] = [{"id": "zstd", "level": {"a": 1}}]
+
+    blob = _pyramid_with(edit)
+    path = tmp_path / "p.hurray"
+    path.write_bytes(blob)
+    read_all(blob)  # a setting only encoding uses: the file reads
+    with pytest.raises(HurrayValueError, match="invalid zstd codec configuration"):
+        xh.to_hurray(pyramid_step(), path, append_dim="time")
+    assert path.read_bytes() == blob
+
+
+def test_references_of_a_fill_value_of_another_type_are_refused(tmp_path):
+    """A finding of the pyramid seed's references: TypeError from xarray's fill coder."""
+    from xarray_hurray.container import ContainerReader
+    from xarray_hurray.io import FileObjectSource
+    from xarray_hurray.zarr.references import kerchunk_references
+
+    def edit(tree) -> None:
+        _level_0_variable(tree, "time")["attrs"]["_FillValue"] = "[[["
+
+    reader = ContainerReader(FileObjectSource(io.BytesIO(_pyramid_with(edit))))
+    with pytest.raises(HurrayFormatError, match="variable 'time': its _FillValue"):
+        kerchunk_references(reader, "file:///p.hurray")

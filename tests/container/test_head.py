@@ -11,7 +11,7 @@ from hurray_datasets import everything
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, verify_file
 from xarray_hurray.container.format import INDEX_ENTRY
-from xarray_hurray.container.head import HeadPlan, pack_head
+from xarray_hurray.container.head import HeadPlan, pack_head, pack_pages
 
 
 def _chunks_and_entries(path) -> tuple[HeadPlan, dict[str, np.ndarray], list[bytes]]:
@@ -87,3 +87,24 @@ def test_chunks_apart_read_the_same(tmp_path, gap):
     assert verify_file(path) == []
     with xr.open_dataset(path, engine="hurray") as back:
         xr.testing.assert_identical(back.load(), ds)
+
+
+def test_pages_given_alone_pack_as_the_entries_of_every_chunk(tmp_path):
+    """The pages holding a stored chunk, given by number, pack the same head and
+    trailing pages as the entries of every chunk; pages out of order or of the wrong
+    size are refused."""
+    path = tmp_path / "file.hurray"
+    xh.to_hurray(_many_chunks(), path)
+    plan, entries, chunks = _chunks_and_entries(path)
+    end = plan.length + sum(len(c) for c in chunks)
+    rows = entries["v"]
+    given = [
+        (p, rows[p * 1024 : (p + 1) * 1024])
+        for p in range(10)
+        if rows["size"][p * 1024 :][:1024].any()
+    ]
+    assert [p for p, _ in given] == list(range(1, 10))  # page 0 holds missing chunks only
+    assert pack_pages(plan, {"v": given}, end) == pack_head(plan, entries, end)
+    for wrong in (given[::-1], [(1, given[0][1][:5])], [(10, given[0][1])]):
+        with pytest.raises(ValueError, match="ascending order"):
+            pack_pages(plan, {"v": wrong}, end)

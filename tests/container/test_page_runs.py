@@ -20,7 +20,7 @@ import xarray as xr
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader
 from xarray_hurray.container.format import PAGE_ENTRIES
-from xarray_hurray.container.index import referenced_lengths
+from xarray_hurray.container.index import page_format
 from xarray_hurray.layout import chunk_placement
 
 
@@ -56,7 +56,7 @@ def stored_pages_back_to_back(path, name: str) -> None:
     before it (absent pages skipped)."""
     reader = open_reader(path)
     table = reader.page_table(name)
-    lengths = referenced_lengths(table, reader.variable(name).chunk_count)
+    lengths = page_format(reader.version).lengths(table, reader.variable(name).chunk_count)
     present = np.flatnonzero(table["offset"])
     assert len(present) > 1
     starts = table["offset"][present].astype(np.int64)
@@ -87,7 +87,7 @@ def test_an_update_appends_the_pages_it_rewrites_back_to_back(tmp_path):
     after = open_reader(path).page_table("v")
     rewritten = np.flatnonzero(after["offset"] != before["offset"])
     assert 1 < len(rewritten) < len(after)
-    lengths = referenced_lengths(after, len(after) * PAGE_ENTRIES)
+    lengths = page_format(open_reader(path).version).lengths(after, len(after) * PAGE_ENTRIES)
     starts = after["offset"][rewritten].astype(np.int64)
     # consecutive rewritten pages follow one another in the file
     consecutive = np.diff(rewritten) == 1

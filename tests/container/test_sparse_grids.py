@@ -25,7 +25,7 @@ from xarray_hurray.cli.info import report
 from xarray_hurray.cli.main import main as cli_main
 from xarray_hurray.container import DatasetMeta, VariableMeta, open_reader, verify_file
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import HEADER_SIZE_1_1, REFERENCE, Slot, pack_header_1_1
+from xarray_hurray.container.format import REFERENCE, SLOT_HEADER_SIZE, Slot, pack_slot_header
 from xarray_hurray.errors import HurrayFormatError
 from xarray_hurray.layout import RowMajorLayout
 from xarray_hurray.testing.sparse import write_sparse_file
@@ -73,16 +73,16 @@ def head_only(path: Path, var: VariableMeta) -> None:
     root = np.zeros(1, dtype=REFERENCE).tobytes()
     slot = Slot(
         generation=1,
-        metadata_offset=HEADER_SIZE_1_1,
+        metadata_offset=SLOT_HEADER_SIZE,
         metadata_length=len(meta),
         metadata_crc32c=crc32c(meta),
-        root_offset=HEADER_SIZE_1_1 + len(meta),
+        root_offset=SLOT_HEADER_SIZE + len(meta),
         root_length=len(root),
         root_crc32c=crc32c(root),
-        file_length=HEADER_SIZE_1_1 + len(meta) + len(root),
+        file_length=SLOT_HEADER_SIZE + len(meta) + len(root),
         version=(1, 2),
     )
-    path.write_bytes(pack_header_1_1(slot) + meta + root)
+    path.write_bytes(pack_slot_header(slot) + meta + root)
 
 
 @pytest.mark.parametrize("exponent", [11, 36, 40, 62])

@@ -179,3 +179,18 @@ def test_updates_keep_the_files_version_and_compact_and_convert_write_the_curren
         assert open_reader(done).version == VERSION
         assert verify_file(done) == []
         xr.testing.assert_identical(xr.open_dataset(done, engine="hurray").load(), expected)
+
+
+def test_an_update_that_rewrites_a_1_1_object_writes_the_current_version(path):
+    """A file rewritten whole is a new file: an object of format 1.1 that an append
+    rewrites (an fsspec store; not committed in place) becomes 1.2, with every value."""
+    import fsspec
+    from fuzz_cases import as_version
+
+    url = f"memory://update-{os.getpid()}/year.hurray"
+    fsspec.filesystem("memory").pipe_file(url, as_version(path, (1, 1)))
+    assert open_reader(url).version == (1, 1)
+    xh.to_hurray(year(1, start=60), url, append_dim="time")
+    assert open_reader(url).version == VERSION
+    assert verify_file(url) == []
+    xr.testing.assert_identical(xr.open_dataset(url, engine="hurray").load(), year(61))

@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 
+import dask.array as da
 import numpy as np
 import pytest
 import xarray as xr
@@ -95,29 +96,6 @@ def test_a_write_on_a_full_disk_fails_and_leaves_the_old_file_alone(tmp_path):
     assert result.stdout.split() == ["True", "['x.hurray']", "True"], result.stderr
 
 
-@pytest.mark.slow
-def test_sigterm_removes_the_temporary_file_and_still_ends_the_process(tmp_path):
-    target = tmp_path / "x.hurray"
-    code = """
-        import sys, time
-        import dask.array as da, xarray as xr, xarray_hurray as xh
-        def slow(block):
-            time.sleep(0.05)
-            return block
-        data = da.zeros((400, 64), chunks=(1, 64)).map_blocks(slow)
-        xh.to_hurray(xr.Dataset({"v": (("t", "x"), data)}), sys.argv[1])
-    """
-    writer = run_python(code, target)
-    deadline = time.monotonic() + 60
-    while not any(tmp_path.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert [p.name.endswith(".tmp") for p in tmp_path.iterdir()] == [True]
-    writer.send_signal(signal.SIGTERM)
-    writer.communicate(timeout=60)
-    assert writer.returncode == -signal.SIGTERM  # the default action, as without us
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_a_write_removes_what_dead_writers_of_its_target_left(tmp_path):
     target = tmp_path / "x.hurray"
     dead = run_python("pass")
@@ -136,10 +114,13 @@ def test_a_write_removes_what_dead_writers_of_its_target_left(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_during_a_write_off_the_main_thread_leaves_its_file_to_the_next_write(tmp_path):
-    # Python lets only the main thread install a signal handler: a write run in another
-    # thread (the main thread writing nothing) cannot, so SIGTERM ends the process as
-    # it would without us and leaves the temporary file; the next write removes it
+@pytest.mark.parametrize("thread", ["main", "other"])
+def test_sigterm_ends_a_write_as_without_the_package_and_the_next_write_removes_its_file(
+    tmp_path, thread
+):
+    # no handler of the package: SIGTERM takes its default action, ending the process,
+    # from a write in the main thread or in another; the temporary file it leaves is
+    # removed by the next write to the target, as after SIGKILL
     target = tmp_path / "x.hurray"
     code = """
         import sys, threading, time
@@ -149,21 +130,46 @@ def test_sigterm_during_a_write_off_the_main_thread_leaves_its_file_to_the_next_
             return block
         data = da.zeros((400, 64), chunks=(1, 64)).map_blocks(slow)
         ds = xr.Dataset({"v": (("t", "x"), data)})
-        writer = threading.Thread(target=xh.to_hurray, args=(ds, sys.argv[1]))
-        writer.start()
-        writer.join()
+        if sys.argv[2] == "main":
+            xh.to_hurray(ds, sys.argv[1])
+        else:
+            writer = threading.Thread(target=xh.to_hurray, args=(ds, sys.argv[1]))
+            writer.start()
+            writer.join()
     """
-    writer = run_python(code, target)
+    writer = run_python(code, target, thread)
     deadline = time.monotonic() + 60
     while not any(tmp_path.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.02)
     writer.send_signal(signal.SIGTERM)
     writer.communicate(timeout=60)
-    assert writer.returncode == -signal.SIGTERM
+    assert writer.returncode == -signal.SIGTERM  # the default action
     (left,) = tmp_path.iterdir()
     assert left.name.startswith(".x.hurray.") and leftovers(target) == [left]
     xh.to_hurray(DS, target)
     assert list(tmp_path.iterdir()) == [target]
+
+
+def test_a_write_leaves_the_sigterm_handler_of_the_application_alone(tmp_path):
+    """The handler that the application installed is the process's during the write
+    (seen from inside a task of it) and after it."""
+    seen = []
+
+    def handler(signum: int, frame: object) -> None:
+        pass  # never called: no signal is sent
+
+    def task(block: np.ndarray) -> np.ndarray:
+        seen.append(signal.getsignal(signal.SIGTERM))
+        return block
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        data = da.zeros((4, 8), chunks=(1, 8)).map_blocks(task)
+        xh.to_hurray(xr.Dataset({"v": (("t", "x"), data)}), tmp_path / "x.hurray")
+        assert seen and all(one is handler for one in seen)
+        assert signal.getsignal(signal.SIGTERM) is handler
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_a_write_removes_what_0_1_0_writers_left_a_day_ago(tmp_path):

@@ -19,7 +19,7 @@ from fuzz_cases import SLOT_AT, as_version, metadata_text, reseal, with_metadata
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerWriter, DatasetMeta, verify_file
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import HEADER_SIZE_1_1, PREFIX, SLOT
+from xarray_hurray.container.format import PREFIX, SLOT, SLOT_HEADER_SIZE
 from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.container.update import storage_order
 from xarray_hurray.errors import HurrayFormatError
@@ -74,7 +74,7 @@ def test_error_is_a_value_error():
     assert issubclass(xh.HurrayFormatError, ValueError)
 
 
-META = HEADER_SIZE_1_1 + 6
+META = SLOT_HEADER_SIZE + 6
 """A byte of the metadata."""
 
 
@@ -84,7 +84,7 @@ META = HEADER_SIZE_1_1 + 6
         (lambda b: b"GIF89a" + b[6:], "not a Hurray file: magic"),
         (lambda b: b[:5], "not a Hurray file|truncated header"),
         (lambda b: b[:40], "truncated header"),
-        (lambda b: b[: HEADER_SIZE_1_1 + 10], "truncated"),
+        (lambda b: b[: SLOT_HEADER_SIZE + 10], "truncated"),
         (lambda b: b[:-1], "truncated"),
         (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.2"),
         (lambda b: _rewrite_header(b, minor=7), "unsupported format version 1.7"),

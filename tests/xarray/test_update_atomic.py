@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from forking import ForkServer
+from forking import ForkServer, kill_at_write
 
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, update, verify_file
@@ -61,21 +61,7 @@ def _kill_at(path: str, target: str, args: list, calls: int) -> None:
     a system call that writes (fsync, rename, link, pwrite, write of a descriptor);
     an in-place commit then appends in small writes, to be killed between them."""
     update.WRITE_BUFFER = 256
-    count = [0]
-
-    def wrap(name: str) -> None:
-        real = getattr(os, name)
-
-        def call(*a, **k):
-            count[0] += 1
-            if count[0] == calls:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return real(*a, **k)
-
-        setattr(os, name, call)
-
-    for name in ("fsync", "replace", "link", "pwrite", "write"):
-        wrap(name)
+    kill_at_write(calls)
     globals()[target](path, *args)
 
 

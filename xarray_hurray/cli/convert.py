@@ -26,7 +26,9 @@ from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape
 from ..write.progress import DaskProgressBar
 from ..xarray.encoding import CF_ENCODING, STRING_ITEMSIZE, auto_chunks
+from ..xarray.overviews import multiscale
 from ..xarray.writer import to_hurray
+from ..zarr.conventions import convention_attrs
 from .common import parse_storage_options
 
 FIXED_KINDS = "biufcmM"
@@ -469,6 +471,25 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
     move_into_place(tmp, out.rstrip("/"))
 
 
+def pyramid_groups(ds: xr.Dataset, chunks: Chunks, overviews: int) -> tuple[Groups, Chunks]:
+    """The groups of the pyramid of ``ds`` with ``overviews`` levels for a Zarr store
+    (the root with the ``multiscales`` attributes as JSON objects, the levels
+    ``"/0"``, ``"/1"``...), and the chunks of each level's variables: those planned
+    for level 0 (``chunks["/"]``), cut to the level's shape, as ``to_hurray`` cuts
+    them."""
+    tree = multiscale(ds, overviews)
+    groups = {node.path: node.to_dataset(inherit=False) for node in tree.subtree}
+    groups["/"].attrs = convention_attrs(groups["/"].attrs)
+    planned = {
+        path: {
+            name: tuple(min(c, n) for c, n in zip(chunks["/"][name], var.shape, strict=True))
+            for name, var in level.variables.items()
+        }
+        for path, level in groups.items()
+    }
+    return groups, planned
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``hurray convert``."""
     parser = commands.add_parser(
@@ -520,8 +541,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--overviews",
         type=int,
         metavar="N",
-        help="also write N coarser levels (factors 2, 4, ... 2**N over the dimensions the "
-        "chunk curve runs over) as groups 0..N of a Hurray file",
+        help="also write N coarser levels (factors 2, 4, ... 2**N over the spatial "
+        "dimensions) as groups 0..N of a Hurray file or Zarr store",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     parser.set_defaults(run=run)
@@ -532,8 +553,8 @@ def run(args: argparse.Namespace) -> int:
     kind = output_format(args.output)
     if kind != "hurray" and args.chunk_order:
         raise CliError("--chunk-order applies to Hurray output only; other formats have none")
-    if kind != "hurray" and args.overviews is not None:
-        raise CliError("--overviews applies to Hurray output only")
+    if kind == "netcdf" and args.overviews is not None:
+        raise CliError("--overviews applies to Hurray and Zarr output only")
     if kind == "netcdf":
         if args.layout is not None:
             raise CliError("--layout applies to Hurray and Zarr output; netCDF has no layouts")
@@ -557,6 +578,8 @@ def run(args: argparse.Namespace) -> int:
         for path, ds in opened.items():
             check_layouts(ds, chunks[path], args.layout, path)
         groups = {path: prepare(ds, chunks[path], args.input, path) for path, ds in opened.items()}
+        if kind == "zarr" and args.overviews is not None:
+            groups, chunks = pyramid_groups(groups["/"], chunks, args.overviews)
         {"zarr": write_zarr, "netcdf": write_netcdf, "hurray": write_hurray}[kind](
             groups, args.output, chunks, args
         )

@@ -128,7 +128,10 @@ class CodecChain:
     def _encoders(self) -> list[Callable[[Any], Any]]:
         """The encoding steps, made at the first :meth:`encode`: a reader never makes
         them, so a file recording nonsense in a setting only encoding uses (a zstd
-        level of ``[[1]]``) still reads, instead of failing with a TypeError."""
+        level of ``[[1]]``) still reads, instead of failing with a TypeError; a write
+        into such a file is refused here (:func:`parse_codecs` tries each), naming
+        the settings."""
+        parse_codecs([codec.get_config() for codec in self.codecs], try_encoding=True)
         return [
             ZstdEncoder(codec.level, codec.checksum) if codec.codec_id == "zstd" else codec.encode
             for codec in self.codecs

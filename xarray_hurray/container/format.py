@@ -37,7 +37,8 @@ HEADER = struct.Struct("<8sHHIQQQQQI")
 metadata length, index offset, index length, file length, metadata crc32c."""
 
 HEADER_SIZE = HEADER.size + 4
-"""The header and its crc32c."""
+"""The 1.0 header and its crc32c (from 1.1 on the header is :data:`SLOT_HEADER_SIZE`
+bytes)."""
 
 INDEX_ENTRY = np.dtype([("offset", "<u8"), ("size", "<u8"), ("crc32c", "<u4")])
 """One chunk in an index: absolute byte offset, stored size and crc32c of its bytes.
@@ -66,8 +67,8 @@ SLOT = struct.Struct("<QQQQQQIII")
 offset and length, file length, metadata crc32c, root crc32c, reserved (0)."""
 
 SLOT_SIZE = SLOT.size + 4
-HEADER_SIZE_1_1 = PREFIX.size + 2 * SLOT_SIZE
-"""The 1.1 header (also that of 1.2): its prefix and two slots."""
+SLOT_HEADER_SIZE = PREFIX.size + 2 * SLOT_SIZE
+"""The header of two slots, of every version from 1.1 on: its prefix and the slots."""
 
 MAX_ROOT_BYTES = REFERENCE.itemsize * 2**20
 """Largest 1.1 root a reader accepts (about a million variables)."""
@@ -248,7 +249,7 @@ class Slot:
             version=(major, minor),
         )
         inside = all(
-            HEADER_SIZE_1_1 <= offset and offset + length <= slot.file_length
+            SLOT_HEADER_SIZE <= offset and offset + length <= slot.file_length
             for offset, length in (
                 (slot.metadata_offset, slot.metadata_length),
                 (slot.root_offset, slot.root_length),
@@ -258,16 +259,16 @@ class Slot:
         return slot if fields[8] == 0 and slot.generation >= 1 and inside else None
 
 
-def pack_header_1_1(slot: Slot) -> bytes:
+def pack_slot_header(slot: Slot) -> bytes:
     """A header of version ``slot.version`` (1.1 or later) whose slot 0 is ``slot``
     and whose slot 1 is unused."""
     prefix = PREFIX.pack(MAGIC, *slot.version, 0)
     return prefix + slot.pack(prefix) + bytes(SLOT_SIZE)
 
 
-def unpack_header_1_1(data: bytes, size: int | None) -> Slot:
-    """The active slot of the 1.1 (or 1.2) header at the start of ``data``, given the
-    size of the file when known.
+def unpack_slot_header(data: bytes, size: int | None) -> Slot:
+    """The active slot of the header of two slots (1.1 or later) at the start of
+    ``data``, given the size of the file when known.
 
     The active slot is the valid one of the greater generation.  A damaged slot (not
     all zero and not valid) is accepted only beside a file longer than the active
@@ -280,9 +281,9 @@ def unpack_header_1_1(data: bytes, size: int | None) -> Slot:
         generation, a damaged slot that no interrupted commit explains, a file shorter
         than the active version or metadata larger than a reader accepts.
     """
-    if len(data) < HEADER_SIZE_1_1:
+    if len(data) < SLOT_HEADER_SIZE:
         raise HurrayFormatError(
-            f"truncated header: {len(data)} bytes, a 1.1 header has {HEADER_SIZE_1_1}"
+            f"truncated header: {len(data)} bytes, a header of two slots has {SLOT_HEADER_SIZE}"
         )
     _, major, minor, flags = PREFIX.unpack_from(data)
     prefix = data[: PREFIX.size]

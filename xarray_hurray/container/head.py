@@ -1,5 +1,7 @@
-"""Where the index of a new file (format 1.1 or 1.2) goes, and its bytes packed from
-the chunks' offsets, sizes and CRCs.
+"""Where the index of a new file goes, and its bytes packed from the chunks' offsets,
+sizes and CRCs.  A new file is of the current format version (:data:`~.format.VERSION`),
+whichever writer makes it; an update of an older file in place writes that file's
+pages (:attr:`~.model.PagedFile.pages`), and a rewrite the current version.
 
 Every writer of a new file lays it out the same way: the head (header, metadata,
 root and page tables) at offset 0, the chunks after it in placement order, and the
@@ -9,76 +11,72 @@ depends on the metadata alone, so a writer that cannot seek back (a multipart
 upload whose chunks other processes upload) reserves it first, puts the chunks
 anywhere after it, and packs the head last.
 
-In 1.1 a page's length is fixed, so the pages go in the head exactly when all of
-them fit in the first :data:`~.format.HEAD_SIZE` bytes.  A 1.2 page's length depends
-on which chunks are stored, known only at the end: the head reserves room for the
-pages up to the first ``HEAD_SIZE`` bytes (no more than the pages could take), and
-the pages go there when they fit, the rest of the room left as zeros; otherwise
-they follow the chunks and the whole room stays zeros.
+A page's length depends on which chunks are stored, known only at the end: the head
+reserves room for the pages up to the first :data:`~.format.HEAD_SIZE` bytes (no
+more than the pages could take), and the pages go there when they fit, the rest of
+the room left as zeros; otherwise they follow the chunks and the whole room stays
+zeros.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from .checksum import crc32c
+from .checksum import Bytes, crc32c
 from .format import (
     HEAD_SIZE,
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     REFERENCE,
+    SLOT_HEADER_SIZE,
     VERSION,
     Slot,
-    pack_header_1_1,
+    pack_slot_header,
 )
-from .index import pack_page, page_lengths, page_reference, set_reference
+from .index import page_counts, page_format
 from .metadata import DatasetMeta
+
+PAGES = page_format(VERSION)
+"""The pages of the version a new file is written in."""
 
 
 class HeadPlan:
-    """Where the pieces of the head of ``metadata`` go.
+    """Where the pieces of the head of a new file of ``metadata`` go.
 
     Parameters
     ----------
     metadata
         The dataset description.
-    version
-        The format version of the file: 1.1 or 1.2.
     """
 
-    def __init__(self, metadata: DatasetMeta, version: tuple[int, int] = VERSION) -> None:
+    def __init__(self, metadata: DatasetMeta) -> None:
         self.metadata = metadata
-        self.version = version
         self.metadata_bytes = metadata.to_bytes()
         self.variables = metadata.all_variables()
-        self.root_offset = HEADER_SIZE_1_1 + len(self.metadata_bytes)
+        self.root_offset = SLOT_HEADER_SIZE + len(self.metadata_bytes)
         self.table_offsets: dict[str, int] = {}
         """Offset of each variable's page table, by path."""
         position = self.root_offset + REFERENCE.itemsize * len(self.variables)
-        reference = page_reference(version)
         for path, var in self.variables:
             self.table_offsets[path] = position
-            position += len(page_lengths(var.chunk_count)) * reference.itemsize
+            position += -(-var.chunk_count // PAGE_ENTRIES) * PAGES.reference.itemsize
         self.page_bytes = sum(
-            int(page_lengths(var.chunk_count, version).sum()) for _, var in self.variables
+            int(PAGES.full_lengths(page_counts(var.chunk_count)).sum()) for _, var in self.variables
         )
         """Bytes of every page of every variable, every chunk stored: the most the
         pages can take."""
         self.page_offset = position
         """Where the pages start when they are in the head."""
-        if version < (1, 2):
-            self.reserve = self.page_bytes if position + self.page_bytes <= HEAD_SIZE else 0
-        else:
-            self.reserve = max(0, min(self.page_bytes, HEAD_SIZE - position))
+        self.reserve = max(0, min(self.page_bytes, HEAD_SIZE - position))
         """Bytes the head keeps for the pages after the page tables."""
         self.length = position + self.reserve
         """Bytes of the head."""
         self.pages_may_follow = self.page_bytes > self.reserve
         """Whether the pages may go after the chunks: when they could take more than
-        the room in the head (in 1.2, whether they do is known only at the end)."""
+        the room in the head (whether they do is known only at the end)."""
 
 
 def version_slot(
@@ -131,7 +129,7 @@ class PackedHead:
         return not self.pages
 
 
-def pack_head(plan: HeadPlan, entries: dict[str, np.ndarray], chunks_end: int) -> PackedHead:
+def pack_head(plan: HeadPlan, entries: Mapping[str, np.ndarray], chunks_end: int) -> PackedHead:
     """The head and the trailing pages of a file whose chunks ``entries`` describe.
 
     Parameters
@@ -151,50 +149,79 @@ def pack_head(plan: HeadPlan, entries: dict[str, np.ndarray], chunks_end: int) -
     PackedHead
         ``plan.length`` bytes of head and the trailing pages.
     """
-    meta = plan.metadata_bytes
-    root = np.zeros(len(plan.variables), dtype=REFERENCE)
-    tables: list[np.ndarray] = []
-    pages: list[tuple[np.ndarray, int, bytes]] = []  # (table, page number, bytes)
+    pages: dict[str, list[tuple[int, np.ndarray]]] = {}
     for path, var in plan.variables:
         rows = np.ascontiguousarray(entries[path], dtype=INDEX_ENTRY)
         if len(rows) != var.chunk_count:
             raise ValueError(
                 f"{len(rows)} index entries for the {var.chunk_count} chunks of {path!r}"
             )
-        table = np.zeros(len(page_lengths(var.chunk_count)), dtype=page_reference(plan.version))
-        for page in range(len(table)):
-            chunk_rows = rows[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
-            # a page of missing chunks only is left out (1.1 keeps it when the pages
-            # are in the head): its table entry stays zero, which reads as every
-            # chunk missing
-            if chunk_rows["size"].any() or (plan.version < (1, 2) and plan.reserve):
-                pages.append((table, page, pack_page(chunk_rows, plan.version)))
+        # a page of missing chunks only is left out: its table entry stays zero, which
+        # reads as every chunk missing
+        cut = (rows[first : first + PAGE_ENTRIES] for first in range(0, len(rows), PAGE_ENTRIES))
+        pages[path] = [(page, own) for page, own in enumerate(cut) if own["size"].any()]
+    return pack_pages(plan, pages, chunks_end)
+
+
+def pack_pages(
+    plan: HeadPlan, pages: Mapping[str, Iterable[tuple[int, np.ndarray]]], chunks_end: int
+) -> PackedHead:
+    """The head and the trailing pages of a file whose index pages are ``pages``: for
+    a variable path, its pages in ascending order, each as its number and its entries
+    (one ``INDEX_ENTRY`` per chunk position of the page, in placement order, all zero
+    for a missing chunk).  A page not given is absent (all its chunks missing), as are
+    the pages of a variable not in ``pages``: so a grid of any number of chunks costs
+    its page table and the pages given (see :func:`pack_head`).
+
+    Raises
+    ------
+    ValueError
+        For a page out of order or outside the variable's grid, or whose entries are
+        not one per position of the page.
+    """
+    root = np.zeros(len(plan.variables), dtype=REFERENCE)
+    tables: list[np.ndarray] = []
+    packed: list[tuple[np.ndarray, int, bytes]] = []  # (table, page number, bytes)
+    for path, var in plan.variables:
+        table = np.zeros(-(-var.chunk_count // PAGE_ENTRIES), dtype=PAGES.reference)
+        last = -1
+        for page, rows in pages.get(path, ()):
+            count = min(PAGE_ENTRIES, var.chunk_count - page * PAGE_ENTRIES)
+            if not last < page < len(table) or len(rows) != count:
+                raise ValueError(
+                    f"page {page} of {path!r} with {len(rows)} entries: the pages of its "
+                    f"{len(table)} come in ascending order, each with an entry per position"
+                )
+            last = page
+            packed.append((table, page, PAGES.pack(rows)))
         tables.append(table)
-    packed = sum(len(data) for _, _, data in pages)
-    # the pages go in the head when they fit in the room kept for them (in 1.1 they
-    # fill it exactly or it is empty); the bytes of the room they leave are zeros
-    front = packed <= plan.reserve
+    # the pages go in the head when they fit in the room kept for them; the bytes of
+    # the room they leave are zeros
+    front = sum(len(data) for _, _, data in packed) <= plan.reserve
     page_at = plan.page_offset if front else chunks_end
-    for table, page, data in pages:
-        set_reference(table, page, page_at, data)
+    for table, page, data in packed:
+        PAGES.set_reference(table, page, page_at, data)
         page_at += len(data)
     for number, (path, _) in enumerate(plan.variables):
         if len(tables[number]):
-            root[number] = (plan.table_offsets[path], crc32c(tables[number].tobytes()))
+            root[number] = (plan.table_offsets[path], crc32c(tables[number].data))
     root_bytes = root.tobytes()
-    page_bytes = b"".join(data for _, _, data in pages)
+    page_bytes = b"".join(data for _, _, data in packed)
     trailing = b"" if front else page_bytes
+    meta = plan.metadata_bytes
     slot = version_slot(
         1,
-        (HEADER_SIZE_1_1, meta),
+        (SLOT_HEADER_SIZE, meta),
         (plan.root_offset, root_bytes),
         chunks_end + len(trailing),
-        plan.version,
+        VERSION,
     )
-    head = [pack_header_1_1(slot), meta, root_bytes, *(t.tobytes() for t in tables)]
+    # the tables as they lie in their arrays, joined once: a giant grid's table is
+    # copied only into the head
+    head: list[Bytes] = [pack_slot_header(slot), meta, root_bytes, *(t.data for t in tables)]
     if front:
         head.append(page_bytes)
-    packed_head = b"".join(head)
+    size = sum(memoryview(part).nbytes for part in head)
     # the plan promised this length before any chunk was placed after it
-    assert len(packed_head) <= plan.length
-    return PackedHead(packed_head + bytes(plan.length - len(packed_head)), trailing)
+    assert size <= plan.length
+    return PackedHead(b"".join([*head, bytes(plan.length - size)]), trailing)

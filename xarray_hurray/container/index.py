@@ -2,16 +2,19 @@
 
 Version 1.0: one index per variable, its entries in the row-major order of the chunk
 grid (whatever the placement order of the bytes), then the crc32c of the entries.
-Version 1.1: pages of :data:`PAGE_ENTRIES` entries in placement order, each checked
-by the crc32c its page table records; page tables are found through the root.
-Version 1.2: the same pages, packed: a bitmap of the stored chunks among the page's
-positions, then the entries of those chunks only; the page table records each page's
-length.  One packer and one parser serve both, parametrized by the version.
+From 1.1: pages of :data:`PAGE_ENTRIES` entries in placement order, each checked by
+the crc32c its page table records; page tables are found through the root.  How a
+page and its page table entry are laid out is the one thing 1.1 and 1.2 differ in, a
+:class:`PageFormat` of each version (:func:`page_format`): 1.1 pages hold every
+entry (:class:`FixedPages`); a 1.2 page holds a bitmap of the stored chunks among
+its positions, then the entries of those chunks only, and its page table entry
+records its length (:class:`ListedPages`).
 """
 
 from __future__ import annotations
 
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -21,19 +24,13 @@ import numpy as np
 from ..errors import HurrayFormatError
 from .checksum import crc32c, extend_crc32c, verify, verify_crc
 from .format import (
-    HEADER_SIZE_1_1,
     INDEX_ENTRY,
     MAX_PAGE_BYTES,
     PAGE_ENTRIES,
     PAGE_REFERENCE,
     REFERENCE,
+    SLOT_HEADER_SIZE,
 )
-
-
-def pack_index(entries: np.ndarray) -> bytes:
-    """The bytes of an index given its entries (an array of :data:`INDEX_ENTRY`)."""
-    body = np.ascontiguousarray(entries, dtype=INDEX_ENTRY).tobytes()
-    return body + struct.pack("<I", crc32c(body))
 
 
 def unpack_index(
@@ -77,8 +74,8 @@ def check_references(
     absent: bool = True,
     names: Sequence[str] | None = None,
 ) -> None:
-    """Check 1.1 references (root or page table entries, numbered from ``first``) to
-    parts of ``lengths`` bytes: a referenced part lies within ``[HEADER_SIZE_1_1,
+    """Check the references of a root or a page table (entries numbered from ``first``)
+    to parts of ``lengths`` bytes: a referenced part lies within ``[SLOT_HEADER_SIZE,
     file_length)``; a reference of offset 0 (no part) has crc32c 0, and parts of length
     0 are never referenced.  Offset 0 stands for a part that is absent (an index page
     of missing chunks) where ``absent``; otherwise (the root) only for a part of length
@@ -95,7 +92,7 @@ def check_references(
     lengths = lengths.astype(np.uint64)
     none = offsets == 0
     bad = (none & (refs["crc32c"] != 0)) | (~none & (lengths == 0))
-    bad |= ~none & ((offsets < HEADER_SIZE_1_1) | (offsets > np.uint64(file_length) - lengths))
+    bad |= ~none & ((offsets < SLOT_HEADER_SIZE) | (offsets > np.uint64(file_length) - lengths))
     bad |= ~none & (lengths > np.uint64(file_length))
     missing = none & (lengths != 0) if not absent else np.zeros(len(refs), dtype=bool)
     bad |= missing
@@ -114,12 +111,6 @@ def check_references(
         )
 
 
-def page_reference(version: tuple[int, int]) -> np.dtype:
-    """The page table entry of format ``version`` (1.1 or later): :data:`REFERENCE`
-    in 1.1, :data:`PAGE_REFERENCE` (with the page's length) from 1.2."""
-    return REFERENCE if version < (1, 2) else PAGE_REFERENCE
-
-
 def page_counts(chunk_count: int, pages: np.ndarray | None = None) -> np.ndarray:
     """Chunk positions on each index page of a variable of ``chunk_count`` chunks, or on
     the pages numbered ``pages``."""
@@ -129,67 +120,173 @@ def page_counts(chunk_count: int, pages: np.ndarray | None = None) -> np.ndarray
     return counts.astype(np.int64)
 
 
-def page_lengths(
-    chunk_count: int, version: tuple[int, int] = (1, 1), pages: np.ndarray | None = None
-) -> np.ndarray:
-    """Bytes of each index page (or of pages ``pages``) of a variable of ``chunk_count``
-    chunks when every chunk is stored: the length of every 1.1 page, the largest a 1.2
-    page can have."""
-    counts = page_counts(chunk_count, pages)
-    lengths = counts * INDEX_ENTRY.itemsize
-    if version >= (1, 2):
-        lengths += -(-counts // 8)  # the bitmap
-    return lengths
+class PageFormat(ABC):
+    """How the index pages of one format version (1.1 or later) and the page table
+    entries referencing them are laid out: packed, parsed and checked.
+
+    Attributes
+    ----------
+    version
+        The format version.
+    reference
+        The dtype of a page table entry.
+    """
+
+    version: tuple[int, int]
+    reference: np.dtype
+
+    @abstractmethod
+    def full_lengths(self, counts: np.ndarray) -> np.ndarray:
+        """Bytes of pages of ``counts`` chunk positions each with every chunk stored:
+        the most such pages take."""
+
+    @abstractmethod
+    def lengths(self, table: np.ndarray, chunk_count: int, first: int = 0) -> np.ndarray:
+        """Bytes of each page that the page table entries ``table`` (of pages ``first``
+        on) of a variable of ``chunk_count`` chunks reference."""
+
+    @abstractmethod
+    def pack(self, entries: np.ndarray) -> bytes:
+        """The bytes of a page holding ``entries``: one :data:`INDEX_ENTRY` per position
+        of the page, all zero for a missing chunk."""
+
+    @abstractmethod
+    def _parse(self, data: bytes, count: int, what: str, file_length: int) -> np.ndarray:
+        """The entries of the page ``data`` (its length and crc32c checked) of ``count``
+        positions, checked (see :meth:`unpack`)."""
+
+    def unpack(
+        self, data: bytes, count: int, *, length: int, crc: int, what: str, file_length: int
+    ) -> np.ndarray:
+        """Parse and check an index page of ``count`` chunk positions, referenced with
+        ``length`` bytes and crc32c ``crc``; one entry per position, all zero for a
+        missing chunk.
+
+        Raises
+        ------
+        HurrayFormatError
+            Naming ``what``: for a short page, a checksum mismatch, a page whose layout
+            does not fit its positions (see the subclasses), or a stored chunk that is
+            empty or outside the file.
+        """
+        if len(data) != length:
+            raise HurrayFormatError(f"truncated {what}: {len(data)} of {length} bytes")
+        verify(data, crc, what)
+        return self._parse(data, count, what, file_length)
+
+    def set_reference(self, table: np.ndarray, page: int, offset: int, data: bytes) -> None:
+        """Point entry ``page`` of the page ``table`` at the page ``data`` written at
+        ``offset``."""
+        table["offset"][page] = offset
+        table["crc32c"][page] = crc32c(data)
+
+    def check_table(
+        self, table: np.ndarray, chunk_count: int, what: str, file_length: int, first: int = 0
+    ) -> np.ndarray:
+        """Check the page table entries ``table`` (of pages ``first`` on, ``what`` naming
+        them) of a variable of ``chunk_count`` chunks: every page lies inside the file
+        (see :func:`check_references`); the length of each page they reference.
+
+        Raises
+        ------
+        HurrayFormatError
+            Naming ``what`` and the first bad reference.
+        """
+        lengths = self.lengths(table, chunk_count, first)
+        check_references(table, lengths, what, file_length, first=first)
+        return lengths
 
 
-def referenced_lengths(table: np.ndarray, chunk_count: int, first: int = 0) -> np.ndarray:
-    """Bytes of each page the page ``table`` (its entries from page ``first`` on) of a
-    variable of ``chunk_count`` chunks references: recorded in a 1.2 table; in 1.1
-    fixed by the chunk count."""
-    if table.dtype == PAGE_REFERENCE:
+class FixedPages(PageFormat):
+    """Pages of format 1.1: every entry of the page's positions, 20 bytes each, missing
+    chunks included (all zero); a page table entry is :data:`REFERENCE` (offset,
+    crc32c), the page's length following from its positions."""
+
+    version = (1, 1)
+    reference = REFERENCE
+
+    def full_lengths(self, counts: np.ndarray) -> np.ndarray:
+        lengths: np.ndarray = counts * INDEX_ENTRY.itemsize
+        return lengths
+
+    def lengths(self, table: np.ndarray, chunk_count: int, first: int = 0) -> np.ndarray:
+        pages = np.arange(first, first + len(table), dtype=np.int64)
+        return self.full_lengths(page_counts(chunk_count, pages))
+
+    def pack(self, entries: np.ndarray) -> bytes:
+        return bytes(np.ascontiguousarray(entries, dtype=INDEX_ENTRY).tobytes())
+
+    def _parse(self, data: bytes, count: int, what: str, file_length: int) -> np.ndarray:
+        """Raises for a page whose length is not that of ``count`` entries, or a missing
+        chunk's entry that is not all zero."""
+        if len(data) != count * INDEX_ENTRY.itemsize:
+            raise HurrayFormatError(
+                f"{what} has {len(data)} bytes, {count} entries take {count * INDEX_ENTRY.itemsize}"
+            )
+        entries = np.frombuffer(data, dtype=INDEX_ENTRY, count=count)
+        _check_entries(entries, entries["size"] == 0, what, file_length)
+        return entries
+
+
+class ListedPages(PageFormat):
+    """Pages of format 1.2: the bitmap of the stored chunks (bit ``j % 8`` of byte
+    ``j // 8`` for position ``j``), then the entries of the stored chunks only; a page
+    table entry is :data:`PAGE_REFERENCE` (offset, length, crc32c), all zero for an
+    absent page."""
+
+    version = (1, 2)
+    reference = PAGE_REFERENCE
+
+    def full_lengths(self, counts: np.ndarray) -> np.ndarray:
+        lengths: np.ndarray = counts * INDEX_ENTRY.itemsize + -(-counts // 8)
+        return lengths
+
+    def lengths(self, table: np.ndarray, chunk_count: int, first: int = 0) -> np.ndarray:
         return table["length"].astype(np.int64)
-    return page_lengths(chunk_count, pages=np.arange(first, first + len(table), dtype=np.int64))
 
+    def pack(self, entries: np.ndarray) -> bytes:
+        entries = np.ascontiguousarray(entries, dtype=INDEX_ENTRY)
+        stored = entries["size"] != 0
+        return bytes(np.packbits(stored, bitorder="little").tobytes() + entries[stored].tobytes())
 
-def pack_page(entries: np.ndarray, version: tuple[int, int]) -> bytes:
-    """The bytes of an index page of format ``version`` holding ``entries`` (one
-    :data:`INDEX_ENTRY` per position of the page, all zero for a missing chunk):
-    every entry in 1.1; in 1.2 the bitmap of the stored chunks (bit ``j % 8`` of byte
-    ``j // 8`` for position ``j``), then the entries of the stored chunks only."""
-    entries = np.ascontiguousarray(entries, dtype=INDEX_ENTRY)
-    if version < (1, 2):
-        return bytes(entries.tobytes())
-    stored = entries["size"] != 0
-    return bytes(np.packbits(stored, bitorder="little").tobytes() + entries[stored].tobytes())
+    def _parse(self, data: bytes, count: int, what: str, file_length: int) -> np.ndarray:
+        """Raises for a bitmap bit set past the page's positions or a length that does
+        not fit the bitmap."""
+        length, bitmap = len(data), -(-count // 8)
+        if length < bitmap:
+            raise HurrayFormatError(
+                f"{what} has {length} bytes, less than its {bitmap}-byte bitmap"
+            )
+        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8, count=bitmap), bitorder="little")
+        if bits[count:].any():
+            j = count + int(np.flatnonzero(bits[count:])[0])
+            raise HurrayFormatError(
+                f"{what}: bitmap bit {j} is set, past the page's {count} chunk positions"
+            )
+        stored = bits[:count].astype(bool)
+        listed = int(stored.sum())
+        if length != bitmap + listed * INDEX_ENTRY.itemsize:
+            raise HurrayFormatError(
+                f"{what} has page_length {length}; its bitmap lists {listed} stored chunks, "
+                f"which take {bitmap + listed * INDEX_ENTRY.itemsize} bytes"
+            )
+        listed_entries = np.frombuffer(data, dtype=INDEX_ENTRY, count=listed, offset=bitmap)
+        # numbered as listed on the page: the k-th entry after the bitmap
+        _check_entries(listed_entries, None, what, file_length)
+        entries = np.zeros(count, dtype=INDEX_ENTRY)
+        entries[stored] = listed_entries
+        return entries
 
-
-def set_reference(table: np.ndarray, page: int, offset: int, data: bytes) -> None:
-    """Point entry ``page`` of a page table (1.1 or 1.2) at the page ``data`` written
-    at ``offset``."""
-    table["offset"][page] = offset
-    table["crc32c"][page] = crc32c(data)
-    if table.dtype == PAGE_REFERENCE:
+    def set_reference(self, table: np.ndarray, page: int, offset: int, data: bytes) -> None:
+        super().set_reference(table, page, offset, data)
         table["length"][page] = len(data)
 
-
-def check_page_table(
-    table: np.ndarray, chunk_count: int, what: str, file_length: int, first: int = 0
-) -> np.ndarray:
-    """Check the page table of a variable of ``chunk_count`` chunks (``what`` names its
-    pages), or its entries from page ``first`` on; the length of each page they
-    reference.
-
-    In 1.2 an absent page (offset 0) has length 0 and no page is longer than
-    :data:`MAX_PAGE_BYTES`, checked before any page is read; in both versions every
-    page lies inside the file (see :func:`check_references`).
-
-    Raises
-    ------
-    HurrayFormatError
-        Naming ``what`` and the first bad reference.
-    """
-    lengths = referenced_lengths(table, chunk_count, first)
-    if table.dtype == PAGE_REFERENCE:
+    def check_table(
+        self, table: np.ndarray, chunk_count: int, what: str, file_length: int, first: int = 0
+    ) -> np.ndarray:
+        """Also: an absent page (offset 0) has length 0 and no page is longer than
+        :data:`MAX_PAGE_BYTES`, checked before any page is read."""
+        lengths = self.lengths(table, chunk_count, first)
         too_long = lengths > MAX_PAGE_BYTES
         bad = too_long | ((table["offset"] == 0) & (lengths != 0))
         if bad.any():
@@ -200,8 +297,18 @@ def check_page_table(
                 else "is not 0 for an absent page (offset 0)"
             )
             raise HurrayFormatError(f"{what} {first + k}: its page_length {int(lengths[k])} {why}")
-    check_references(table, lengths, what, file_length, first=first)
-    return lengths
+        return super().check_table(table, chunk_count, what, file_length, first)
+
+
+PAGE_FORMATS: dict[tuple[int, int], PageFormat] = {
+    pages.version: pages for pages in (FixedPages(), ListedPages())
+}
+"""The page format of each version from 1.1 on."""
+
+
+def page_format(version: tuple[int, int]) -> PageFormat:
+    """The page format of format ``version`` (1.1 or later)."""
+    return PAGE_FORMATS[version]
 
 
 TABLE_BLOCK = 2**20
@@ -258,7 +365,7 @@ def read_page_table(
     count: int,
     chunk_count: int,
     *,
-    version: tuple[int, int],
+    pages: PageFormat,
     what: str,
     file_length: int,
 ) -> PageTable:
@@ -274,12 +381,12 @@ def read_page_table(
     ------
     HurrayFormatError
         Naming ``what``: a short table, a checksum mismatch, or the first bad page
-        reference (see :func:`check_page_table`).
+        reference (see :meth:`PageFormat.check_table`).
     """
-    dtype = page_reference(version)
+    dtype = pages.reference
     offset, crc = reference
     running = 0
-    pages, refs, lengths = [], [], []
+    present, refs, lengths = [], [], []
     problem: HurrayFormatError | None = None
     for first in range(0, count, TABLE_BLOCK):
         n = min(TABLE_BLOCK, count - first)
@@ -295,96 +402,39 @@ def read_page_table(
             continue
         block = np.frombuffer(data, dtype=dtype)
         try:
-            block_lengths = check_page_table(
+            block_lengths = pages.check_table(
                 block, chunk_count, f"page of {what}", file_length, first
             )
         except HurrayFormatError as err:
             problem = err
             continue
-        present = np.flatnonzero(block["offset"] != 0)
-        pages.append(present + first)
-        refs.append(block[present])
-        lengths.append(block_lengths[present])
+        held = np.flatnonzero(block["offset"] != 0)
+        present.append(held + first)
+        refs.append(block[held])
+        lengths.append(block_lengths[held])
     verify_crc(running, crc, f"page table of {what}")
     if problem is not None:
         raise problem
     return PageTable(
         count,
-        np.concatenate(pages or [np.empty(0, dtype=np.int64)]).astype(np.int64),
+        np.concatenate(present or [np.empty(0, dtype=np.int64)]).astype(np.int64),
         np.concatenate(refs or [np.empty(0, dtype=dtype)]),
         np.concatenate(lengths or [np.empty(0, dtype=np.int64)]).astype(np.int64),
     )
-
-
-def unpack_page(
-    data: bytes,
-    count: int,
-    *,
-    length: int,
-    crc: int,
-    what: str,
-    file_length: int,
-    version: tuple[int, int],
-) -> np.ndarray:
-    """Parse and check an index page of format ``version`` for ``count`` chunk
-    positions, referenced with ``length`` bytes and crc32c ``crc``; one entry per
-    position, all zero for a missing chunk.
-
-    Raises
-    ------
-    HurrayFormatError
-        Naming ``what``: for a short page, a checksum mismatch, a missing chunk entry
-        that is not all zero (1.1), a bitmap bit set past the page's positions or a
-        length that does not fit the bitmap (1.2), or a stored chunk that is empty or
-        outside the file.
-    """
-    if len(data) != length:
-        raise HurrayFormatError(f"truncated {what}: {len(data)} of {length} bytes")
-    verify(data, crc, what)
-    if version < (1, 2):
-        if length != count * INDEX_ENTRY.itemsize:
-            raise HurrayFormatError(
-                f"{what} has {length} bytes, {count} entries take {count * INDEX_ENTRY.itemsize}"
-            )
-        entries = np.frombuffer(data, dtype=INDEX_ENTRY, count=count)
-        _check_entries(entries, entries["size"] == 0, what, file_length)
-        return entries
-    bitmap = -(-count // 8)
-    if length < bitmap:
-        raise HurrayFormatError(f"{what} has {length} bytes, less than its {bitmap}-byte bitmap")
-    bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8, count=bitmap), bitorder="little")
-    if bits[count:].any():
-        j = count + int(np.flatnonzero(bits[count:])[0])
-        raise HurrayFormatError(
-            f"{what}: bitmap bit {j} is set, past the page's {count} chunk positions"
-        )
-    stored = bits[:count].astype(bool)
-    listed = int(stored.sum())
-    if length != bitmap + listed * INDEX_ENTRY.itemsize:
-        raise HurrayFormatError(
-            f"{what} has page_length {length}; its bitmap lists {listed} stored chunks, "
-            f"which take {bitmap + listed * INDEX_ENTRY.itemsize} bytes"
-        )
-    listed_entries = np.frombuffer(data, dtype=INDEX_ENTRY, count=listed, offset=bitmap)
-    # numbered as listed on the page: the k-th entry after the bitmap
-    _check_entries(listed_entries, None, what, file_length)
-    entries = np.zeros(count, dtype=INDEX_ENTRY)
-    entries[stored] = listed_entries
-    return entries
 
 
 def _check_entries(
     entries: np.ndarray, missing: np.ndarray | None, what: str, file_length: int
 ) -> None:
     """Raise for the first bad entry: one that is not a stored chunk of at least one
-    byte inside ``[HEADER_SIZE_1_1, file_length)``, except, in 1.1, where ``missing``
-    (the entries of size 0) it must be all zero.  ``missing`` is None for the entries
-    a 1.2 page lists, which are all stored chunks."""
+    byte inside ``[SLOT_HEADER_SIZE, file_length)``, except, on a page of every entry
+    (1.1), where ``missing`` (the entries of size 0) it must be all zero.  ``missing``
+    is None for the entries a 1.2 page lists, which are all stored chunks."""
     sizes = entries["size"]
     ends = entries["offset"] + sizes
     outside = (
         (sizes == 0)
-        | (entries["offset"] < HEADER_SIZE_1_1)
+        | (entries["offset"] < SLOT_HEADER_SIZE)
         | (ends > file_length)
         | (ends < entries["offset"])
     )

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -20,37 +18,12 @@ from ..io import ByteSource, MergePolicy, ReadPlan, plan_reads
 from .checksum import Bytes, crc32c, verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
-from .format import (
-    HEAD_SIZE,
-    INDEX_ENTRY,
-    PAGE_ENTRIES,
-    REFERENCE,
-    Header,
-    Slot,
-    check_version,
-    unpack_header_1_1,
-)
-from .index import (
-    PageTable,
-    check_references,
-    page_counts,
-    page_reference,
-    read_page_table,
-    unpack_index,
-    unpack_page,
-)
+from .format import INDEX_ENTRY, Header, Slot
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
-from .metadata import DatasetMeta, VariableMeta, parse_metadata
+from .metadata import DatasetMeta, VariableMeta
+from .model import FileBytes, FileModel, open_model
 from .select import Key, OuterSelection
 from .threads import ordered_map, run_as_produced, scratch
-
-PAGE_CACHE_BYTES = 64 * 2**20
-"""Most bytes of parsed index pages a reader keeps (1.1, 1.2); the least recently
-used go first."""
-
-STORED_BATCH = 64 * PAGE_ENTRIES
-"""Chunk positions whose stored chunks :meth:`ContainerReader.stored_chunks` gives at
-once (64 index pages)."""
 
 DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
@@ -102,12 +75,6 @@ class ChunkFetch:
         return [part.tolist() for part in np.split(order, np.cumsum(counts)[:-1])]
 
 
-def _cost(entries: np.ndarray | None) -> int:
-    """Bytes a page kept in a reader's cache counts for (a page of missing chunks only,
-    kept as None, for a dictionary slot)."""
-    return 64 if entries is None else entries.nbytes
-
-
 class ContainerReader:
     """Thread-safe, picklable reader of one Hurray file (format 1.0, 1.1 or 1.2).
 
@@ -152,129 +119,26 @@ class ContainerReader:
         self.policy = policy or source.default_policy()
         self.verify_checksums = verify_checksums
         self.max_chunk_bytes = max_chunk_bytes
-        head = source.read(0, HEAD_SIZE)
-        self._head = head
-        _, minor = check_version(head)
-        size = source.size()
-        self.header: Header | Slot
-        if minor == 0:
-            self.header = header = Header.unpack(head)
-            if size is not None and size != header.file_length:
-                raise HurrayFormatError(
-                    f"{source.name} has {size} bytes but its header records "
-                    f"{header.file_length}: the file is truncated or was appended to"
-                )
-            metadata = self._region(
-                header.metadata_offset, header.metadata_length, "metadata", header.metadata_crc32c
-            )
-            self.metadata: DatasetMeta = parse_metadata(metadata, (1, 0), max_metadata_containers)
-            if self.metadata.index_length != header.index_length:
-                raise HurrayFormatError(
-                    f"the header records an index region of {header.index_length} bytes, "
-                    f"the chunk grids of the variables need {self.metadata.index_length}"
-                )
-            self._index_offsets = self.metadata.index_offsets(header.index_offset)
-        else:
-            self.header = slot = unpack_header_1_1(head, size)
-            # a 1.1 file changes only by appends that leave this version's bytes alone
-            allow_appends = getattr(source, "allow_appends", None)
-            if allow_appends is not None:
-                allow_appends()
-            metadata, root = self._regions(
-                [
-                    (slot.metadata_offset, slot.metadata_length, "metadata", slot.metadata_crc32c),
-                    (slot.root_offset, slot.root_length, "the index root", slot.root_crc32c),
-                ]
-            )
-            self.metadata = parse_metadata(metadata, slot.version, max_metadata_containers)
-            self._root = self._check_root(root)
-        self._numbers = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
-        self._indexes: dict[str, np.ndarray] = {}
-        self._tables: dict[int, PageTable] = {}
-        self._pages: OrderedDict[tuple[int, int], np.ndarray | None] = OrderedDict()
-        self._cached_bytes = 0  # of the entries in self._pages
+        self.model: FileModel = open_model(
+            FileBytes.open(source, self.policy), max_metadata_containers
+        )
+        """The file as parsed: header, metadata and the index of each variable."""
         self._codecs: dict[str, ChunkCodec] = {}
-        self._lock = threading.Lock()
+
+    @property
+    def header(self) -> Header | Slot:
+        """The header of a 1.0 file, or the active slot of a later one."""
+        return self.model.header
+
+    @property
+    def metadata(self) -> DatasetMeta:
+        """The description of the file's groups and variables."""
+        return self.model.metadata
 
     @property
     def version(self) -> tuple[int, int]:
         """The format version of the file."""
-        return self.header.version
-
-    def _check_root(self, root: bytes) -> np.ndarray:
-        variables = self.metadata.all_variables()
-        if len(root) != REFERENCE.itemsize * len(variables):
-            raise HurrayFormatError(
-                f"the index root has {len(root)} bytes; the {len(variables)} variables "
-                f"need {REFERENCE.itemsize * len(variables)}"
-            )
-        refs = np.frombuffer(root, dtype=REFERENCE)
-        # a page table of more bytes than the file holds is refused before anything is
-        # sized by the chunk count: that bounds the chunks a file may declare by its size
-        reference = page_reference(self.version)
-        lengths = np.array(
-            [
-                # -(-a // b) is the ceiling of a / b: a last page may be partial; the
-                # min keeps a hostile chunk count inside int64 for the check to refuse
-                min(-(-v.chunk_count // PAGE_ENTRIES) * reference.itemsize, 2**63 - 1)
-                for _, v in variables
-            ],
-            dtype=np.int64,
-        )
-        # offset 0 means no page table, which only a variable without chunks may have
-        check_references(
-            refs,
-            lengths,
-            "page table of variable",
-            self.header.file_length,
-            absent=False,
-            names=[f"the page table of variable {path!r}" for path, _ in variables],
-        )
-        return refs
-
-    def _regions(self, parts: list[tuple[int, int, str, int]]) -> list[bytes]:
-        """The checked bytes of each ``(offset, length, what, crc32c)`` part: from the
-        head where it holds them, the others in merged requests."""
-        outside = [p for p in parts if p[0] + p[1] > len(self._head)]
-        fetched: dict[int, bytes] = {}
-        if outside:
-            starts = np.array([p[0] for p in outside], dtype=np.int64)
-            stops = starts + np.array([p[1] for p in outside], dtype=np.int64)
-            plan = plan_reads(starts, stops, self.policy)
-            blobs = self.source.read_ranges(plan.requests)
-            for k, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
-                request = int(plan.request_of[k])
-                first = int(plan.requests[request][0])
-                fetched[start] = blobs[request][start - first : stop - first]
-        out = []
-        for offset, length, what, crc in parts:
-            data = fetched.get(offset) if offset + length > len(self._head) else None
-            if data is None:
-                data = self._head[offset : offset + length]
-            if len(data) != length:
-                raise HurrayFormatError(
-                    f"truncated file {self.source.name}: {what} needs bytes "
-                    f"[{offset}, {offset + length}), got {len(data)}"
-                )
-            verify(data, crc, what)
-            out.append(data)
-        return out
-
-    def _region(self, offset: int, length: int, what: str, crc: int | None) -> bytes:
-        """Bytes ``[offset, offset + length)``, from the head when it holds them;
-        checked against ``crc`` unless it is None."""
-        if offset + length <= len(self._head):
-            data = self._head[offset : offset + length]
-        else:
-            data = self.source.read(offset, offset + length)
-        if len(data) != length:
-            raise HurrayFormatError(
-                f"truncated file {self.source.name}: {what} needs bytes "
-                f"[{offset}, {offset + length}), got {len(data)}"
-            )
-        if crc is not None:
-            verify(data, crc, what)
-        return data
+        return self.model.version
 
     def variable(self, path: str) -> VariableMeta:
         """The description of the variable at ``path``."""
@@ -282,198 +146,35 @@ class ContainerReader:
 
     def index(self, path: str) -> np.ndarray:
         """The checked entries of every chunk of ``path``, by row-major chunk index
-        (fetched once, then cached); a missing chunk (1.1, 1.2) has size 0."""
-        if self.version >= (1, 1):
-            var = self.variable(path)
-            return self.entries(path, np.arange(var.chunk_count, dtype=np.int64))
-        with self._lock:
-            if path not in self._indexes:
-                var = self.variable(path)
-                data = self._region(
-                    self._index_offsets[path], var.index_length, f"index of {path!r}", None
-                )
-                self._indexes[path] = unpack_index(
-                    data,
-                    var.chunk_count,
-                    path,
-                    self.header.data_offset,  # type: ignore[union-attr]
-                    self.header.file_length,
-                )
-            return self._indexes[path]
+        (fetched once, then held); a missing chunk (from 1.1) has size 0."""
+        return self.model.chunk_index(path).every_entry()
 
     def entries(self, path: str, chunk_ids: np.ndarray) -> np.ndarray:
         """The checked entries of chunks ``chunk_ids`` (row-major flat indices) of
         ``path``.  From 1.1 only the index pages holding them are read (merged into
         few requests) and kept for later reads."""
         chunk_ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
-        if self.version < (1, 1):
-            return self.index(path)[chunk_ids]
-        var = self.variable(path)
-        number = self._numbers[path]
-        positions = var.positions(chunk_ids)
-        pages = positions // PAGE_ENTRIES
-        if len(pages) == 1:  # a dask task's one chunk: no sort to do
-            wanted, inverse = pages, np.zeros(1, dtype=np.intp)
-        else:
-            wanted, inverse = np.unique(pages, return_inverse=True)
-        found = self._fetch_pages(path, var, number, wanted.tolist())
-        out = np.zeros(len(chunk_ids), dtype=INDEX_ENTRY)  # missing chunks stay zero
-        # the rows of each page, grouped in one sort rather than a pass per page
-        by_page = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[by_page], np.arange(len(wanted) + 1))
-        for k, page in enumerate(wanted.tolist()):
-            rows = found[page]
-            if rows is not None:
-                at = by_page[bounds[k] : bounds[k + 1]]
-                out[at] = rows[positions[at] - page * PAGE_ENTRIES]
-        return out
-
-    def _entry(self, path: str, chunk_id: int) -> tuple[int, int, int]:
-        """The checked entry of chunk ``chunk_id`` (a row-major flat index) of ``path``,
-        as ``(offset, size, crc32c)``, size 0 for a missing chunk (1.1): what
-        :meth:`entries` gives for it, without the arrays that serve many chunks there
-        (each Dask task of ``chunks={}`` looks up one)."""
-        if self.version < (1, 1):
-            entry = self.index(path)[chunk_id]
-        else:
-            var = self.variable(path)
-            position = int(var.positions(np.array([chunk_id], dtype=np.int64))[0])
-            page = position // PAGE_ENTRIES
-            rows = self._fetch_pages(path, var, self._numbers[path], [page])[page]
-            if rows is None:  # an absent page: all of its chunks missing
-                return 0, 0, 0
-            entry = rows[position - page * PAGE_ENTRIES]
-        return int(entry["offset"]), int(entry["size"]), int(entry["crc32c"])
+        return self.model.chunk_index(path).entries(chunk_ids)
 
     def stored_chunks(self, path: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The placement positions and checked entries of the stored chunks of ``path``,
         in placement order, a few index pages at a time: what a variable stores, read
         without anything per chunk of its grid (in 1.0 every chunk is stored)."""
-        var = self.variable(path)
-        if self.version < (1, 1):
-            index = self.index(path)
-            for first in range(0, var.chunk_count, STORED_BATCH):
-                positions = np.arange(
-                    first, min(first + STORED_BATCH, var.chunk_count), dtype=np.int64
-                )
-                yield positions, index[var.placement[positions]]
-            return
-        number = self._numbers[path]
-        with self._lock:
-            present = self._page_table(path, var, number).pages
-        step = STORED_BATCH // PAGE_ENTRIES
-        for first in range(0, len(present), step):
-            pages = present[first : first + step].tolist()
-            found = self._fetch_pages(path, var, number, pages)
-            held = [(p, rows) for p in pages if (rows := found[p]) is not None]  # all, present
-            kept = [(p, rows, np.flatnonzero(rows["size"])) for p, rows in held]
-            if any(len(k) for _, _, k in kept):
-                yield (
-                    np.concatenate([k + p * PAGE_ENTRIES for p, _, k in kept]),
-                    np.concatenate([rows[k] for _, rows, k in kept]),
-                )
+        return self.model.chunk_index(path).stored_chunks()
 
     def index_parts(self, path: str) -> list[tuple[int, int]]:
         """The byte ranges ``(offset, length)`` of the index structures of ``path``:
-        its page table and its stored pages (1.1, 1.2), or its index (1.0)."""
-        var = self.variable(path)
-        if self.version < (1, 1):
-            return [(self._index_offsets[path], var.index_length)]
-        number = self._numbers[path]
-        with self._lock:
-            table = self._page_table(path, var, number)
-        reference = page_reference(self.version)
-        parts = [(int(self._root[number]["offset"]), table.count * reference.itemsize)]
-        parts += zip(table.refs["offset"].tolist(), table.lengths.tolist(), strict=True)
-        return [part for part in parts if part[1]]
+        its page table and its stored pages (from 1.1), or its index (1.0)."""
+        return self.model.chunk_index(path).parts()
 
     def root_entry(self, path: str) -> np.void:
-        """The root's reference to the page table of ``path`` (1.1, 1.2): offset, crc32c."""
-        entry: np.void = self._root[self._numbers[path]]
-        return entry
+        """The root's reference to the page table of ``path`` (from 1.1): offset, crc32c."""
+        return self.model.chunk_index(path).root_entry()
 
     def page_table(self, path: str) -> np.ndarray:
-        """The checked page table of ``path`` (1.1, 1.2): a reference per index page,
+        """The checked page table of ``path`` (from 1.1): a reference per index page,
         as stored (zero for an absent page)."""
-        with self._lock:
-            return self._page_table(path, self.variable(path), self._numbers[path]).dense()
-
-    def _page_table(self, path: str, var: VariableMeta, number: int) -> PageTable:
-        """The checked page table of variable ``number``, read once (under the lock)."""
-        if number not in self._tables:
-            ref = self._root[number]
-            self._tables[number] = read_page_table(
-                lambda start, stop: self._region(start, stop - start, "a page table", None),
-                (int(ref["offset"]), int(ref["crc32c"])),
-                -(-var.chunk_count // PAGE_ENTRIES),
-                var.chunk_count,
-                version=self.version,
-                what=repr(path),
-                file_length=self.header.file_length,
-            )
-        return self._tables[number]
-
-    def _fetch_pages(
-        self, path: str, var: VariableMeta, number: int, pages: list[int]
-    ) -> dict[int, np.ndarray | None]:
-        """The checked entries of ``pages`` of variable ``number``, from the cache or
-        read in merged requests; None for an absent page (all its chunks missing)."""
-        with self._lock:
-            table = self._page_table(path, var, number)
-            found: dict[int, np.ndarray | None] = {
-                p: self._pages[(number, p)] for p in pages if (number, p) in self._pages
-            }
-            for p in found:
-                self._pages.move_to_end((number, p))
-        if len(found) == len(pages):  # all kept from earlier reads
-            return found
-        # Pages are read without the lock, so reads of other variables do not wait on
-        # this one's requests; two threads may then read the same page, and both
-        # store equal, checked entries.
-        todo = np.array([p for p in pages if p not in found], dtype=np.int64)
-        rows = table.find(todo)
-        for p in todo[rows < 0].tolist():
-            found[p] = None
-        stored, rows = todo[rows >= 0], rows[rows >= 0]
-        if len(stored):
-            starts = table.refs["offset"][rows].astype(np.int64)
-            lengths = table.lengths[rows]
-            stops = starts + lengths
-            counts = page_counts(var.chunk_count, stored)
-            outside = stops > len(self._head)  # pages in the head are not read again
-            plan = plan_reads(starts[outside], stops[outside], self.policy)
-            blobs = self.source.read_ranges(plan.requests)
-            request_of = np.full(len(stored), -1, dtype=np.int64)
-            request_of[outside] = plan.request_of
-            for k, p in enumerate(stored.tolist()):
-                request = int(request_of[k])
-                blob, first = (
-                    (self._head, 0)
-                    if request < 0
-                    else (blobs[request], int(plan.requests[request][0]))
-                )
-                data = blob[int(starts[k]) - first : int(stops[k]) - first]
-                entries = unpack_page(
-                    data,
-                    int(counts[k]),
-                    length=int(lengths[k]),
-                    crc=int(table.refs["crc32c"][rows[k]]),
-                    what=f"index page {p} of {path!r}",
-                    file_length=self.header.file_length,
-                    version=self.version,
-                )
-                # a page of missing chunks only (1.1, or a 1.2 page of an empty bitmap)
-                # reads, and is kept, as an absent one
-                found[p] = entries if entries["size"].any() else None
-        with self._lock:
-            for p in stored.tolist():
-                if (number, p) not in self._pages:
-                    self._pages[(number, p)] = found[p]
-                    self._cached_bytes += _cost(found[p])
-            # least recently used first: hits were moved to the end above
-            while self._cached_bytes > PAGE_CACHE_BYTES:
-                self._cached_bytes -= _cost(self._pages.popitem(last=False)[1])
-        return found
+        return self.model.chunk_index(path).page_table()
 
     def iter_chunks(
         self, name: str, chunk_ids: np.ndarray, entries: np.ndarray | None = None
@@ -495,7 +196,7 @@ class ContainerReader:
         given; missing chunks take no request)."""
         if entries is None:
             entries = self.entries(name, chunk_ids)
-        stored = np.flatnonzero(self._stored(entries))
+        stored = np.flatnonzero(self.model.chunk_index(name).stored(entries))
         starts = entries["offset"][stored].astype(np.int64)
         stops = starts + entries["size"][stored].astype(np.int64)
         plan = plan_reads(starts, stops, self.policy)
@@ -512,12 +213,6 @@ class ContainerReader:
                 raise HurrayFormatError(str(err)) from None
             self._codecs[name] = codec  # two threads may both make it: the same codec
         return codec
-
-    def _stored(self, entries: np.ndarray) -> np.ndarray:
-        """Which of ``entries`` are stored chunks: all in 1.0; from 1.1 those of size > 0."""
-        if self.version >= (1, 1):
-            return np.asarray(entries["size"] != 0)
-        return np.ones(len(entries), dtype=bool)
 
     def _decoded(self, fetch: ChunkFetch, blobs: Sequence[bytes]) -> Iterator[np.ndarray]:
         """The chunks of ``fetch``, checked and decoded from the answers ``blobs`` to its
@@ -690,24 +385,22 @@ class ContainerReader:
         missing chunks then costs its stored chunks, never a step per chunk of it.
         """
         touched = math.prod(selection.chunk_counts)
-        if self.version >= (1, 1):
-            var = self.variable(name)
-            with self._lock:
-                table = self._page_table(name, var, self._numbers[name])
-            if table.present_bytes < touched * INDEX_ENTRY.itemsize:
-                ids, entries, rows = [], [], []
-                for positions, stored in self.stored_chunks(name):
-                    chunk_ids = var.chunk_ids(positions)
-                    at = selection.rows_of(chunk_ids)
-                    inside = at >= 0
-                    ids.append(chunk_ids[inside])
-                    entries.append(stored[inside])
-                    rows.append(at[inside])
-                if not ids:
-                    empty = np.empty(0, dtype=np.int64)
-                    ids, entries, rows = [empty], [np.empty(0, INDEX_ENTRY)], [empty]
-                fetch = self._fetch(name, np.concatenate(ids), np.concatenate(entries))
-                return fetch, np.concatenate(rows)
+        index = self.model.chunk_index(name)
+        if index.listing_bytes() < touched * INDEX_ENTRY.itemsize:
+            var = index.var
+            ids, entries, rows = [], [], []
+            for positions, stored in index.stored_chunks():
+                chunk_ids = var.chunk_ids(positions)
+                at = selection.rows_of(chunk_ids)
+                inside = at >= 0
+                ids.append(chunk_ids[inside])
+                entries.append(stored[inside])
+                rows.append(at[inside])
+            if not ids:
+                empty = np.empty(0, dtype=np.int64)
+                ids, entries, rows = [empty], [np.empty(0, INDEX_ENTRY)], [empty]
+            fetch = self._fetch(name, np.concatenate(ids), np.concatenate(entries))
+            return fetch, np.concatenate(rows)
         return self._fetch(name, selection.chunk_ids()), None
 
     def _selection(self, name: str, key: Sequence[Key] | None) -> tuple[OuterSelection, np.ndarray]:
@@ -751,9 +444,10 @@ class ContainerReader:
         codec = self._codec(name)
         if codec.raw_bytes is None:
             return None
-        start, size, expected = self._entry(name, chunk_id)
-        if not size and self.version >= (1, 1):  # missing (every 1.0 chunk is stored)
+        found = self.model.chunk_index(name).entry(chunk_id)
+        if found is None:  # missing
             return None
+        start, size, expected = found
         data = self.source.read(start, start + size)
         self._check_whole(start, start + size, data)
         # decompressed into an array of its own, which a row-major chunk is a view of
@@ -830,13 +524,8 @@ class ContainerReader:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        del state["_lock"]
         state["_codecs"] = {}  # made again where the reader goes
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
 
 Part = Callable[[], tuple[list[int], list[Bytes]]]

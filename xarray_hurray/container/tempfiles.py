@@ -1,29 +1,32 @@
-"""The temporary file of a write: where it goes, its name, and that it never outlives
-the write, whether the write fails, the process is terminated or killed.
+"""The temporary file of a write: where it goes, its name, and that it does not outlive
+the write: a failing write deletes it, and one that a signal, SIGKILL or a power loss
+ended leaves it to the next write to the same target.
 
 A write streams into ``.<target name>.<host>-<pid>-<token>.tmp`` beside the target,
 the name cut so that it stays within the 255 bytes a file name may have.  A write
-that fails deletes it; SIGTERM deletes it before the process ends as it would have
-(:data:`ON_SIGTERM`); after a SIGKILL or a power loss, the next write to the same
-target deletes the temporary files of processes of this host that no longer run
-(:func:`remove_leftovers`), and those of version 0.1.0 writers left untouched for a
-day.
+that fails deletes it.  A process that ends during a write leaves it: the next write
+to the same target deletes the temporary files of processes of this host that no
+longer run (:func:`remove_leftovers`), and those of version 0.1.0 writers left
+untouched for a day.  No signal handler is installed for that: how a process answers
+a signal is its application's choice, which a library must not change.  The scratch
+directories of a write (:func:`scratch_directory`) follow the same rules in the
+system's temporary folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-import signal
+import shutil
 import socket
 import stat
-import threading
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from ..errors import HurrayValueError
 
@@ -93,14 +96,20 @@ def leftovers(target: Path, legacy_age: float = LEGACY_AGE) -> list[Path]:
             if untouched >= legacy_age:
                 found.append(Path(entry.path))
             continue
-        match = _SUFFIX.fullmatch(entry.name[len(prefix) :])
-        if not entry.name.startswith(prefix) or match is None or match[1] != _HOST:
-            continue
-        pid = int(match[2])
-        # this process's own temporary files belong to writes still open in it
-        if pid != os.getpid() and not _alive(pid):
+        if entry.name.startswith(prefix) and _left_by_the_dead(entry.name[len(prefix) :]):
             found.append(Path(entry.path))
     return found
+
+
+def _left_by_the_dead(suffix: str) -> bool:
+    """Whether a temporary name ending in ``suffix`` (``<host>-<pid>-<token>.tmp``) is
+    that of a process of this host that no longer runs (this process's own belong to
+    writes still open in it)."""
+    match = _SUFFIX.fullmatch(suffix)
+    if match is None or match[1] != _HOST:
+        return False
+    pid = int(match[2])
+    return pid != os.getpid() and not _alive(pid)
 
 
 def remove_leftovers(target: Path) -> None:
@@ -110,6 +119,32 @@ def remove_leftovers(target: Path) -> None:
             path.unlink()
         except OSError:
             pass
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str) -> Iterator[str]:
+    """A new directory in the system's temporary folder for the scratch files of one
+    write, ``<prefix>-<host>-<pid>-<token>.tmp``, removed when the block ends.  The
+    directories of that prefix left by processes of this host that no longer run (a
+    writer ended by a signal) are removed first, as the next write to a target
+    removes the temporary files of such writes."""
+    parent = Path(tempfile.gettempdir())
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        entries = []
+    for entry in entries:
+        if entry.name.startswith(f"{prefix}-") and _left_by_the_dead(entry.name[len(prefix) + 1 :]):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    token = uuid.uuid4().hex[:8]
+    path = parent / f"{prefix}-{_HOST}-{os.getpid()}-{token}.tmp"
+    path.mkdir(mode=0o700)
+    try:
+        yield os.fspath(path)
+    finally:
+        # a failed task leaves others of the computation running, which may still
+        # write into the directory as it is removed: what is left goes with the next
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def writable_target(path: str | os.PathLike[str]) -> Path:
@@ -143,54 +178,3 @@ def keep_mode(target: Path, fd: int) -> None:
         return
     if stat.S_ISREG(mode) and hasattr(os, "fchmod"):
         os.fchmod(fd, stat.S_IMODE(mode))
-
-
-class _SigtermCleanup:
-    """Delete the temporary files of running writes when SIGTERM arrives, then let the
-    signal do what it did before (by default, end the process).
-
-    The handler is installed only from the main thread (the only one Python lets set
-    one), while a write of that process is open, and only over the default handler
-    or a Python one (an ignored SIGTERM stays ignored).
-    """
-
-    def __init__(self) -> None:
-        self._paths: set[Path] = set()
-        self._lock = threading.Lock()
-        self._previous: Any = None
-
-    def add(self, path: Path) -> None:
-        with self._lock:
-            self._paths.add(path)
-            if self._previous is None and threading.current_thread() is threading.main_thread():
-                previous = signal.getsignal(signal.SIGTERM)
-                if previous is signal.SIG_DFL or callable(previous):
-                    signal.signal(signal.SIGTERM, self._handle)
-                    self._previous = previous
-
-    def discard(self, path: Path) -> None:
-        with self._lock:
-            self._paths.discard(path)
-            main = threading.current_thread() is threading.main_thread()
-            if not self._paths and self._previous is not None and main:
-                signal.signal(signal.SIGTERM, self._previous)
-                self._previous = None
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        # no lock: the handler runs between two bytecodes of the main thread, which
-        # may hold it; copying the set is one step under the GIL
-        for path in tuple(self._paths):
-            try:
-                path.unlink()
-            except OSError:
-                pass
-        previous, self._previous = self._previous, None
-        signal.signal(signum, previous)
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            os.kill(os.getpid(), signum)
-
-
-ON_SIGTERM = _SigtermCleanup()
-"""The temporary files SIGTERM deletes."""

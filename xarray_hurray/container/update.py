@@ -7,11 +7,13 @@ sink then takes the changed chunks and commits them (the write pipeline chooses 
 :func:`xarray_hurray.write.sinks.update_sink`).  The two sinks of the format are here:
 
 - :class:`InPlaceCommit`: the new version appended after the base's bytes and
-  committed by the header slot the base does not use (format 1.1 and later);
+  committed by the header slot the base does not use (a file whose model takes
+  updates in place, :attr:`~.model.FileModel.in_place_updates`: from 1.1), its pages
+  of the base's own format version;
 - :class:`StagedRewrite`: a new file streamed in placement order, unchanged chunks
   copied from the base as stored bytes (checked against their crc32c, never
   decoded), which replaces the old file in one rename (a local file) or one upload
-  (an object).
+  (an object): a new file, of the current format version.
 
 Until the commit the base is the file; a process killed at any point before leaves
 it exactly as it was.
@@ -32,19 +34,11 @@ from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, UploadTarget, plan_reads, upload_target
 from ..io.source import LocalFileSource
 from .checksum import chunk_crcs, crc32c, verify
-from .format import (
-    HEADER_SIZE_1_1,
-    INDEX_ENTRY,
-    PAGE_ENTRIES,
-    PREFIX,
-    REFERENCE,
-    SLOT_SIZE,
-    VERSION,
-    Slot,
-)
+from .format import INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_HEADER_SIZE, SLOT_SIZE, Slot
 from .head import version_slot
-from .index import pack_page, page_counts, page_reference, set_reference
+from .index import page_counts
 from .metadata import DatasetMeta, VariableMeta
+from .model import PagedFile
 from .open import open_reader
 from .reader import ContainerReader
 from .sink import ChunkSink
@@ -186,7 +180,7 @@ class StagedRewrite(ChunkSink):
     order of the new metadata and each in its placement order (the order of
     :class:`ContainerWriter`); the unchanged chunks between them are copied as they
     come.  Committing copies the rest and moves the file into place.  The new file is
-    of format ``version`` (1.1 or later; by default the current one).
+    of the current format version, whatever the base's.
     """
 
     def __init__(
@@ -195,7 +189,6 @@ class StagedRewrite(ChunkSink):
         base: ContainerReader,
         metadata: DatasetMeta,
         written: Mapping[str, np.ndarray],
-        version: tuple[int, int] = VERSION,
     ) -> None:
         self.base = base
         self._old: dict[str, dict[int, int]] = {}  # variable path -> new id -> old id
@@ -206,7 +199,7 @@ class StagedRewrite(ChunkSink):
             old_ids, new_ids = kept_chunks(base.variable(name), var)
             keep = ~np.isin(new_ids, written.get(name, ()))
             self._old[name] = dict(zip(new_ids[keep].tolist(), old_ids[keep].tolist(), strict=True))
-        self._writer = ContainerWriter(path, metadata, version=version)
+        self._writer = ContainerWriter(path, metadata)
         self._order = self._writer.placement()
         self._copies = self._copy_stream()
 
@@ -229,9 +222,10 @@ class StagedRewrite(ChunkSink):
 
     def _read_old(self, name: str, old_ids: np.ndarray) -> Iterator[bytes]:
         """The stored bytes of chunks ``old_ids`` of ``name`` in the base, checked;
-        ``b""`` for a missing chunk (format 1.1), which stays missing."""
-        entries = self.base.index(name)[old_ids]
-        stored = entries["size"] != 0
+        ``b""`` for a missing chunk (from 1.1), which stays missing."""
+        index = self.base.model.chunk_index(name)
+        entries = index.every_entry()[old_ids]
+        stored = index.stored(entries)
         starts = entries["offset"].astype(np.int64)
         stops = starts + entries["size"].astype(np.int64)
         plan = plan_reads(starts[stored], stops[stored], COPY_POLICY)
@@ -298,10 +292,7 @@ def storage_order(reader: ContainerReader) -> dict[str, Any]:
     chunks lying before the stored chunk preceding them in placement order.
     """
     header = reader.header
-    used = HEADER_SIZE_1_1 if isinstance(header, Slot) else 64
-    used += header.metadata_length
-    if isinstance(header, Slot):
-        used += header.root_length
+    used = sum(length for _, length, _ in reader.model.fixed_parts)
     out_of_order = {}
     for path, _ in reader.metadata.all_variables():
         used += sum(length for _, length in reader.index_parts(path))
@@ -380,7 +371,7 @@ class FileAppend(AppendTarget):
         _write_at(self._fd, data, offset)
 
     def header(self) -> bytes:
-        return os.pread(self._fd, HEADER_SIZE_1_1, 0)
+        return os.pread(self._fd, SLOT_HEADER_SIZE, 0)
 
     def sync(self) -> None:
         os.fsync(self._fd)
@@ -442,12 +433,24 @@ class InPlaceCommit(ChunkSink):
         metadata: DatasetMeta,
         written: Mapping[str, np.ndarray],
     ) -> None:
-        if not isinstance(base.header, Slot):
-            raise ValueError("an in-place commit needs a file of format 1.1 or later")
+        model = base.model
+        if not isinstance(model, PagedFile):
+            raise ValueError(
+                "an in-place commit needs a file of two header slots (format 1.1 or later), "
+                f"not {base.source.name} of format {'.'.join(map(str, base.version))}"
+            )
+        if model.header.generation >= 2**64 - 1:  # the next would not fit the slot's u64
+            raise HurrayFormatError(
+                f"the file's version is generation {model.header.generation}, the last a "
+                "header slot holds: no commit can follow it; write the file anew "
+                "(hurray compact)",
+                value=model.header.generation,
+            )
         self.base = base
         self.metadata = metadata
         self.target = target
-        self._slot = base.header
+        self._model = model
+        self._slot = model.header
         self._reached_file = False  # whether a write past the base's end was tried
         self._position = self._slot.file_length
         self._buffer = bytearray()
@@ -495,10 +498,10 @@ class InPlaceCommit(ChunkSink):
         old = self.base.variable(path) if path in held else None
         new = np.array(self._new.get(path, []), dtype=np.int64).reshape(-1, 4)
         if old is not None and old.to_json() == var.to_json() and not len(new):
-            entry = self.base.root_entry(path)
+            entry = self._model.chunk_index(path).root_entry()
             return int(entry["offset"]), int(entry["crc32c"])
         count = var.chunk_count
-        version = self.base.version
+        pages = self._model.pages  # of the base's version: its header cannot change in place
         counts = page_counts(count)  # chunk positions on each page
         # where each chunk of the new version is: new, kept from the base, or missing
         source = np.full(count, -1, dtype=np.int64)  # old chunk id, by new chunk id
@@ -518,9 +521,9 @@ class InPlaceCommit(ChunkSink):
             for page in range(min(len(counts), len(old_counts))):
                 rows = same[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
                 kept_page[page] = counts[page] == old_counts[page] and bool(rows.all())
-        table = np.zeros(len(counts), dtype=page_reference(version))
+        table = np.zeros(len(counts), dtype=pages.reference)
         if kept_page.any():
-            table[kept_page] = self.base.page_table(path)[kept_page]
+            table[kept_page] = self._model.chunk_index(path).page_table()[kept_page]
         # entries of the pages written, in placement order
         positions = np.concatenate(
             [
@@ -545,8 +548,8 @@ class InPlaceCommit(ChunkSink):
             page_entries = entries[start : start + int(counts[page])]
             start += len(page_entries)
             if page_entries["size"].any():  # else absent: all its chunks are missing
-                data = pack_page(page_entries, version)
-                set_reference(table, page, self._append(data), data)
+                data = pages.pack(page_entries)
+                pages.set_reference(table, page, self._append(data), data)
         if not len(table):
             return 0, 0
         data = table.tobytes()

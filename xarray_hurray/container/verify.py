@@ -11,31 +11,12 @@ import numpy as np
 
 from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
-from .format import HEADER_SIZE_1_1, Slot
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import VariableMeta
 from .reader import ContainerReader
 
 BATCH = 256
 """Chunks fetched and checked together."""
-
-
-def _placement_problems(
-    var: VariableMeta, entries: np.ndarray, start: int
-) -> tuple[list[str], int]:
-    """Problems with where the chunks of ``var`` lie, given that they should follow each
-    other from byte ``start`` in placement order, and where the next variable begins."""
-    placed = entries[var.placement]
-    expected = start + np.concatenate(([0], np.cumsum(placed["size"].astype(np.int64))))
-    wrong = np.flatnonzero(placed["offset"].astype(np.int64) != expected[:-1])
-    problems = []
-    if wrong.size:
-        k = int(wrong[0])
-        problems.append(
-            f"variable {var.name!r}: chunk {int(var.placement[k])} starts at byte "
-            f"{int(placed['offset'][k])}, but its place in the chunk order is byte {expected[k]}"
-        )
-    return problems, int(expected[-1])
 
 
 def _padding_problem(var: VariableMeta, chunk_id: int, chunk: np.ndarray) -> str | None:
@@ -127,33 +108,93 @@ class _Parts:
         ]
 
 
-def _verify_1_1(reader: ContainerReader) -> list[str]:
-    """Every problem of a 1.1 or 1.2 file whose header, metadata and root are valid:
-    in time and memory growing with what the file stores, not with its chunk grids."""
-    header = reader.header
-    assert isinstance(header, Slot)
+class _BackToBack:
+    """The placement rule of a version whose chunks fill ``[start, stop)`` without a
+    gap (1.0): variable by variable, each in its placement order; a problem for the
+    first chunk of a variable that is not where that order puts it."""
+
+    def __init__(self, start: int, stop: int) -> None:
+        self._next = start  # where the next chunk belongs
+        self._stop = stop
+        self._wrong: set[str] = set()  # variables with a misplaced chunk named
+
+    def add_index(self, path: str, parts: list[tuple[int, int]]) -> None:
+        """Nothing to check: the indexes fill the region the header records, before
+        the chunks (checked when the file is opened)."""
+
+    def add_chunks(
+        self, path: str, var: VariableMeta, ids: np.ndarray, entries: np.ndarray
+    ) -> list[str]:
+        """The next stored chunks ``ids`` of ``path`` in placement order, their entries
+        ``entries``: a problem if one is not at its place."""
+        sizes = entries["size"].astype(np.int64)
+        expected = self._next + np.concatenate(([0], np.cumsum(sizes)))
+        self._next = int(expected[-1])
+        wrong = np.flatnonzero(entries["offset"].astype(np.int64) != expected[:-1])
+        if not wrong.size or path in self._wrong:
+            return []
+        self._wrong.add(path)
+        k = int(wrong[0])
+        return [
+            f"variable {var.name!r}: chunk {int(ids[k])} starts at byte "
+            f"{int(entries['offset'][k])}, but its place in the chunk order is byte {expected[k]}"
+        ]
+
+    def problems(self, found: list[str]) -> list[str]:
+        """What is wrong with the placement as a whole, given the problems ``found``."""
+        if self._next != self._stop and not found:
+            return [f"the chunks end at byte {self._next}, the file at {self._stop}"]
+        return []
+
+
+class _Disjoint:
+    """The placement rule of a version whose parts may lie anywhere (from 1.1): no two
+    referenced byte ranges overlap, the fixed ``parts`` of the file (offset, length,
+    name) included."""
+
+    def __init__(self, parts: list[tuple[int, int, str]]) -> None:
+        self._parts = _Parts()
+        self._parts.add(
+            [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts].__getitem__
+        )
+
+    def add_index(self, path: str, parts: list[tuple[int, int]]) -> None:
+        """The byte ranges of the index of ``path``."""
+        self._parts.add([o for o, _ in parts], [n for _, n in parts], partial(_index_name, path))
+
+    def add_chunks(
+        self, path: str, var: VariableMeta, ids: np.ndarray, entries: np.ndarray
+    ) -> list[str]:
+        """Stored chunks ``ids`` of ``path`` and their entries ``entries``."""
+        self._parts.add(entries["offset"], entries["size"], partial(_chunk_name, path, ids))
+        return []
+
+    def problems(self, found: list[str]) -> list[str]:
+        """The ranges that overlap another."""
+        return self._parts.overlap_problems()
+
+
+def _problems(reader: ContainerReader) -> list[str]:
+    """Every problem of a file whose header and metadata are valid: in time and memory
+    growing with what the file stores (and, where its index lists every chunk, 1.0,
+    with its chunk grids)."""
+    model = reader.model
+    span = model.back_to_back
+    rule = _Disjoint(model.fixed_parts) if span is None else _BackToBack(*span)
     problems: list[str] = []
-    parts = _Parts()
-    fixed = ["the header", "the metadata", "the index root"]
-    parts.add(
-        [0, header.metadata_offset, header.root_offset],
-        [HEADER_SIZE_1_1, header.metadata_length, header.root_length],
-        fixed.__getitem__,
-    )
-    for path, var in reader.metadata.all_variables():
+    for path, var in model.metadata.all_variables():
+        index = model.chunk_index(path)
         try:
-            index = reader.index_parts(path)
-            parts.add([o for o, _ in index], [n for _, n in index], partial(_index_name, path))
-            for positions, entries in reader.stored_chunks(path):
+            rule.add_index(path, index.parts())
+            for positions, entries in index.stored_chunks():
                 ids = var.chunk_ids(positions)
-                offsets, sizes = entries["offset"], entries["size"]
-                parts.add(offsets, sizes, partial(_chunk_name, path, ids))
+                problems += rule.add_chunks(path, var, ids, entries)
                 for first in range(0, len(ids), BATCH):
                     batch = slice(first, first + BATCH)
                     problems += _chunk_problems(reader, path, var, ids[batch], entries[batch])
         except HurrayFormatError as err:
             problems.append(str(err))
-    return problems + parts.overlap_problems() + _uncommitted_problems(reader)
+    return problems + rule.problems(problems) + _uncommitted_problems(reader)
 
 
 def _index_name(path: str, _: int) -> str:
@@ -220,22 +261,4 @@ def verify_file(
             )
         except HurrayFormatError as err:
             return [str(err)]
-    if reader.version >= (1, 1):
-        return _verify_1_1(reader)
-    problems: list[str] = []
-    position = reader.header.data_offset  # type: ignore[union-attr]
-    for var in reader.metadata.variables:
-        try:
-            entries = reader.index(var.name)
-        except HurrayFormatError as err:
-            problems.append(str(err))
-            continue
-        placement_problems, position = _placement_problems(var, entries, position)
-        problems += placement_problems
-        for first in range(0, var.chunk_count, BATCH):
-            problems += _chunk_problems(reader, var.name, var, var.placement[first : first + BATCH])
-    if position != reader.header.file_length and not problems:
-        problems.append(
-            f"the chunks end at byte {position}, the file at {reader.header.file_length}"
-        )
-    return problems
+    return _problems(reader)

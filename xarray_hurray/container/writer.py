@@ -18,11 +18,11 @@ import numpy as np
 
 from ..errors import HurrayValueError, TargetExistsError
 from .checksum import chunk_crcs, crc32c
-from .format import INDEX_ENTRY, VERSION
+from .format import INDEX_ENTRY
 from .head import HeadPlan, pack_head
 from .metadata import DatasetMeta
 from .sink import ChunkSink
-from .tempfiles import ON_SIGTERM, keep_mode, remove_leftovers, temporary_path, writable_target
+from .tempfiles import keep_mode, remove_leftovers, temporary_path, writable_target
 
 PLACEMENT_SLICE = 1 << 16
 """Chunks of a placement order handled at a time (turned into Python ints, located
@@ -30,7 +30,7 @@ among dask chunks): memory stays small however many chunks there are."""
 
 
 class ContainerWriter(ChunkSink):
-    """Stream a dataset into a Hurray file of format 1.2 (or 1.1).
+    """Stream a dataset into a Hurray file of the current format version.
 
     The metadata is fixed up front; the index root and the page tables are reserved
     after it, chunks follow in placement order (variable by variable, in variable
@@ -50,9 +50,6 @@ class ContainerWriter(ChunkSink):
         Fail with :class:`~xarray_hurray.errors.TargetExistsError` at the commit,
         instead of replacing it, when a file exists at ``path`` (``mode="w-"``); the
         check and the move are one step.
-    version
-        The format version to write: the current one, or ``(1, 1)`` (an update of a
-        1.1 file that rewrites it keeps it 1.1).
     """
 
     def __init__(
@@ -61,14 +58,11 @@ class ContainerWriter(ChunkSink):
         metadata: DatasetMeta,
         *,
         exclusive: bool = False,
-        version: tuple[int, int] = VERSION,
     ) -> None:
-        if version not in ((1, 1), VERSION):
-            raise HurrayValueError(f"cannot write format version {version}: 1.1 or 1.2 only")
         self.path = Path(path)
         self.metadata = metadata
         self.exclusive = exclusive
-        self._head = HeadPlan(metadata, version)
+        self._head = HeadPlan(metadata)
         self._variables = dict(self._head.variables)
         # entries in placement order: a variable's chunks arrive in that order
         self._entries = {
@@ -90,7 +84,6 @@ class ContainerWriter(ChunkSink):
                 err.errno, f"cannot create a file in its folder ({err.strerror})", str(self.path)
             ) from err
         self._file = os.fdopen(fd, "wb")
-        ON_SIGTERM.add(self._tmp)
         self._position = self._head.length
         self._write_back = WriteBack(fd)
         try:
@@ -231,7 +224,6 @@ class ContainerWriter(ChunkSink):
             _sync_directory(self.path.parent)
         else:
             move_into_place(self._tmp, self.path)
-        ON_SIGTERM.discard(self._tmp)
 
     def abort(self) -> None:
         """Discard the temporary file; ``path`` is left untouched.
@@ -249,7 +241,6 @@ class ContainerWriter(ChunkSink):
             pass  # the write already failed; the file goes either way
         finally:
             self._tmp.unlink(missing_ok=True)
-            ON_SIGTERM.discard(self._tmp)
 
 
 WRITE_BACK_BYTES = 64 * 2**20

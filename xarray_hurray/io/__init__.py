@@ -1,6 +1,7 @@
 """Byte-range planning and byte sources: the I/O layer, knowing nothing of the format.
 
-- :class:`MergePolicy` and :func:`plan_reads`: which requests serve a set of byte ranges.
+- :class:`MergePolicy` and :func:`plan_reads`: which requests serve a set of byte ranges
+  (:func:`group_runs`, the interval merge under them).
 - :func:`open_source`: a picklable, thread-safe reader of byte ranges from a local
   path, a file-like object, a plain ``http(s)`` URL (:class:`HttpSource`, the
   standard library's client) or an fsspec URL; ``ObstoreSource`` (module
@@ -30,7 +31,7 @@ from .multipart import (
     start_multipart,
 )
 from .open import open_source
-from .plan import MergePolicy, ReadPlan, as_merge_policy, plan_reads
+from .plan import MergePolicy, ReadPlan, as_merge_policy, group_runs, plan_reads
 from .remote import DEFAULT_RETRY, ObjectVersion, RetryPolicy
 from .source import (
     ByteSource,
@@ -64,6 +65,7 @@ __all__ = [
     "SourceReadError",
     "UploadTarget",
     "as_merge_policy",
+    "group_runs",
     "is_url",
     "open_source",
     "pending_uploads",

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import HurrayTypeError, HurrayValueError
-from ..layout import group_runs
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,65 @@ class ReadPlan:
 
     requests: np.ndarray
     request_of: np.ndarray
+
+
+def group_runs(
+    starts: ArrayLike, stops: ArrayLike, max_gap: int = 0, max_request: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Merge runs ``[start, stop)`` into groups, and tell which group holds each run.
+
+    The merge of the byte ranges of a read into requests (:func:`plan_reads`), with
+    the gap and the size bound of a merge policy.  Runs are taken in order of their
+    start; a run joins the current group when it overlaps it, or when the gap before
+    it is at most ``max_gap`` and the group then spans at most ``max_request``.  A run
+    longer than ``max_request`` still makes a group of its own.
+
+    Parameters
+    ----------
+    starts, stops
+        The runs; ``stops[i] >= starts[i]`` is the caller's to check.
+    max_gap
+        Largest gap joined over; 0 joins touching runs only.
+    max_request
+        Largest span of a group built by joining; ``None`` for no bound.
+
+    Returns
+    -------
+    groups : numpy.ndarray
+        int64 ``(m, 2)`` of ``[start, stop)``, sorted and disjoint.
+    group_of : numpy.ndarray
+        int64 ``(n,)``: for each run, the row of ``groups`` that holds it.
+    """
+    starts = np.asarray(starts, dtype=np.int64).reshape(-1)
+    count = len(starts)
+    if count == 0:
+        return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.int64)
+    order = np.argsort(starts, kind="stable")
+    lo = starts[order]
+    # reach[i]: the furthest stop among the first i + 1 runs.  Groups are disjoint and
+    # increasing, so reach[i - 1] is also the stop of the group run i may join.
+    reach = np.maximum.accumulate(np.asarray(stops, dtype=np.int64).reshape(-1)[order])
+    new_group = np.empty(count, dtype=bool)
+    new_group[0] = True
+    new_group[1:] = lo[1:] - reach[:-1] > max_gap
+    if max_request is not None:
+        # Only groups spanning more than max_request need the run-by-run walk: there a
+        # run that does not overlap starts a new group once joining would pass the bound.
+        first = np.flatnonzero(new_group)
+        last = np.append(first[1:], count) - 1
+        for a, b in zip(first.tolist(), last.tolist(), strict=True):
+            if reach[b] - lo[a] <= max_request:
+                continue
+            group_start = lo[a]
+            for i in range(a + 1, b + 1):
+                if lo[i] >= reach[i - 1] and reach[i] - group_start > max_request:
+                    new_group[i] = True
+                    group_start = lo[i]
+    first = np.flatnonzero(new_group)
+    last = np.append(first[1:], count) - 1
+    group_of = np.empty(count, dtype=np.int64)
+    group_of[order] = np.cumsum(new_group) - 1
+    return np.stack([lo[first], reach[last]], axis=1), group_of
 
 
 def plan_reads(starts: np.ndarray, stops: np.ndarray, policy: MergePolicy) -> ReadPlan:

@@ -28,7 +28,7 @@ from .descriptors import (
 from .hilbert import hilbert_decode, hilbert_encode
 from .morton import morton_decode, morton_encode
 from .order import chunk_placement, placement_chunks, placement_positions
-from .ranges import group_runs, merge_runs
+from .ranges import merge_runs
 
 __all__ = [
     "LAYOUT_NAMES",
@@ -41,7 +41,6 @@ __all__ = [
     "RowMajorLayout",
     "chunk_placement",
     "default_layout",
-    "group_runs",
     "hilbert_decode",
     "hilbert_encode",
     "layout_for_shape",

@@ -40,66 +40,6 @@ def parse_box(
     return lo_a, hi_a
 
 
-def group_runs(
-    starts: ArrayLike, stops: ArrayLike, max_gap: int = 0, max_request: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Merge runs ``[start, stop)`` into groups, and tell which group holds each run.
-
-    This is the one interval merge of the package: buffer positions of a box (gap 0)
-    and byte ranges of a read (a gap and a size bound from a merge policy) both use it.
-    Runs are taken in order of their start; a run joins the current group when it
-    overlaps it, or when the gap before it is at most ``max_gap`` and the group then
-    spans at most ``max_request``.  A run longer than ``max_request`` still makes a
-    group of its own.
-
-    Parameters
-    ----------
-    starts, stops
-        The runs; ``stops[i] >= starts[i]`` is the caller's to check.
-    max_gap
-        Largest gap joined over; 0 joins touching runs only.
-    max_request
-        Largest span of a group built by joining; ``None`` for no bound.
-
-    Returns
-    -------
-    groups : numpy.ndarray
-        int64 ``(m, 2)`` of ``[start, stop)``, sorted and disjoint.
-    group_of : numpy.ndarray
-        int64 ``(n,)``: for each run, the row of ``groups`` that holds it.
-    """
-    starts = np.asarray(starts, dtype=np.int64).reshape(-1)
-    count = len(starts)
-    if count == 0:
-        return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.int64)
-    order = np.argsort(starts, kind="stable")
-    lo = starts[order]
-    # reach[i]: the furthest stop among the first i + 1 runs.  Groups are disjoint and
-    # increasing, so reach[i - 1] is also the stop of the group run i may join.
-    reach = np.maximum.accumulate(np.asarray(stops, dtype=np.int64).reshape(-1)[order])
-    new_group = np.empty(count, dtype=bool)
-    new_group[0] = True
-    new_group[1:] = lo[1:] - reach[:-1] > max_gap
-    if max_request is not None:
-        # Only groups spanning more than max_request need the run-by-run walk: there a
-        # run that does not overlap starts a new group once joining would pass the bound.
-        first = np.flatnonzero(new_group)
-        last = np.append(first[1:], count) - 1
-        for a, b in zip(first.tolist(), last.tolist(), strict=True):
-            if reach[b] - lo[a] <= max_request:
-                continue
-            group_start = lo[a]
-            for i in range(a + 1, b + 1):
-                if lo[i] >= reach[i - 1] and reach[i] - group_start > max_request:
-                    new_group[i] = True
-                    group_start = lo[i]
-    first = np.flatnonzero(new_group)
-    last = np.append(first[1:], count) - 1
-    group_of = np.empty(count, dtype=np.int64)
-    group_of[order] = np.cumsum(new_group) - 1
-    return np.stack([lo[first], reach[last]], axis=1), group_of
-
-
 def merge_runs(starts: ArrayLike, stops: ArrayLike) -> np.ndarray:
     """Sort runs ``[start, stop)`` and merge those that touch or overlap.
 
@@ -108,7 +48,15 @@ def merge_runs(starts: ArrayLike, stops: ArrayLike) -> np.ndarray:
     numpy.ndarray
         int64 array of shape ``(n, 2)``.
     """
-    return group_runs(starts, stops)[0]
+    lo = np.asarray(starts, dtype=np.int64).reshape(-1)
+    if not len(lo):
+        return np.empty((0, 2), dtype=np.int64)
+    order = np.argsort(lo, kind="stable")
+    lo = lo[order]
+    # the furthest stop so far: a run starting after it begins a new merged run
+    reach = np.maximum.accumulate(np.asarray(stops, dtype=np.int64).reshape(-1)[order])
+    first = np.flatnonzero(np.concatenate(([True], lo[1:] > reach[:-1])))
+    return np.stack([lo[first], reach[np.append(first[1:], len(lo)) - 1]], axis=1)
 
 
 def curve_box_runs(

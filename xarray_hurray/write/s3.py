@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..container import ContainerReader
-from ..container.format import HEADER_SIZE_1_1
+from ..container.format import SLOT_HEADER_SIZE
 from ..container.update import AppendTarget
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io.multipart import MultipartUpload, Part
@@ -66,7 +66,7 @@ class ObjectAppend(AppendTarget):
         self._next_part += 1
 
     def header(self) -> bytes:
-        return self._head[:HEADER_SIZE_1_1]
+        return self._head[:SLOT_HEADER_SIZE]
 
     def sync(self) -> None:
         pass  # the store holds an uploaded part durably

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from ..container import ContainerWriter, DatasetMeta
-from ..container.format import VERSION, Slot
 from ..container.sink import ChunkSink
 from ..container.update import FileAppend, FileUpdate, InPlaceCommit, StagedRewrite
 from ..io import UploadTarget
@@ -128,9 +127,9 @@ def update_sink(
     object, into a new object of the old bytes copied by the store and the new ones
     appended (:class:`~xarray_hurray.write.s3.ObjectAppend`); else, or with
     ``rewrite``, the whole file rewritten in placement order (:class:`StagedRewrite`),
-    locally then uploaded whole for an object.  The new version keeps the format version of a 1.1 or
-    later file (its header prefix, sealed into both slots, cannot change in place);
-    a format 1.0 file, and any file with ``rewrite``, becomes the current version.
+    locally then uploaded whole for an object.  A version committed in place keeps
+    the file's format version (its header prefix, sealed into both slots, cannot
+    change in place); a file rewritten whole is a new file, of the current version.
 
     Parameters
     ----------
@@ -146,25 +145,25 @@ def update_sink(
         Rewrite the file whole even where it could be appended to.
     """
     base, target = update.base, update.target
-    if update.remote is None and isinstance(base.header, Slot) and not rewrite:
+    in_place = base.model.in_place_updates and not rewrite
+    if update.remote is None and in_place:
         appended = FileAppend(target, base.header.file_length)  # type: ignore[arg-type]
         return InPlaceCommit(appended, base, metadata, written)
-    version = VERSION if rewrite or base.version < (1, 1) else base.version
     if update.remote is None:
-        return StagedRewrite(target, base, metadata, written, version)  # type: ignore[arg-type]
+        return StagedRewrite(target, base, metadata, written)  # type: ignore[arg-type]
     url = os.fspath(target) if isinstance(target, str | os.PathLike) else ""
     options = update.storage_options or {}
     # below two smallest parts, rewriting the object costs no more than its head
     large = base.header.file_length >= 2 * S3_RULES.min_part
     upload = None
-    if isinstance(base.header, Slot) and not rewrite and url and large:
+    if in_place and url and large:
         upload = start_multipart(url, options)
     if upload is not None:
         etag = object_etag(url, options)
         return InPlaceCommit(ObjectAppend(url, base, upload, etag), base, metadata, written)
 
     def local(path: Path) -> StagedRewrite:
-        return StagedRewrite(path, base, metadata, written, version)
+        return StagedRewrite(path, base, metadata, written)
 
     return StagedUpload(update.remote, Path(base.source.name).name or "update.hurray", local)
 

@@ -16,13 +16,14 @@ from xarray.coding.strings import create_vlen_dtype
 from xarray.core import indexing
 from xarray.core.utils import Frozen, FrozenDict
 
-from ..container import ContainerReader, VariableMeta, has_magic, open_reader
+from ..container import ContainerReader, DatasetMeta, VariableMeta, has_magic, open_reader
 from ..container.elements import STRING, parse_element_type
 from ..container.limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from ..container.metadata import dots_only
 from ..errors import HurrayValueError
 from ..io import MergePolicy, is_url
 from .cf_checks import check_cf_attrs, check_dimension_names
+from .overviews import level_names
 from .strings import decode_fill_bytes
 
 
@@ -82,6 +83,25 @@ def group_path(group: str | None) -> str:
     return "/".join(part for part in (group or "").split("/") if part)
 
 
+def file_dimensions(metadata: DatasetMeta) -> dict[str, int]:
+    """The length of every dimension of the variables of a group of a file."""
+    sizes: dict[str, int] = {}
+    for var in metadata.variables:
+        sizes.update(zip(var.dims, var.shape, strict=True))
+    return sizes
+
+
+def finest_level(metadata: DatasetMeta) -> str:
+    """The group of level 0 of a file with overviews (its root without variables, its
+    ``multiscales`` layout naming groups it has), else ``""``, the root."""
+    if metadata.variables or "multiscales" not in metadata.attrs:
+        return ""
+    try:
+        return level_names(metadata.attrs, [group.name for group in metadata.groups])[0]
+    except HurrayValueError:
+        return ""  # someone else's attribute of that name: the root, as any group
+
+
 class HurrayDataStore(AbstractDataStore):
     """The variables and attributes of one group of a Hurray file (the root group by
     default), still CF-encoded."""
@@ -111,10 +131,7 @@ class HurrayDataStore(AbstractDataStore):
         return FrozenDict(self.meta.attrs)
 
     def get_dimensions(self) -> Frozen[Hashable, int]:
-        dims: dict[str, int] = {}
-        for var in self.meta.variables:
-            dims.update(zip(var.dims, var.shape, strict=True))
-        return FrozenDict(dims)
+        return FrozenDict(file_dimensions(self.meta))
 
     def close(self) -> None:
         """Release the source's file handle, if it holds one; a later lazy read opens
@@ -191,7 +208,9 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         max_metadata_containers: int = MAX_METADATA_CONTAINERS,
         group: str | None = None,
     ) -> xr.Dataset:
-        """The dataset of ``group`` (``"a/b"``; the root group by default)."""
+        """The dataset of ``group`` (``"a/b"``); by default the root group, or, for a
+        file with overviews (a root without variables whose ``multiscales`` layout
+        names its groups), its level 0, the dataset at full resolution."""
         return self._open(filename_or_obj, dict(locals()), subtree=False)["/"]
 
     def open_groups_as_dict(
@@ -233,6 +252,8 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         )
         decoders = {key: arguments[key] for key in DECODERS}
         top = group_path(arguments["group"])
+        if arguments["group"] is None and not subtree:
+            top = finest_level(reader.metadata)
         try:
             node = reader.metadata.group(top)
         except KeyError as err:  # as xarray's other engines say a group is missing

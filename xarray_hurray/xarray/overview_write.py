@@ -5,28 +5,35 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import dask.array as da
 import numpy as np
 import xarray as xr
 
+from ..container import DatasetMeta
+from ..container.tempfiles import scratch_directory
 from ..errors import HurrayError, HurrayTypeError, HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
+from .backend import file_dimensions
 from .overviews import (
     PYRAMID_ATTR,
     Pyramid,
     build_levels,
+    checked_factors,
     choose_resampling,
+    empty_mean,
     fill_of,
+    is_count,
+    level_names,
     mean_dtype,
     mean_of,
     plan_pyramid,
     pyramid_tree,
 )
-from .resampling import KERNELS, valid_count, valid_sum, window_total
+from .resampling import KERNELS, sum_dtype, valid_count, valid_sum, window_total
 
 
 def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
@@ -157,7 +164,7 @@ class Spill:
         self.markers = f"{directory}/{name}.done"
         os.mkdir(self.markers)
         filled = (self.markers, blocks)
-        kinds = [np.dtype(np.float64), np.dtype(np.int64)] if method == "mean" else [dtype]
+        kinds = [sum_dtype(dtype), np.dtype(np.int64)] if method == "mean" else [dtype]
         self.arrays = [
             NpyArray.create(f"{directory}/{name}.{k}.npy", shape, kind, filled)
             for k, kind in enumerate(kinds)
@@ -175,12 +182,14 @@ def _tee(
     step: int,
     method: str,
     fill: Any,
+    empty: Any,
     out_dtype: np.dtype,
     block_info: Any = None,
 ) -> np.ndarray:
     """The values of a block of one level (``blocks``: its values, or its sums and
     counts), after storing the next level's state of the cells it covers in
-    ``spill``.  The block starts on a window's edge along ``axes``."""
+    ``spill``.  The block starts on a window's edge along ``axes``; ``fill`` marks
+    missing cells of level 0, ``empty`` is what a mean holds where none is valid."""
     if method != "mean":
         state = [KERNELS[method](blocks[0], axes, step, fill)]
         values = blocks[0]
@@ -189,7 +198,7 @@ def _tee(
         values = blocks[0]
     else:
         state = [window_total(b, axes, step, None) for b in blocks]
-        values = mean_of(blocks[0], blocks[1], out_dtype, fill)
+        values = mean_of(blocks[0], blocks[1], out_dtype, empty)
     location = block_info[0]["array-location"]
     where = tuple(
         slice(start // step, start // step + size) if k in axes else slice(start, stop)
@@ -234,7 +243,7 @@ def single_pass(
     for number, name, var, method, axes, chunks in (
         (n, *plan) for plan in plans for n in range(len(levels))
     ):
-        fill = fill_of(var)
+        fill, empty = fill_of(var), empty_mean(var)
         dtype = mean_dtype(var.dtype) if method == "mean" and number else var.dtype
         if number == 0:
             inputs: list[da.Array] = [var.data]
@@ -245,7 +254,7 @@ def single_pass(
                 inputs[0]
                 if method != "mean"
                 else da.map_blocks(
-                    mean_of, *inputs, dtype, fill, dtype=dtype, meta=np.array((), dtype)
+                    mean_of, *inputs, dtype, empty, dtype=dtype, meta=np.array((), dtype)
                 )
             )
         else:
@@ -255,7 +264,7 @@ def single_pass(
             spills[(name, number + 1)] = spill
             data = da.map_blocks(
                 _tee, *inputs, spill=spill, axes=axes, step=steps[number], method=method,
-                fill=fill, out_dtype=dtype, dtype=dtype, meta=np.array((), dtype),
+                fill=fill, empty=empty, out_dtype=dtype, dtype=dtype, meta=np.array((), dtype),
             )  # fmt: skip
         level = levels[number]
         held = level.variables[name]
@@ -268,22 +277,21 @@ def single_pass(
 def write_with_overviews(
     ds: xr.Dataset,
     path: Any,
-    overviews: int | Sequence[int],
+    request: LevelsRequest,
     *,
-    dims: Sequence[Hashable] | None,
-    resampling: str | Mapping[Hashable, str] | None,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None,
     compute: bool,
     write: Callable[..., Any],
     **kwargs: Any,
 ) -> Any:
-    """``to_hurray(ds, path, overviews=...)``: the pyramid of ``ds`` written by ``write``
-    (``to_hurray``) as a tree; with ``compute``, in one pass over ``ds`` (see
-    :func:`single_pass`; :func:`materialize` where the blocks do not fit it).
+    """``to_hurray(ds, path, overviews=...)`` making a new pyramid: that of ``ds``
+    written by ``write`` (``to_hurray``) as a tree; with ``compute``, in one pass over
+    ``ds`` (see :func:`single_pass`; :func:`materialize` where the blocks do not fit
+    it), its scratch files in a :func:`~..container.tempfiles.scratch_directory`.
 
     Raises
     ------
-    TypeError, ValueError
+    HurrayTypeError, HurrayValueError
         For a DataTree, and as :func:`multiscale` raises.
     """
     if not isinstance(ds, xr.Dataset):
@@ -294,24 +302,152 @@ def write_with_overviews(
         for name, settings in encoding.items():
             if name in ds.variables:
                 ds[name].encoding = {**ds[name].encoding, **settings}
-    pyramid = plan_pyramid(ds, overviews, dims, resampling)
+    pyramid = request.plan(ds)
     tree = pyramid_tree(build_levels(ds, pyramid), pyramid)
     settings = {"/0": encoding} if encoding else {}
     if not compute:
         return write(stored_attrs(tree), path, encoding=settings, compute=False, **kwargs)
-    # a failed task leaves others of the computation running, which may still write
-    # into the directory as it is removed: the write's error is the one to raise
-    with tempfile.TemporaryDirectory(
-        prefix="hurray-overviews-", ignore_cleanup_errors=True
-    ) as directory:
+    with scratch_directory("hurray-overviews") as directory:
         passed = single_pass(ds, pyramid, tree, directory) or materialize(tree, directory)
         return write(stored_attrs(passed), path, encoding=settings, **kwargs)
+
+
+@dataclass(frozen=True)
+class LevelsRequest:
+    """The ``overviews``, ``overview_dims`` and ``resampling`` arguments of a write."""
+
+    overviews: int | Sequence[int]
+    dims: str | Sequence[Hashable] | None = None
+    resampling: str | Mapping[Hashable, str] | None = None
+
+    def plan(self, ds: xr.Dataset) -> Pyramid:
+        """The new pyramid of ``ds`` these ask for (see :func:`plan_pyramid`)."""
+        return plan_pyramid(ds, self.overviews, self.dims, self.resampling)
+
+    def check_against(self, ds: xr.Dataset, pyramid: Pyramid) -> None:
+        """Check that these ask for the levels ``pyramid`` (a file's) has, for a
+        write of ``ds`` into that file.
+
+        Raises
+        ------
+        HurrayValueError
+            Naming what differs.
+        """
+        if is_count(self.overviews):
+            count = int(self.overviews)  # type: ignore[arg-type]  # an integer, checked
+            # (no factor reaches 2**64: a larger count cannot be the file's)
+            factors = tuple(2**k for k in range(1, min(count, 64) + 1))
+        else:
+            factors = checked_factors(self.overviews)
+        asked: dict[str, Any] = {"factors": factors}
+        held: dict[str, Any] = {"factors": pyramid.factors}
+        if self.dims is not None:
+            dims = self.dims
+            asked["dims"] = (dims,) if isinstance(dims, str) else tuple(map(str, dims))
+            held["dims"] = pyramid.dims
+        if self.resampling is not None:
+            chosen = choose_resampling(ds, pyramid.dims, self.resampling)
+            asked["resampling"] = {k: v for k, v in chosen.items() if k in pyramid.resampling}
+            held["resampling"] = {k: v for k, v in pyramid.resampling.items() if k in chosen}
+        differ = [key for key in asked if asked[key] != held[key]]
+        if differ:
+            raise HurrayValueError(
+                f"overviews= asks for levels other than the file's ({', '.join(differ)}: "
+                f"{[asked[k] for k in differ]} against the file's {[held[k] for k in differ]}); "
+                "a write into the file extends its levels as they were made: leave out "
+                "overviews=, or write the file anew with mode='w'"
+            )
 
 
 def recorded_pyramid(attrs: Mapping[Any, Any]) -> Pyramid | None:
     """The pyramid a file's root attributes record, or None."""
     text = attrs.get(PYRAMID_ATTR)
     return Pyramid.from_record(text) if isinstance(text, str) else None
+
+
+def check_levels(metadata: DatasetMeta, pyramid: Pyramid) -> list[str]:
+    """The groups of the levels of a file with overviews, finest first, once checked
+    against its record ``pyramid``: the ``multiscales`` layout lists them, no other
+    group is a level, and each level has the sizes its factor gives level 0's.
+
+    Raises
+    ------
+    HurrayValueError
+        Naming what disagrees.
+    """
+    names = [str(k) for k in range(len(pyramid.factors) + 1)]
+    groups = {group.name: group for group in metadata.groups}
+    laid = level_names(metadata.attrs, groups)
+    others = [
+        name
+        for name, group in groups.items()
+        if name not in names and (name.isdigit() or "overview_level" in group.attrs)
+    ]
+    if laid != names or others:
+        raise HurrayValueError(
+            f"the file's record of overviews ({PYRAMID_ATTR!r}: {len(pyramid.factors)} "
+            f"coarser levels) disagrees with its levels (multiscales layout {laid}, groups "
+            f"{sorted(groups)}): a write would leave levels that no longer match; write "
+            "the file anew"
+        )
+    finest = file_dimensions(groups["0"])
+    for name, factor in zip(names[1:], pyramid.factors, strict=True):
+        sizes = file_dimensions(groups[name])
+        expected = {d: -(-n // factor) if d in pyramid.dims else n for d, n in finest.items()}
+        if sizes != expected:
+            raise HurrayValueError(
+                f"level {name} of the file (factor {factor} over {list(pyramid.dims)}) has "
+                f"sizes {sizes}, where its factor gives level 0's {finest} as {expected}: "
+                "a write would leave levels that no longer match; write the file anew"
+            )
+    return names
+
+
+def into_levels(
+    ds: xr.Dataset | xr.DataTree,
+    metadata: DatasetMeta,
+    group: str,
+    append_dim: Hashable | None,
+    region: Any,
+    request: LevelsRequest | None,
+) -> xr.Dataset | xr.DataTree:
+    """What a write of ``ds`` into the file of ``metadata`` writes: ``ds``, or, for a
+    Dataset written into a file with overviews, the tree that writes it into every
+    level, made as the file's levels were (:func:`update_tree`), once the file's
+    record is checked against its levels (:func:`check_levels`).
+
+    Raises
+    ------
+    HurrayValueError
+        For a write into one level (``group`` in a level, a tree with a level's
+        group), a record that disagrees with the file's levels, ``request`` (the
+        write's ``overviews=``) other than the file's levels or for a file without
+        any, and as :func:`update_tree` raises.
+    """
+    pyramid = recorded_pyramid(metadata.attrs)
+    if pyramid is None:
+        if request is not None:
+            raise HurrayValueError(
+                "overviews= with a write into a file (append_dim, region, or mode 'a' or "
+                "'r+') writes into its levels, but the file has no overviews: leave out "
+                "overviews=, or write the file anew with mode='w'"
+            )
+        return ds
+    names = check_levels(metadata, pyramid)
+    if isinstance(ds, xr.DataTree):
+        tops = {group.split("/")[0]} if group else {n.path.split("/")[1] for n in ds.subtree}
+        inside = sorted(tops & set(names))
+        if inside:
+            where = f"group={group!r}" if group else f"the tree's groups {inside}"
+            raise HurrayValueError(
+                f"{where} would write into levels of the file's overviews ({names}) "
+                "alone, leaving the others as they were: write the Dataset into the file "
+                "without group=, which writes it into every level"
+            )
+        return ds
+    if request is not None:
+        request.check_against(ds, pyramid)
+    return update_tree(ds, pyramid, append_dim, region)
 
 
 def update_tree(
@@ -323,7 +459,7 @@ def update_tree(
 
     Raises
     ------
-    ValueError
+    HurrayValueError
         For an append along a coarsened dimension, or a region write.
     """
     if append_dim is not None and str(append_dim) in pyramid.dims:

@@ -10,10 +10,11 @@ block by block in the same dask graph, and equals the resampling of level 0 over
 windows:
 
 - ``"mean"``: the mean of the valid cells (not NaN, not the fill value; NaN, or the
-  fill value, where a window has none), carried from level to level as a sum and a
-  count, so that a level is the mean over its whole window whatever the levels
-  between (GDAL's ``average``, which ignores nodata);
-- ``"min"``, ``"max"``: of the valid cells;
+  fill value of the variable's attributes, where a window has none), carried from
+  level to level as a sum and a count, so that a level is the mean over its whole
+  window whatever the levels between (GDAL's ``average``, which ignores nodata);
+  complex values are averaged in both parts;
+- ``"min"``, ``"max"``: of the valid cells (real values only);
 - ``"nearest"``: the first cell of the window (the one holding its lowest corner),
   valid or not;
 - ``"mode"``: the most frequent valid value of the previous level's window, the
@@ -24,12 +25,16 @@ Coordinates along the pyramid's dimensions are coarsened by ``"mean"`` (the cent
 of the cells a coarse cell holds), and CF cell bounds (the ``bounds`` attribute) by
 the outermost edges of those cells; variables without the pyramid's dimensions are
 the same at every level.
+
+By default a pyramid coarsens the spatial dimensions (:func:`default_dims`) and
+stores its two-dimensional fields in tiles of :data:`TILE` cells a side.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping, Sequence
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,12 +42,14 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from ..errors import HurrayTypeError, HurrayValueError
-from ..zarr.conventions import convention_attrs
-from .encoding import auto_chunks, default_chunk_axes
+from ..container.limits import MAX_LENGTH
+from ..errors import HurrayError, HurrayFormatError, HurrayTypeError, HurrayValueError
+from ..zarr.conventions import MAX_ATTRIBUTE_JSON_BYTES, convention_attrs, load_attribute_json
+from .encoding import auto_chunks
 from .resampling import (
     KERNELS,
     coarsen_blocks,
+    sum_dtype,
     valid_count,
     valid_sum,
     window_max,
@@ -86,6 +93,41 @@ LEVEL_ATTRS = ("overview_level", "overview_factor", "overview_dims")
 """The attributes of each level's group saying what it is."""
 
 
+TILE = 256
+"""The side of a pyramid's default chunks along the two dimensions it coarsens: the
+side of a map tile, so that a tile of any level is one chunk.  A tile read from
+chunks of 512 x 512 (those of about 1 MiB, the default elsewhere, for 4-byte values)
+moves four times its bytes."""
+
+MAX_FACTOR = 2 * MAX_LENGTH
+"""The largest factor a pyramid may have: twice the longest axis a file may hold."""
+
+
+def _record_problem(value: Any) -> str | None:
+    """What makes ``value`` (parsed JSON) no record of overviews, or None."""
+    if not isinstance(value, dict) or set(value) != {"dims", "factors", "resampling"}:
+        return "it is not an object of 'dims', 'factors' and 'resampling'"
+    dims, factors, resampling = value["dims"], value["factors"], value["resampling"]
+    if (
+        not isinstance(dims, list)
+        or not dims
+        or not all(isinstance(d, str) for d in dims)
+        or len(set(dims)) != len(dims)
+    ):
+        return f"'dims' is not a list of distinct dimension names: {dims!r}"
+    if not isinstance(factors, list):
+        return f"'factors' is not a list: {factors!r}"
+    try:
+        checked_factors(factors)
+    except HurrayError as err:
+        return str(err)
+    if not isinstance(resampling, dict) or not all(
+        isinstance(m, str) and m in RESAMPLINGS for m in resampling.values()
+    ):
+        return f"'resampling' is not an object of variable names to one of {RESAMPLINGS}"
+    return None
+
+
 @dataclass(frozen=True)
 class Pyramid:
     """How the levels of a pyramid are made.
@@ -118,76 +160,221 @@ class Pyramid:
 
     @classmethod
     def from_record(cls, text: str) -> Pyramid:
-        """The pyramid recorded by :meth:`record`.
+        """The pyramid recorded by :meth:`record`, checked as a new one is (distinct
+        dimensions, factors of :func:`checked_factors`, known resamplings).
 
         Raises
         ------
-        ValueError
+        HurrayValueError
             When ``text`` is not such a record.
         """
         try:
-            value = json.loads(text)
-            return cls(
-                dims=tuple(str(d) for d in value["dims"]),
-                factors=tuple(int(f) for f in value["factors"]),
-                resampling={str(k): str(v) for k, v in value["resampling"].items()},
-            )
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
+            value = load_attribute_json(PYRAMID_ATTR, text)
+        except HurrayFormatError as err:
+            problem: str | None = str(err)
+        else:
+            problem = _record_problem(value)
+        if problem is not None:
             raise HurrayValueError(
-                f"the attribute {PYRAMID_ATTR!r} is not a record of overviews: {err}"
-            ) from err
+                f"the attribute {PYRAMID_ATTR!r} is not a record of overviews: {problem}",
+                value=text[:200],
+            )
+        return cls(
+            dims=tuple(value["dims"]),
+            factors=tuple(value["factors"]),
+            resampling=dict(value["resampling"]),
+        )
 
 
-def level_factors(overviews: int | Sequence[int]) -> tuple[int, ...]:
-    """The factors of the coarser levels: ``N`` gives ``2, 4, ..., 2**N``; a sequence is
-    taken as it is, once checked.
+def checked_factors(factors: Any) -> tuple[int, ...]:
+    """``factors`` as the factors of coarser levels, once checked: integers from 2 to
+    :data:`MAX_FACTOR`, increasing, each a multiple of the one before.
 
     Raises
     ------
-    ValueError, TypeError
-        For a number of levels below 1, or factors that are not integers of at least 2
-        each a multiple of the one before.
+    HurrayTypeError, HurrayValueError
+        For anything else, naming what is wrong.
     """
-    if isinstance(overviews, bool):
-        raise HurrayTypeError(f"overviews must be a number of levels or factors, got {overviews}")
-    if isinstance(overviews, int | np.integer):
-        if overviews < 1:
-            raise HurrayValueError(f"overviews must be at least 1 level, got {overviews}")
-        return tuple(2**k for k in range(1, int(overviews) + 1))
-    factors = tuple(overviews)
-    if not factors or not all(isinstance(f, int | np.integer) for f in factors):
+    if isinstance(factors, str | bytes | Mapping) or not isinstance(factors, Iterable):
         raise HurrayTypeError(
-            f"overviews must be a number of levels or integer factors, got {factors}"
+            "overviews must be a number of levels (an integer) or the factors of the "
+            f"levels (a list of integers), got {factors!r}",
+            value=factors,
+        )
+    found = tuple(factors)
+    if not found or not all(
+        isinstance(f, int | np.integer) and not isinstance(f, bool | np.bool_) for f in found
+    ):
+        raise HurrayTypeError(
+            f"overview factors must be a list of at least one integer, got {list(found)!r}",
+            value=found,
         )
     previous = 1
-    for factor in factors:
-        if factor <= previous or factor % previous:
+    for factor in found:
+        if factor <= previous or factor % previous or factor > MAX_FACTOR:
             raise HurrayValueError(
-                f"overview factors {list(factors)} must increase from 2, each a multiple of "
-                "the one before (each level is made from the previous one)"
+                f"overview factors {list(found)} must increase from 2, each a multiple of "
+                "the one before (each level is made from the previous one), up to "
+                f"{MAX_FACTOR}",
+                value=found,
             )
         previous = int(factor)
-    return tuple(int(f) for f in factors)
+    return tuple(int(f) for f in found)
 
 
-def _stored_chunks(var: xr.Variable) -> tuple[int, ...]:
-    """The chunks ``to_hurray`` would store ``var`` in: its encoding's, its dask
-    chunks, or those of :func:`~.encoding.auto_chunks`."""
+def is_count(overviews: Any) -> bool:
+    """Whether ``overviews`` is a number of levels (an integer, not a boolean)."""
+    return isinstance(overviews, int | np.integer) and not isinstance(overviews, bool | np.bool_)
+
+
+def _tiles(var: xr.Variable, dims: Sequence[str]) -> bool:
+    """Whether ``var`` takes the default tiles of :func:`stored_chunks`: two of ``dims``
+    and no stored chunks of its own (its encoding's, or dask chunks)."""
+    chunks = var.encoding.get("chunks")
+    own = var.chunks is not None or (chunks is not None and len(chunks) == var.ndim)
+    return not own and sum(d in dims for d in var.dims) == 2
+
+
+def stored_chunks(var: xr.Variable, dims: Sequence[str]) -> tuple[int, ...]:
+    """The chunks ``var`` is stored in at level 0 of a pyramid coarsening ``dims``: its
+    encoding's, its dask chunks, tiles (:data:`TILE` along the two of ``dims`` it has,
+    one along its others) for a variable with two of them, else those of
+    :func:`~.encoding.auto_chunks`."""
     chunks = var.encoding.get("chunks")
     if chunks is not None and len(chunks) == var.ndim:
         return tuple(int(c) for c in chunks)
     if var.chunks is not None:
         return tuple(int(c[0]) for c in var.chunks)
+    if _tiles(var, dims):
+        return tuple(
+            min(TILE, n) if d in dims else 1 for d, n in zip(var.dims, var.shape, strict=True)
+        )
     return auto_chunks(var.shape, max(var.dtype.itemsize, 1))
 
 
+def tiled(ds: xr.Dataset, dims: Sequence[str]) -> xr.Dataset:
+    """``ds`` with the default tiles of :func:`stored_chunks` in the encoding of each
+    data variable that takes them."""
+    chosen = {
+        name: stored_chunks(var.variable, dims)
+        for name, var in ds.data_vars.items()
+        if _tiles(var.variable, dims)
+    }
+    if not chosen:
+        return ds
+    ds = ds.copy()
+    for name, chunks in chosen.items():
+        ds[name].encoding = {**ds[name].encoding, "chunks": chunks}
+    return ds
+
+
+def useful_levels(ds: xr.Dataset, dims: Sequence[str]) -> tuple[int, str]:
+    """How many levels of factors 2, 4, 8... are of use: down to the first that fits
+    in one stored chunk (:func:`stored_chunks`) of every data variable along ``dims``,
+    since a coarser one is read no faster (at least one level); and why, for a
+    message."""
+    first, why = 0, "level 0 already fits in one chunk of every variable"
+    for name, var in ds.data_vars.items():
+        chunks = stored_chunks(var.variable, dims)
+        for dim, n, c in zip(var.dims, var.shape, chunks, strict=True):
+            level = 0
+            while dim in dims and -(-n // 2**level) > max(c, 1):  # (0: the writer refuses)
+                level += 1
+            if level > first:
+                first = level
+                why = (
+                    f"level {level} (factor {2**level}) is the first that fits in one chunk "
+                    f"of every variable ({name!r} has {-(-n // 2**level)} cells along "
+                    f"{dim!r} there, in chunks of {c})"
+                )
+    return max(first, 1), why
+
+
+# -- the default dimensions: the spatial ones
+
+SPATIAL_NAMES = frozenset(
+    {
+        "longitude",
+        "latitude",
+        "grid_longitude",
+        "grid_latitude",
+        "projection_x_coordinate",
+        "projection_y_coordinate",
+        "projection_x_angular_coordinate",
+        "projection_y_angular_coordinate",
+    }
+)
+"""CF standard names of horizontal coordinates."""
+
+LON_LAT_UNITS = frozenset(
+    f"{degree}{side}"
+    for degree in ("degree", "degrees")
+    for side in ("_east", "_e", "e", "_north", "_n", "n")
+)
+"""CF units of longitude and latitude (lowercase)."""
+
+TIME_NAMES = frozenset({"time", "forecast_reference_time", "forecast_period"})
+"""CF standard names of time coordinates."""
+
+VERTICAL_NAMES = frozenset(
+    {"altitude", "height", "depth", "air_pressure", "model_level_number", "geopotential_height"}
+)
+"""CF standard names of vertical coordinates (besides the parametric ones, whose
+names begin ``atmosphere_`` or ``ocean_``)."""
+
+PRESSURE_UNITS = frozenset({"pa", "hpa", "kpa", "mbar", "millibar", "bar", "dbar", "decibar"})
+"""Units of pressure, which CF takes as the mark of a vertical coordinate (lowercase)."""
+
+
+def _attr_text(var: xr.Variable, key: str) -> str:
+    value = var.attrs.get(key, var.encoding.get(key))
+    return value.strip() if isinstance(value, str) else ""
+
+
+def is_spatial(var: xr.Variable) -> bool:
+    """Whether the coordinate ``var`` is a horizontal one: CF ``axis`` X or Y, or the
+    standard name or units of a longitude, latitude or projection coordinate."""
+    return (
+        _attr_text(var, "axis").upper() in ("X", "Y")
+        or _attr_text(var, "standard_name") in SPATIAL_NAMES
+        or _attr_text(var, "units").lower() in LON_LAT_UNITS
+    )
+
+
+def is_time_or_vertical(var: xr.Variable) -> bool:
+    """Whether the coordinate ``var`` is a time or a vertical one (CF: ``axis`` T or
+    Z, times or units "... since ...", a ``positive`` attribute, a standard name of
+    either kind, or units of pressure)."""
+    name = _attr_text(var, "standard_name")
+    return (
+        var.dtype.kind in "mM"
+        or _attr_text(var, "axis").upper() in ("T", "Z")
+        or " since " in _attr_text(var, "units")
+        or "positive" in var.attrs
+        or name in TIME_NAMES
+        or name in VERTICAL_NAMES
+        or name.startswith(("atmosphere_", "ocean_"))
+        or _attr_text(var, "units").lower() in PRESSURE_UNITS
+    )
+
+
 def default_dims(ds: xr.Dataset) -> tuple[str, ...]:
-    """The dimensions the chunk curves of the data variables run over (see
-    :func:`~.encoding.default_chunk_axes`): those a pyramid coarsens by default."""
+    """The dimensions a pyramid coarsens by default: the spatial ones, those of the
+    coordinates :func:`is_spatial` finds, else the last two of each data variable,
+    never one whose coordinate :func:`is_time_or_vertical` finds; in the order the
+    data variables have them."""
+    excluded = {
+        str(var.dims[0])
+        for var in ds.coords.values()
+        if var.ndim == 1 and is_time_or_vertical(var.variable)
+    }
+    spatial = {str(d) for var in ds.coords.values() if is_spatial(var.variable) for d in var.dims}
     dims: list[str] = []
     for var in ds.data_vars.values():
-        axes = default_chunk_axes(var.shape, _stored_chunks(var.variable))
-        dims += [str(var.dims[k]) for k in axes if var.dims[k] not in dims]
+        own = [str(d) for d in var.dims if str(d) not in excluded]
+        for dim in [d for d in own if d in spatial] if spatial else own[-2:]:
+            if dim not in dims:
+                dims.append(dim)
     return tuple(dims)
 
 
@@ -199,7 +386,7 @@ def default_resampling(var: xr.Variable) -> str:
     """The resampling that keeps the meaning of ``var``: ``"mode"`` for integers,
     booleans and flags (CF ``flag_values``, ``flag_masks``, ``flag_meanings``),
     ``"nearest"`` for anything not a number (times, text), ``"mean"`` for the rest
-    (continuous fields)."""
+    (continuous fields, complex ones too)."""
     if var.dtype.kind not in "biufc":
         return "nearest"
     if var.dtype.kind in "biu" or _flags(var):
@@ -207,18 +394,31 @@ def default_resampling(var: xr.Variable) -> str:
     return "mean"
 
 
+def _scalar_fill(source: Mapping[Any, Any]) -> Any:
+    for key in ("_FillValue", "missing_value"):
+        value = source.get(key)
+        if value is not None and np.ndim(value) == 0:
+            return value
+    return None
+
+
 def fill_of(var: xr.Variable) -> Any:
     """The value that marks a missing cell of ``var`` besides NaN, or None: its
-    ``_FillValue`` or ``missing_value`` attribute (values not decoded), else for
-    integers that of its encoding (decoded floats mark theirs NaN)."""
+    ``_FillValue`` or ``missing_value`` attribute (values not decoded), else its
+    encoding's (cells equal to it are written as that fill, which reads back as
+    missing)."""
     if var.dtype.kind not in "biuf":
         return None
-    for source in (var.attrs, var.encoding if var.dtype.kind in "biu" else {}):
-        for key in ("_FillValue", "missing_value"):
-            value = source.get(key)
-            if value is not None and np.ndim(value) == 0:
-                return value
-    return None
+    held = _scalar_fill(var.attrs)
+    return held if held is not None else _scalar_fill(var.encoding)
+
+
+def empty_mean(var: xr.Variable) -> Any:
+    """What a mean of ``var`` holds where a window has no valid cell: the fill value
+    of its attributes, which the level keeps (values not decoded), else None for NaN
+    (an encoding's fill is not the level's, whose means are floats that NaN marks
+    missing: an integer variable's is dropped at the coarser levels)."""
+    return _scalar_fill(var.attrs) if var.dtype.kind in "biuf" else None
 
 
 @dataclass
@@ -231,22 +431,22 @@ class _Level:
     counts: Any = None
 
 
-def mean_of(sums: np.ndarray, counts: np.ndarray, dtype: np.dtype, fill: Any) -> np.ndarray:
-    """The means of cells from their sums and counts of valid cells: NaN, or ``fill``,
+def mean_of(sums: np.ndarray, counts: np.ndarray, dtype: np.dtype, empty: Any) -> np.ndarray:
+    """The means of cells from their sums and counts of valid cells: NaN, or ``empty``,
     where there is none."""
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.asarray(sums / counts, dtype=dtype)
-    if fill is not None:
-        out[counts == 0] = fill
+    if empty is not None:
+        out[counts == 0] = empty
     return out
 
 
-def _mean_values(sums: Any, counts: Any, dtype: np.dtype, fill: Any) -> Any:
+def _mean_values(sums: Any, counts: Any, dtype: np.dtype, empty: Any) -> Any:
     if isinstance(sums, da.Array):
         return da.map_blocks(
-            mean_of, sums, counts, dtype, fill, dtype=dtype, meta=np.array((), dtype)
+            mean_of, sums, counts, dtype, empty, dtype=dtype, meta=np.array((), dtype)
         )
-    return mean_of(np.asarray(sums), np.asarray(counts), dtype, fill)
+    return mean_of(np.asarray(sums), np.asarray(counts), dtype, empty)
 
 
 def mean_dtype(dtype: np.dtype) -> np.dtype:
@@ -255,22 +455,25 @@ def mean_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def _next_level(
-    previous: _Level, axes: Sequence[int], factor: int, method: str, fill: Any, dtype: np.dtype
+    previous: _Level, axes: Sequence[int], factor: int, method: str, var: Any
 ) -> _Level:
-    """The variable at the next level, from ``previous`` by windows of ``factor``."""
+    """The variable ``var`` (level 0's) at the next level, from ``previous`` by
+    windows of ``factor``."""
+    fill, dtype = fill_of(var), var.dtype
     if method != "mean":
         return _Level(coarsen_blocks(previous.values, axes, factor, KERNELS[method], fill, dtype))
+    sums_dtype = sum_dtype(dtype)
     if previous.sums is None:  # from level 0: the valid cells
-        sums = coarsen_blocks(previous.values, axes, factor, valid_sum, fill, np.dtype(np.float64))
+        sums = coarsen_blocks(previous.values, axes, factor, valid_sum, fill, sums_dtype)
         counts = coarsen_blocks(
             previous.values, axes, factor, valid_count, fill, np.dtype(np.int64)
         )
     else:  # the sums and counts of the level before, summed again
-        sums = coarsen_blocks(previous.sums, axes, factor, window_total, None, np.dtype(np.float64))
+        sums = coarsen_blocks(previous.sums, axes, factor, window_total, None, sums_dtype)
         counts = coarsen_blocks(
             previous.counts, axes, factor, window_total, None, np.dtype(np.int64)
         )
-    return _Level(_mean_values(sums, counts, mean_dtype(dtype), fill), sums, counts)
+    return _Level(_mean_values(sums, counts, mean_dtype(dtype), empty_mean(var)), sums, counts)
 
 
 def _bounds_level(bounds: Any, axis: int, factor: int, increasing: bool, dtype: np.dtype) -> Any:
@@ -327,10 +530,17 @@ def choose_resampling(
 
     Raises
     ------
-    ValueError
-        For an unknown resampling or variable, or a resampling other than nearest for
-        values that are not numbers.
+    HurrayValueError, HurrayTypeError
+        For an unknown resampling or variable, a resampling other than nearest for
+        values that are not numbers, min or max for complex ones, or ``resampling``
+        neither a name nor a mapping.
     """
+    if resampling is not None and not isinstance(resampling, str | Mapping):
+        raise HurrayTypeError(
+            f"resampling must be one of {RESAMPLINGS} or a mapping of variable names to "
+            f"them, got {resampling!r}",
+            value=resampling,
+        )
     if isinstance(resampling, Mapping):
         unknown = [k for k in resampling if k not in ds.variables]
         if unknown:
@@ -362,6 +572,11 @@ def choose_resampling(
                 f"variable {name!r} holds {var.dtype} values, which only 'nearest' resamples, "
                 f"not {method!r}"
             )
+        if var.dtype.kind == "c" and method in ("min", "max"):
+            raise HurrayValueError(
+                f"variable {name!r} holds complex values, which have no order for {method!r}; "
+                "choose 'mean', 'nearest' or 'mode'"
+            )
         chosen[str(name)] = method
     return chosen
 
@@ -388,34 +603,84 @@ def _cell_methods(attrs: Mapping[str, Any], dims: Sequence[str], method: str) ->
     return f"{previous} {added}" if isinstance(previous, str) and previous else added
 
 
-def plan_pyramid(
-    ds: xr.Dataset,
-    overviews: int | Sequence[int],
-    dims: Sequence[Hashable] | None = None,
-    resampling: str | Mapping[Hashable, str] | None = None,
-) -> Pyramid:
-    """The pyramid ``multiscale`` makes of ``ds``, checked.
+def _chosen_dims(ds: xr.Dataset, dims: str | Sequence[Hashable] | None) -> tuple[str, ...]:
+    """The dimensions a pyramid of ``ds`` coarsens: ``dims`` (one name, or several),
+    checked, else :func:`default_dims`.
 
     Raises
     ------
-    ValueError, TypeError
-        For bad factors, unknown dimensions and resamplings that do not fit.
+    HurrayValueError
+        For dimensions the dataset lacks or named twice, or none at all.
     """
-    factors = level_factors(overviews)
-    chosen = tuple(str(d) for d in dims) if dims is not None else default_dims(ds)
+    if dims is None:
+        chosen = default_dims(ds)
+        if not chosen:
+            raise HurrayValueError(
+                f"overviews coarsen no time or vertical dimension by default, and the "
+                f"dataset has no other ({tuple(ds.dims)}): name the dimensions to coarsen "
+                "with overview_dims"
+            )
+        return chosen
+    chosen = (dims,) if isinstance(dims, str) else tuple(str(d) for d in dims)
     unknown = [d for d in chosen if d not in ds.dims]
     if unknown:
         raise HurrayValueError(
             f"overview dims {unknown} are not dimensions of the dataset {tuple(ds.dims)}"
         )
+    if len(set(chosen)) != len(chosen):
+        raise HurrayValueError(f"overview dims {list(chosen)} name a dimension twice")
     if not chosen:
         raise HurrayValueError("overviews need at least one dimension to coarsen")
+    return chosen
+
+
+def plan_pyramid(
+    ds: xr.Dataset,
+    overviews: int | Sequence[int],
+    dims: str | Sequence[Hashable] | None = None,
+    resampling: str | Mapping[Hashable, str] | None = None,
+) -> Pyramid:
+    """The pyramid ``multiscale`` makes of ``ds``, checked: a number of levels no
+    larger than :func:`useful_levels`, factors below twice the longest dimension
+    coarsened (a larger one makes the one cell a smaller one already makes).
+
+    Raises
+    ------
+    HurrayValueError, HurrayTypeError
+        For bad or useless factors, unknown dimensions and resamplings that do not fit.
+    """
+    chosen = _chosen_dims(ds, dims)
+    if is_count(overviews):
+        count = int(overviews)  # type: ignore[arg-type]  # an integer, checked
+        if count < 1:
+            raise HurrayValueError(f"overviews must be at least 1 level, got {count}")
+        useful, why = useful_levels(ds, chosen)
+        if count > useful:
+            raise HurrayValueError(
+                f"overviews={count} asks for more levels than are of use: {why}, and a "
+                f"coarser level is read no faster; ask for at most {useful}, or give the "
+                "factors of the levels",
+                value=count,
+            )
+        factors = tuple(2**k for k in range(1, count + 1))
+    else:
+        factors = checked_factors(overviews)
+    sizes = {d: ds.sizes[d] for d in chosen}
+    limit = 2 * max(sizes.values())
+    if factors[-1] >= limit:
+        raise HurrayValueError(
+            f"overview factor {factors[-1]} coarsens {sizes} to one cell, as a factor "
+            f"half as large already does: factors must be below {limit}",
+            value=factors,
+        )
     return Pyramid(chosen, factors, choose_resampling(ds, chosen, resampling))
 
 
 def build_levels(ds: xr.Dataset, pyramid: Pyramid) -> list[xr.Dataset]:
-    """The levels of ``pyramid`` made of ``ds``, level 0 (``ds``) first; dask-backed
-    variables stay lazy, each level a graph on the previous one's."""
+    """The levels of ``pyramid`` made of ``ds``, level 0 (``ds`` in :func:`tiled`
+    chunks) first; dask-backed variables stay lazy, each level a graph on the
+    previous one's."""
+    ds = tiled(ds, pyramid.dims)
     bounds = _bounds_of(ds, pyramid.dims)
     states: dict[Hashable, _Level] = {
         name: _Level(var.data)
@@ -446,9 +711,7 @@ def build_levels(ds: xr.Dataset, pyramid: Pyramid) -> list[xr.Dataset]:
             else:
                 method = pyramid.resampling[str(name)]
                 dtype = mean_dtype(var.dtype) if method == "mean" else var.dtype
-                states[name] = _next_level(
-                    states[name], axes, step, method, fill_of(var), var.dtype
-                )
+                states[name] = _next_level(states[name], axes, step, method, var)
             data = states[name].values
             attrs = dict(var.attrs)
             if name in ds.data_vars and method in CELL_METHODS:
@@ -471,10 +734,12 @@ def build_levels(ds: xr.Dataset, pyramid: Pyramid) -> list[xr.Dataset]:
 def _level_chunks(
     var: xr.Variable, shape: Sequence[int], dims: Sequence[str]
 ) -> tuple[int, ...] | None:
-    """The stored chunks of a coarser level: those of level 0 cut to the level's shape."""
+    """The stored chunks of a coarser level: those of level 0 cut to the level's shape
+    (None for a variable stored in the chunks a write chooses)."""
     if var.chunks is None and "chunks" not in var.encoding:
         return None
-    return tuple(max(min(c, n), 1) for c, n in zip(_stored_chunks(var), shape, strict=True))
+    chunks = stored_chunks(var, dims)
+    return tuple(max(min(c, n), 1) for c, n in zip(chunks, shape, strict=True))
 
 
 def level_attrs(
@@ -534,7 +799,7 @@ def multiscale(
     ds: xr.Dataset,
     overviews: int | Sequence[int] = 1,
     *,
-    dims: Sequence[Hashable] | None = None,
+    dims: str | Sequence[Hashable] | None = None,
     resampling: str | Mapping[Hashable, str] | None = None,
 ) -> xr.DataTree:
     """The pyramid of ``ds``: a DataTree of levels ``"0"`` (``ds``), ``"1"``... each
@@ -545,12 +810,16 @@ def multiscale(
     ds
         The full-resolution dataset.
     overviews
-        The number ``N`` of coarser levels (factors 2, 4, ..., ``2**N``), or their
-        factors against level 0, increasing, each a multiple of the one before.
+        The number ``N`` of coarser levels (factors 2, 4, ..., ``2**N``), at most down
+        to the first level that fits in one stored chunk (coarser ones are read no
+        faster; more are refused, naming the number of use), or their factors against
+        level 0, increasing, each a multiple of the one before and below twice the
+        longest dimension coarsened.
     dims
-        The dimensions coarsened; by default those the chunk curves of the data
-        variables run over (see :func:`~xarray_hurray.xarray.encoding.default_chunk_axes`:
-        every dimension but those cut one element per chunk, such as time steps).
+        The dimensions coarsened; by default the spatial ones (CF ``axis`` X or Y, the
+        standard names or units of longitude, latitude or projection coordinates),
+        else the last two of each data variable, never a time or a vertical dimension
+        (see :func:`default_dims`).
     resampling
         ``"mean"``, ``"nearest"``, ``"mode"``, ``"min"``, ``"max"``, or a mapping of
         variable names to those.  By default ``"mode"`` for integers, booleans and
@@ -565,14 +834,18 @@ def multiscale(
         ``multiscales`` convention (``zarr_conventions``, ``multiscales``) and record how
         they were made (``hurray_overviews``); each level's attributes say which it is
         (``overview_level``, ``overview_factor``, ``overview_dims``) and its data
-        variables' ``cell_methods`` how it was made.  Dask-backed variables stay lazy,
-        each level computed from the previous one's graph; others are computed.
+        variables' ``cell_methods`` how it was made.  Data variables with two of
+        ``dims`` and no chunks of their own (an encoding's or dask's) are given
+        tiles of :data:`TILE` cells a side at level 0 (in their encoding), cut to the
+        shape of each coarser level.  Dask-backed variables stay lazy, each level
+        computed from the previous one's graph; others are computed.
 
     Raises
     ------
-    ValueError, TypeError
-        For bad factors, dimensions the dataset lacks, unknown resamplings or
-        resamplings other than ``"nearest"`` for values that are not numbers.
+    HurrayValueError, HurrayTypeError
+        For bad or useless factors, dimensions the dataset lacks, unknown
+        resamplings or resamplings other than ``"nearest"`` for values that are not
+        numbers.
     """
     pyramid = plan_pyramid(ds, overviews, dims, resampling)
     return pyramid_tree(build_levels(ds, pyramid), pyramid)
@@ -581,37 +854,98 @@ def multiscale(
 # -- reading
 
 
-def level_names(tree: xr.DataTree) -> list[str]:
-    """The groups of the levels of the pyramid at the root of ``tree``, finest first
-    (the ``multiscales`` layout's assets, as Hurray and Zarr files hold it).
+def level_names(attrs: Mapping[Any, Any], groups: Iterable[str]) -> list[str]:
+    """The groups of the levels of a pyramid whose root has ``attrs`` and child
+    ``groups``, finest first: the ``multiscales`` layout's assets, as Hurray and Zarr
+    files hold it.
 
     Raises
     ------
-    ValueError
-        When the root has no ``multiscales`` layout, or names groups it lacks.
+    HurrayValueError
+        When the root has no ``multiscales`` layout of assets, or one naming groups
+        it lacks or naming one twice.
     """
-    value = convention_attrs(tree.attrs).get("multiscales")
-    layout = value.get("layout") if isinstance(value, Mapping) else None
-    if not isinstance(layout, list) or not layout:
+    held = attrs.get("multiscales")
+    value = convention_attrs(attrs).get("multiscales")
+    if held is None:
         raise HurrayValueError(
             "the tree has no overviews: its root has no 'multiscales' attribute with a layout"
         )
-    names = [str(entry.get("asset", "")) for entry in layout if isinstance(entry, Mapping)]
-    missing = [n for n in names if n not in tree.children]
+    layout = value.get("layout") if isinstance(value, Mapping) else None
+    if (
+        not isinstance(layout, list)
+        or not layout
+        or not all(isinstance(e, Mapping) and isinstance(e.get("asset"), str) for e in layout)
+    ):
+        raise HurrayValueError(
+            "the root's 'multiscales' attribute is not a multiscales object with a layout "
+            "of assets (JSON text of at most "
+            f"{MAX_ATTRIBUTE_JSON_BYTES} bytes where a Hurray file holds it)"
+        )
+    names = [str(entry["asset"]) for entry in layout]
+    if len(set(names)) != len(names):
+        raise HurrayValueError(f"the multiscales layout names a level twice: {names}")
+    missing = [n for n in names if n not in set(groups)]
     if missing:
         raise HurrayValueError(f"the multiscales layout names levels {missing} the tree lacks")
     return names
 
 
-def _step(level: xr.Dataset, dim: str) -> float | None:
-    """The cell size along ``dim``: its 1-D numeric coordinate's mean spacing."""
-    coordinate = level.coords.get(dim)
-    if coordinate is None or coordinate.ndim != 1 or coordinate.size < 2:
-        return None
-    if coordinate.dtype.kind not in "iuf":
+def _spacing(level: xr.Dataset, dim: str) -> float | None:
+    """The mean spacing of ``dim``'s 1-D numeric coordinate at ``level`` (None
+    where it has fewer than two cells or no such coordinate)."""
+    # (not coords.get: a dimension without a coordinate gives its positions there)
+    coordinate = level.coords[dim] if dim in level.coords else None
+    if (
+        coordinate is None
+        or coordinate.ndim != 1
+        or coordinate.size < 2
+        or coordinate.dtype.kind not in "iuf"
+    ):
         return None
     values = coordinate.values
     return float(abs(values[-1] - values[0]) / (values.size - 1))
+
+
+def _checked_wants(
+    size: Any, resolution: Any, dims: Mapping[Hashable, int]
+) -> tuple[dict[Hashable, int], dict[Hashable, float]]:
+    """``size`` and ``resolution`` of :func:`pick_level`, checked.
+
+    Raises
+    ------
+    HurrayTypeError, HurrayValueError
+        For arguments that are not mappings of dimensions to positive numbers
+        (integers for ``size``), or that name dimensions the levels lack.
+    """
+    for what, value, kinds in (
+        ("size", size, (int, np.integer)),
+        ("resolution", resolution, (int, float, np.integer, np.floating)),
+    ):
+        if value is None:
+            continue
+        if not isinstance(value, Mapping) or not all(
+            isinstance(v, kinds)
+            and not isinstance(v, bool | np.bool_)
+            and v > 0
+            and math.isfinite(v)
+            for v in value.values()
+        ):
+            kind = "a positive integer" if what == "size" else "a positive number"
+            raise HurrayTypeError(
+                f"{what} must be a mapping of dimension names to {kind} each, as "
+                f"{{'x': 512}}, got {value!r}",
+                value=value,
+            )
+    wanted = {**(size or {}), **(resolution or {})}
+    if not wanted:
+        raise HurrayValueError("give the wanted size or resolution of the level to pick")
+    unknown = [d for d in wanted if d not in dims]
+    if unknown:
+        raise HurrayValueError(
+            f"dimensions {unknown} are not dimensions of the levels {tuple(dims)}"
+        )
+    return dict(size or {}), dict(resolution or {})
 
 
 def pick_level(
@@ -623,33 +957,37 @@ def pick_level(
     it names (an output of that size), and cells no larger than ``resolution`` (in
     coordinate units) along each it names; level 0 when none is that fine.
 
+    A level's cell along a dimension is the spacing of its 1-D numeric coordinate
+    there; a level of one cell along it has one cell as large as level 0's extent.
+
     Raises
     ------
-    ValueError
-        When the tree has no overviews, or neither ``size`` nor ``resolution`` is given
-        or they name dimensions the levels lack.
+    HurrayValueError, HurrayTypeError
+        When the tree has no overviews, or neither ``size`` nor ``resolution`` is given,
+        they are not mappings of dimensions to positive numbers, they name dimensions
+        the levels lack, or ``resolution`` names one without a 1-D numeric coordinate
+        at level 0.
     """
-    names = level_names(tree)
-    if not size and not resolution:
-        raise HurrayValueError("give the wanted size or resolution of the level to pick")
+    names = level_names(tree.attrs, tree.children)
     finest = tree.children[names[0]].to_dataset()
-    wanted = {**(size or {}), **(resolution or {})}
-    unknown = [d for d in wanted if d not in finest.dims]
-    if unknown:
-        raise HurrayValueError(
-            f"dimensions {unknown} are not dimensions of the levels {tuple(finest.dims)}"
-        )
+    size, resolution = _checked_wants(size, resolution, finest.sizes)
+    extents: dict[Hashable, float] = {}
+    for dim in resolution:
+        spacing = _spacing(finest, str(dim))
+        if spacing is None:
+            raise HurrayValueError(
+                f"resolution along {dim!r} needs a 1-D numeric coordinate {dim!r} of at "
+                "least two cells at level 0; choose the level by size instead"
+            )
+        extents[dim] = spacing * finest.sizes[dim]
     for name in reversed(names):  # coarsest first
         level = tree.children[name].to_dataset()
-        big_enough = all(level.sizes[d] >= n for d, n in (size or {}).items())
-        fine_enough = True
-        for dim, cell in (resolution or {}).items():
-            step = _step(level, str(dim))
-            if step is None:
-                raise HurrayValueError(
-                    f"resolution along {dim!r} needs a 1-D numeric coordinate {dim!r}"
-                )
-            fine_enough &= step <= cell * (1 + 1e-9)
-        if big_enough and fine_enough:
+        if not all(level.sizes.get(d, 0) >= n for d, n in size.items()):
+            continue
+        cells = {d: _spacing(level, str(d)) for d in resolution}
+        if all(
+            (extents[d] if cell is None else cell) <= resolution[d] * (1 + 1e-9)
+            for d, cell in cells.items()
+        ):
             return name
     return names[0]

@@ -5,50 +5,65 @@ or dask array block by block."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import dask.array as da
 import numpy as np
 
+FOLD_VIEWS = 64
+"""Most cells of a window that :func:`_reduce` folds view by view; a window of more
+is reduced over split axes.  Folding one strided view per cell is faster for small
+windows, but costs a pass over the block per cell, which grows as the factor
+squared: on a 2048 x 2048 block, factor 2 folds 6 to 8 times faster than the
+reduction, factor 8 about as fast, factor 16 2 to 3 times slower, factor 256 240
+times slower (``benchmarks/overviews.py --kernels``, docs/benchmarks.md)."""
 
-def _padded(block: np.ndarray, axes: Sequence[int], factor: int, pad: Any) -> np.ndarray:
-    """``block`` padded at the end of ``axes`` with ``pad`` to whole windows."""
-    widths = [(0, -n % factor if k in axes else 0) for k, n in enumerate(block.shape)]
+
+def window_sides(shape: Sequence[int], axes: Sequence[int], factor: int) -> dict[int, int]:
+    """The side of a window along each of ``axes`` of a block of ``shape``: ``factor``,
+    or the axis's length where one window holds the whole axis (a factor larger than
+    the block then pads nothing: the one window is the cells there are)."""
+    return {k: factor if shape[k] > factor else max(shape[k], 1) for k in axes}
+
+
+def _padded(block: np.ndarray, sides: Mapping[int, int], pad: Any) -> np.ndarray:
+    """``block`` padded at the end of the axes of ``sides`` with ``pad`` to whole
+    windows."""
+    widths = [(0, -n % sides[k] if k in sides else 0) for k, n in enumerate(block.shape)]
     return np.pad(block, widths, constant_values=pad) if any(w for _, w in widths) else block
 
 
 def _split(
-    block: np.ndarray, axes: Sequence[int], factor: int, pad: Any
+    block: np.ndarray, sides: Mapping[int, int], pad: Any
 ) -> tuple[np.ndarray, tuple[int, ...]]:
-    """``block`` padded with ``pad`` to whole windows along ``axes``, each of those
-    split in two (windows, cells of a window; a view, no copy), and the positions of
-    the window cells' axes."""
-    block = _padded(block, axes, factor, pad)
+    """``block`` padded with ``pad`` to whole windows of ``sides``, each of their axes
+    split in two (windows, cells of a window; a view of the padded block), and the
+    positions of the window cells' axes."""
+    block = _padded(block, sides, pad)
     shape: list[int] = []
     cells: list[int] = []
     for k, n in enumerate(block.shape):
-        if k in axes:
+        if k in sides:
             cells.append(len(shape) + 1)
-            shape += [n // factor, factor]
+            shape += [n // sides[k], sides[k]]
         else:
             shape.append(n)
     return block.reshape(shape), tuple(cells)
 
 
-def _fold(
-    block: np.ndarray, axes: Sequence[int], factor: int, pad: Any, how: np.ufunc
-) -> np.ndarray:
+def _fold(block: np.ndarray, sides: Mapping[int, int], pad: Any, how: np.ufunc) -> np.ndarray:
     """The binary ufunc ``how`` folded over the cells of each window of ``block``
-    (padded with ``pad``): one strided view per cell of a window, combined in turn,
-    several times faster than a reduction over short split axes."""
-    block = _padded(block, axes, factor, pad)
+    (padded with ``pad``): one strided view per cell of a window, combined in turn."""
+    block = _padded(block, sides, pad)
+    axes = list(sides)
     out: np.ndarray | None = None
-    for offsets in np.ndindex(*(factor,) * len(axes)):
+    for offsets in np.ndindex(*(sides[k] for k in axes)):
         starts = dict(zip(axes, offsets, strict=True))
         view = block[
             tuple(
-                slice(starts[k], None, factor) if k in starts else slice(None)
+                slice(starts[k], None, sides[k]) if k in starts else slice(None)
                 for k in range(block.ndim)
             )
         ]
@@ -57,12 +72,31 @@ def _fold(
     return out
 
 
+def _reduce(
+    block: np.ndarray, axes: Sequence[int], factor: int, pad: Any, how: np.ufunc
+) -> np.ndarray:
+    """The reduction by the binary ufunc ``how`` (associative and commutative) of the
+    cells of each window of ``block``, padded with ``pad``: folded view by view for
+    windows of at most :data:`FOLD_VIEWS` cells, else over the split axes."""
+    sides = window_sides(block.shape, axes, factor)
+    if math.prod(sides.values()) <= FOLD_VIEWS:
+        return _fold(block, sides, pad, how)
+    split, cells = _split(block, sides, pad)
+    return np.asarray(how.reduce(split, axis=cells))
+
+
 def _windows(block: np.ndarray, axes: Sequence[int], factor: int, pad: Any) -> np.ndarray:
     """``block`` as :func:`_split` makes it, with the cells of each window on one last
     axis (in row-major order)."""
-    split, cells = _split(block, axes, factor, pad)
+    split, cells = _split(block, window_sides(block.shape, axes, factor), pad)
     moved = np.moveaxis(split, cells, range(-len(cells), 0))
     return moved.reshape(*moved.shape[: moved.ndim - len(cells)], -1)
+
+
+def sum_dtype(dtype: np.dtype) -> np.dtype:
+    """The element type the sums of a mean of values of ``dtype`` are carried in:
+    complex128 for complex values (both parts averaged), float64 for the others."""
+    return np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
 
 
 def _missing_cells(values: np.ndarray, fill: Any) -> np.ndarray:
@@ -73,21 +107,21 @@ def _missing_cells(values: np.ndarray, fill: Any) -> np.ndarray:
 
 
 def valid_sum(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    """The sum of the valid cells of each window, in float64."""
-    values = block.astype(np.float64)
-    values[_missing_cells(block, fill)] = 0.0
-    return _fold(values, axes, factor, 0.0, np.add)
+    """The sum of the valid cells of each window, in :func:`sum_dtype`."""
+    values = block.astype(sum_dtype(block.dtype))
+    values[_missing_cells(block, fill)] = 0
+    return _reduce(values, axes, factor, 0, np.add)
 
 
 def valid_count(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
     """The number of valid cells of each window."""
     valid = (~_missing_cells(block, fill)).astype(np.int64)
-    return _fold(valid, axes, factor, 0, np.add)
+    return _reduce(valid, axes, factor, 0, np.add)
 
 
 def window_total(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
     """The sum of each window (of the sums or counts of the level before)."""
-    return _fold(block, axes, factor, 0, np.add)
+    return _reduce(block, axes, factor, 0, np.add)
 
 
 def _nearest(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
@@ -117,8 +151,8 @@ def _extreme(
         info = np.iinfo(block.dtype)
         neutral = info.min if largest else info.max
     values = np.where(missing, neutral, block)
-    out = _fold(values, axes, factor, neutral, np.maximum if largest else np.minimum)
-    empty = _fold(missing, axes, factor, True, np.logical_and)
+    out = _reduce(values, axes, factor, neutral, np.maximum if largest else np.minimum)
+    empty = _reduce(missing, axes, factor, True, np.logical_and)
     out[empty] = _missing_value(block.dtype, fill)
     return np.asarray(out, dtype=block.dtype)
 
@@ -178,9 +212,10 @@ def coarsen_blocks(
         return kernel(np.asarray(data), axes, factor, fill)
     whole = {k: tuple(-(-c // factor) * factor for c in data.chunks[k][:-1]) for k in axes}
     if any(whole[k] != data.chunks[k][:-1] for k in axes):
-        # block edges inside a window: windows of whole blocks (the last may be short)
+        # block edges inside a window: windows of whole blocks (the last may be
+        # short; an axis shorter than a window is one block)
         sides = {k: max(data.chunks[k]) for k in axes}
-        data = data.rechunk({k: -(-sides[k] // factor) * factor for k in axes})
+        data = data.rechunk({k: min(-(-sides[k] // factor) * factor, data.shape[k]) for k in axes})
     chunks = tuple(
         tuple(-(-c // factor) for c in sizes) if k in axes else sizes
         for k, sizes in enumerate(data.chunks)

@@ -39,7 +39,7 @@ from ..write import engine
 from ..write.encode import chunk_encoder
 from ..write.plan import WritePart, WritePlan, aligned_chunks, check_alignment
 from ..write.sinks import update_sink
-from .backend import HurrayDataStore
+from .backend import HurrayDataStore, file_dimensions
 from .encoding import (
     CF_ENCODING,
     describe_at,
@@ -48,6 +48,7 @@ from .encoding import (
     encode_dataset,
     group_encoding,
 )
+from .overview_write import LevelsRequest, into_levels
 
 WRITE_MODES = ("w", "w-", "a", "a-", "r+")
 """The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""
@@ -80,14 +81,6 @@ def choose_mode(mode: str | None, append_dim: Hashable | None, region: Region | 
             f"cannot set region unless mode='a', mode='a-', mode='r+' or mode=None, got {mode!r}"
         )
     return mode
-
-
-def file_dimensions(metadata: DatasetMeta) -> dict[str, int]:
-    """The length of every dimension of the file's variables."""
-    sizes: dict[str, int] = {}
-    for var in metadata.variables:
-        sizes.update(zip(var.dims, var.shape, strict=True))
-    return sizes
 
 
 def join_path(group: str, name: str) -> str:
@@ -783,7 +776,9 @@ class PendingUpdate:
     Running it takes the file's writer lock, checks and plans the update against the
     version it finds (which may be newer than the one checked when it was made), and
     commits it.  With ``group`` (a path, not the root), ``ds`` is a DataTree written
-    as that group (see :func:`plan_group_write`).
+    as that group (see :func:`plan_group_write`).  Into a file with overviews, what
+    is written is checked and made by :func:`~.overview_write.into_levels` against
+    the version found (``levels``: the write's ``overviews=``, if given).
     """
 
     def __init__(
@@ -794,6 +789,7 @@ class PendingUpdate:
         options: Mapping[str, Any],
         write_options: Mapping[str, Any],
         group: str = "",
+        levels: LevelsRequest | None = None,
     ) -> None:
         self.ds = ds
         self.target = target
@@ -801,15 +797,24 @@ class PendingUpdate:
         self.options = options
         self.write_options = write_options
         self.group = group
+        self.levels = levels
 
     def plan(self, base: ContainerReader) -> tuple[DatasetMeta, list[WritePart]]:
         """The new description of the file ``base`` and the chunks to write."""
+        ds = into_levels(
+            self.ds,
+            base.metadata,
+            self.group,
+            self.options.get("append_dim"),
+            self.options.get("region"),
+            self.levels,
+        )
         if self.group:
-            assert isinstance(self.ds, xr.DataTree)  # to_hurray makes a group's tree
-            return plan_group_write(self.ds, base, self.group, **self.options)
-        if isinstance(self.ds, xr.DataTree):
-            return plan_tree_update(self.ds, base, **self.options)
-        return plan_update(self.ds, base, **self.options)
+            assert isinstance(ds, xr.DataTree)  # to_hurray makes a group's tree
+            return plan_group_write(ds, base, self.group, **self.options)
+        if isinstance(ds, xr.DataTree):
+            return plan_tree_update(ds, base, **self.options)
+        return plan_update(ds, base, **self.options)
 
     def check(self) -> None:
         """Check the update against the file as it is now, writing nothing."""

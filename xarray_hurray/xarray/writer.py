@@ -14,7 +14,6 @@ from typing import Any, cast
 import xarray as xr
 from dask.delayed import Delayed, delayed
 
-from ..container import open_reader
 from ..container.codecs import CodecSpec
 from ..container.tempfiles import writable_target
 from ..errors import HurrayValueError, TargetExistsError
@@ -28,7 +27,7 @@ from ..write.plan import WritePart, WritePlan, aligned_chunks
 from ..write.sinks import new_file_sink, target_name
 from .dataarray import array_dataset
 from .encoding import DEFAULT_CHUNK_BYTES, describe_at, describe_group, describe_tree, group_path
-from .overview_write import recorded_pyramid, stored_attrs, update_tree, write_with_overviews
+from .overview_write import LevelsRequest, stored_attrs, write_with_overviews
 from .update import PendingUpdate, Region, choose_mode, target_exists
 
 
@@ -240,19 +239,25 @@ def to_hurray(
     if isinstance(ds, xr.DataArray):
         ds = array_dataset(ds)
     group = group_path(group or "")
-    if overviews is not None:
-        if group:
-            raise HurrayValueError(
-                "overviews= writes the levels as the top groups of the file; it does "
-                f"not take group= (got {group!r})",
-                value=group,
-            )
+    levels = None if overviews is None else LevelsRequest(overviews, overview_dims, resampling)
+    if levels is not None and group:
+        raise HurrayValueError(
+            "overviews= writes the levels as the top groups of the file; it does "
+            f"not take group= (got {group!r})",
+            value=group,
+        )
+    mode = choose_mode(mode, append_dim, region)
+    remote = upload_target(path, storage_options)
+    if remote is None and isinstance(path, str | os.PathLike):
+        _check_local_target(path)
+    exists = target_exists(path, storage_options) if mode != "w" or group else True
+    into_file = mode in ("a", "a-", "r+") and bool(exists or mode == "r+" or append_dim or region)
+    if levels is not None and not into_file:
+        # a new pyramid; a write into a file goes into its levels (see into_levels)
         return write_with_overviews(  # type: ignore[no-any-return]
             cast(xr.Dataset, ds),
             path,
-            overviews,
-            dims=overview_dims,
-            resampling=resampling,
+            levels,
             encoding=encoding,
             compute=compute,
             write=to_hurray,
@@ -271,11 +276,6 @@ def to_hurray(
         )
     if isinstance(ds, xr.DataTree):
         ds = stored_attrs(ds)
-    mode = choose_mode(mode, append_dim, region)
-    remote = upload_target(path, storage_options)
-    if remote is None and isinstance(path, str | os.PathLike):
-        _check_local_target(path)
-    exists = target_exists(path, storage_options) if mode != "w" or group else True
     # by variable; for a tree, by group path, then by variable
     settings: Mapping[Hashable, Any] = encoding or {}
     if group and isinstance(ds, xr.Dataset):
@@ -296,15 +296,8 @@ def to_hurray(
     options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
     options |= {"write_empty_chunks": write_empty_chunks, "safe_chunks": safe_chunks}
     write_options = {"window": window, "progress": progress}
-    into_file = mode in ("a", "a-", "r+") and bool(exists or mode == "r+" or append_dim or region)
     if into_file or (group and exists):
-        if exists and isinstance(ds, xr.Dataset):
-            # into a file with overviews: into every level
-            held = open_reader(path, storage_options=storage_options)  # type: ignore[arg-type]
-            pyramid = recorded_pyramid(held.metadata.attrs)
-            if pyramid is not None:
-                ds = update_tree(ds, pyramid, append_dim, region)
-        update = PendingUpdate(ds, path, storage_options, options, write_options, group)
+        update = PendingUpdate(ds, path, storage_options, options, write_options, group, levels)
         if not compute:
             update.check()  # errors now, as for a new file; the lock is taken when it runs
             pending: Delayed = delayed(update, pure=False)()

@@ -34,7 +34,7 @@ import zarr
 from zarr.abc.codec import ArrayBytesCodec, BytesBytesCodec
 from zarr.codecs import BytesCodec, ZstdCodec
 
-from ..errors import HurrayValueError, LayoutError, in_context
+from ..errors import HurrayTypeError, HurrayValueError, LayoutError, in_context
 from ..layout import Layout, RowMajorLayout, default_layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.conventions import convention_attrs
@@ -47,6 +47,7 @@ from .encoding import (
     check_numpy_types,
     dask_chunks,
 )
+from .overviews import multiscale
 
 DEFAULT_SHARD_BYTES = 2**26
 """Target uncompressed bytes of one shard (64 MiB): 64 inner chunks of 1 MiB."""
@@ -200,6 +201,56 @@ def hurray_zarr_encoding(
     return result
 
 
+def _pyramid_to_zarr(
+    ds: xr.Dataset,
+    store: Any,
+    levels: tuple[int | Sequence[int], Sequence[Hashable] | str | None, Any],
+    encoding: Mapping[Hashable, Mapping[str, Any]],
+    options: dict[str, Any],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``to_zarr(ds, store, overviews=...)``: the pyramid of ``ds`` (see
+    :func:`~.overviews.multiscale`) as Zarr groups ``"0"``, ``"1"``... written by
+    ``DataTree.to_zarr`` in one computation (each level from the previous one's
+    graph), every level's arrays in the stored chunks ``to_hurray`` gives them, and
+    the root's ``multiscales`` attributes as the JSON objects the convention defines.
+
+    Raises
+    ------
+    HurrayValueError
+        For ``group``, ``append_dim``, ``region`` or a mode that writes into a store,
+        and as :func:`~.overviews.multiscale` raises.
+    """
+    refused = [key for key in ("group", "append_dim", "region") if kwargs.get(key) is not None]
+    if refused or kwargs.get("mode", "w-") not in ("w", "w-"):
+        raise HurrayValueError(
+            "overviews= writes a new pyramid as the top groups of the store, with mode "
+            f"'w' or 'w-'; it does not take {refused or [kwargs['mode']]}",
+            value=refused or kwargs.get("mode"),
+        )
+    if encoding:
+        # the levels take their storage settings from level 0's, as with to_hurray
+        ds = ds.copy()
+        for name, given in encoding.items():
+            if name in ds.variables:
+                ds[name].encoding = {**ds[name].encoding, **given}
+    overviews, dims, resampling = levels
+    tree = multiscale(ds, overviews, dims=dims, resampling=resampling)
+    settings: dict[str, Any] = {}
+    for node in tree.subtree:
+        level = node.to_dataset(inherit=False)
+        chunked = {
+            name: {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
+            | {"chunks": var.encoding["chunks"]}
+            for name, var in level.variables.items()
+            if "chunks" in var.encoding
+        }
+        settings[node.path] = hurray_zarr_encoding(level, chunked, **options)
+    # a root of JSON objects, as Zarr readers of the convention find them
+    tree.attrs = convention_attrs(tree.attrs)
+    return tree.to_zarr(store, encoding=settings, **kwargs)
+
+
 def to_zarr(
     ds: xr.Dataset | xr.DataArray | xr.DataTree,
     store: MutableMapping[str, Any] | str | Any = None,
@@ -209,6 +260,9 @@ def to_zarr(
     compressors: Sequence[BytesBytesCodec] | None = (ZstdCodec(level=0),),
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
+    overviews: int | Sequence[int] | None = None,
+    overview_dims: Sequence[Hashable] | None = None,
+    resampling: str | Mapping[Hashable, str] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Write ``ds`` to a Zarr v3 store as shards whose inner chunks are Hilbert-placed.
@@ -268,6 +322,12 @@ def to_zarr(
         (zstd level 0 by default; ``None`` for none).
     chunk_bytes, shard_bytes
         Target uncompressed sizes of an inner chunk and of a shard.
+    overviews, overview_dims, resampling
+        Write a pyramid of ``ds``, as :func:`~xarray_hurray.to_hurray` does: the same
+        levels as groups ``"0"``, ``"1"``... of the store, with the same chunks (the
+        inner chunks of the shards) and the root's ``multiscales`` and
+        ``hurray_overviews`` attributes, all in one computation; with mode ``"w"``
+        or ``"w-"`` only, and no ``group``, ``append_dim`` or ``region``.
     **kwargs
         Passed to ``Dataset.to_zarr`` as they are: ``mode``, ``append_dim``,
         ``region``, ``storage_options``, ``compute``, ``consolidated``, ``group``,
@@ -288,6 +348,21 @@ def to_zarr(
         ds = array_dataset(ds)
     if kwargs.setdefault("zarr_format", 3) != 3:
         raise HurrayValueError(f"Hurray in Zarr needs zarr_format=3, got {kwargs['zarr_format']!r}")
+    compressors = tuple(compressors or ())
+    if layout is None:
+        layout = default_layout(read_in_part=not compressors)
+    options: dict[str, Any] = {
+        "layout": layout,
+        "compressors": compressors,
+        "chunk_bytes": chunk_bytes,
+        "shard_bytes": shard_bytes,
+    }
+    if overviews is not None:
+        if not isinstance(ds, xr.Dataset):
+            raise HurrayTypeError("overviews are made of a Dataset, not a DataTree")
+        levels = (overviews, overview_dims, resampling)
+        with consolidated_quietly():
+            return _pyramid_to_zarr(ds, store, levels, encoding or {}, options, kwargs)
     # Arrays that already exist keep their storage: xarray refuses an encoding for
     # them when appending or writing a region.
     writes_into = (
@@ -301,16 +376,11 @@ def to_zarr(
             return set()
         return _existing_arrays(store, group, kwargs.get("storage_options"))
 
-    compressors = tuple(compressors or ())
-    if layout is None:
-        layout = default_layout(read_in_part=not compressors)
-    settings: dict[str, Any] = {"layout": layout, "compressors": compressors}
-    settings |= {"chunk_bytes": chunk_bytes, "shard_bytes": shard_bytes}
     given = encoding or {}
     with consolidated_quietly():
         if isinstance(ds, xr.DataTree):
-            return _tree_to_zarr(ds, store, given, settings, existing, kwargs)
-        full = hurray_zarr_encoding(ds, given, skip=existing(kwargs.get("group")), **settings)
+            return _tree_to_zarr(ds, store, given, options, existing, kwargs)
+        full = hurray_zarr_encoding(ds, given, skip=existing(kwargs.get("group")), **options)
         return ds.to_zarr(store, encoding=full, **kwargs)
 
 

@@ -181,7 +181,7 @@ def zarr_attributes(var: VariableMeta) -> dict[str, Any]:
         fill = np.asarray(var.attrs["_FillValue"]).item()
         try:
             attributes["_FillValue"] = FillValueCoder.encode(fill, dtype)
-        except (TypeError, ValueError) as err:  # a file's attribute, of any type
+        except (TypeError, ValueError, OverflowError) as err:  # a file's attribute, any type
             raise HurrayValueError(
                 f"its _FillValue {fill!r} is not a value of its type {dtype} ({err})",
                 value=fill,
