@@ -269,6 +269,24 @@ def encode_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
     return encoded
 
 
+def check_attrs(attrs: Mapping[Any, Any]) -> None:
+    """Raise what :func:`encode_attrs` raises, without building the JSON of numpy
+    arrays of the types the format stores, which can always be stored (a description
+    read from a file is checked so, without an item-by-item pass over each array).
+
+    Raises
+    ------
+    TypeError
+        As :func:`encode_attrs`.
+    """
+    encode_attrs(
+        {
+            key: None if isinstance(v, np.generic | np.ndarray) and v.dtype.kind in "biufcU" else v
+            for key, v in attrs.items()
+        }
+    )
+
+
 def decode_attrs(attrs: Mapping[str, Any], budget: AttributeBudget | None = None) -> dict[str, Any]:
     """Decode a mapping of attributes written by :func:`encode_attrs`, spending ``budget``."""
     return {key: decode_attr(value, budget) for key, value in attrs.items()}

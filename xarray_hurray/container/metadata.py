@@ -30,7 +30,7 @@ from ..layout import (
     placement_chunks,
     placement_positions,
 )
-from .attrs import AttributeBudget, attribute_nbytes, decode_attrs, encode_attrs
+from .attrs import AttributeBudget, attribute_nbytes, check_attrs, decode_attrs, encode_attrs
 from .codecs import parse_codecs
 from .elements import STRING, element_from_bytes, parse_element_type
 from .format import INDEX_ENTRY, VERSION
@@ -212,7 +212,7 @@ class VariableMeta:
             raise HurrayValueError(f"chunk axes {list(axes)} must be distinct axes of {shape}")
         if not isinstance(self.attrs, dict):
             raise HurrayTypeError(f"attrs must be a dict, got {type(self.attrs).__name__}")
-        encode_attrs(self.attrs)
+        check_attrs(self.attrs)
         if self.fill_value is not None:
             if not isinstance(self.fill_value, bytes):
                 raise HurrayTypeError(f"fill_value must be bytes, got {self.fill_value!r}")

@@ -26,7 +26,7 @@ from xarray.backends.zarr import FillValueCoder
 from ..container import ContainerReader, VariableMeta
 from ..container.elements import parse_element_type
 from ..container.metadata import dots_only
-from ..errors import HurrayValueError
+from ..errors import HurrayFormatError, HurrayValueError
 from ..layout import RowMajorLayout
 from .conventions import convention_attrs
 from .stored_chunk import FIXED_SIZE_KINDS
@@ -172,19 +172,21 @@ def zarr_attributes(var: VariableMeta) -> dict[str, Any]:
 
     Raises
     ------
-    ValueError
-        For a ``_FillValue`` that is not a value of the variable's type.
+    HurrayFormatError
+        For a ``_FillValue`` that is no value of the variable's type (as xarray's
+        reading of the file refuses it).
     """
     dtype = parse_element_type(var.dtype)
     attributes = {k: json_attribute(v) for k, v in var.attrs.items()}
     if "_FillValue" in var.attrs:
-        fill = np.asarray(var.attrs["_FillValue"]).item()
+        fill = np.asarray(var.attrs["_FillValue"])
         try:
-            attributes["_FillValue"] = FillValueCoder.encode(fill, dtype)
-        except (TypeError, ValueError, OverflowError) as err:  # a file's attribute, any type
-            raise HurrayValueError(
-                f"its _FillValue {fill!r} is not a value of its type {dtype} ({err})",
-                value=fill,
+            attributes["_FillValue"] = FillValueCoder.encode(fill.item(), dtype)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise HurrayFormatError(
+                f"variable {var.name!r}: its _FillValue {fill.tolist()!r} is no value of its "
+                f"type {dtype}: {err}",
+                value=var.name,
             ) from err
     return attributes
 
@@ -276,15 +278,10 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
                 if dots_only(var.name)
                 else unreferenceable(var, other_layouts=False)
             )
-            if reason is None:
-                try:
-                    metadata = array_metadata(var, zarr_codecs(var))
-                except HurrayValueError as err:
-                    reason = str(err)
             if reason is not None:
                 left_out.append(f"{path!r} ({reason})")
                 continue
-            refs[f"{path}/zarr.json"] = json.dumps(metadata)
+            refs[f"{path}/zarr.json"] = json.dumps(array_metadata(var, zarr_codecs(var)))
             # stored chunks only, a batch at a time: in 1.1 a missing chunk has no entry
             for positions, entries in reader.stored_chunks(path):
                 keys = chunk_keys(var, var.chunk_ids(positions))
