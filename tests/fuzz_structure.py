@@ -22,6 +22,7 @@ import random
 import shutil
 import struct
 import tempfile
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +51,7 @@ from xarray_hurray.container.index import page_counts, page_format
 from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.errors import HurrayError
 from xarray_hurray.io import FileObjectSource
-from xarray_hurray.zarr.references import kerchunk_references
+from xarray_hurray.zarr.references import UnreferenceableWarning, kerchunk_references
 
 CAP = 64 * 2**20
 """``max_chunk_bytes`` of every read: the documented cap a fuzzed file may make a
@@ -783,6 +784,36 @@ def preserve_1_1(tree: Tree, rng: random.Random) -> str:
     return "preserving"
 
 
+NAMES = [".", "..", "...", "a/../b", "./g", "", "/", "g/k", " ", "x y", "x+y%20\u00e9", "__x__"]
+NAMES += ["\u00e9" * 200, "NaN", "\ud800"]
+"""Names of groups and variables: ones a path reads as another group (``.``, ``..``),
+the separator, the empty name, text that URLs and Zarr keys must escape."""
+
+
+def _json_groups(meta: Any) -> list[Any]:
+    """The group objects below the root of (maybe mutated) metadata, depth first."""
+    found: list[Any] = []
+    stack = [meta]
+    while stack:
+        group = stack.pop()
+        if not isinstance(group, dict) or not isinstance(group.get("groups"), list):
+            continue
+        found += group["groups"]
+        stack += reversed(group["groups"])
+    return found
+
+
+def mutate_names(tree: Tree, rng: random.Random) -> str:
+    """Rename a group or a variable of a 1.1 or 1.2 file: one of :data:`NAMES`, or the
+    name of another group or variable (a sibling's among them)."""
+    nodes = [g for g in _json_groups(tree.meta) if isinstance(g, dict) and "name" in g]
+    nodes += [v for v in _json_variables(tree.meta) if isinstance(v, dict) and "name" in v]
+    target = rng.choice(nodes)
+    taken = [n["name"] for n in nodes if n is not target]
+    target["name"] = rng.choice(NAMES + taken)
+    return "names:" + ("variable" if "dims" in target else "group")
+
+
 PYRAMID_ATTRS = ("hurray_overviews", "multiscales", "zarr_conventions")
 """The root attributes of a file with overviews, each JSON text (docs/spec/overviews.md)."""
 
@@ -825,6 +856,7 @@ def mutate_pyramid_attrs(tree: Tree, rng: random.Random) -> str:
 
 MUTATORS_1_1 = [mutate_metadata, mutate_metadata, mutate_slot, mutate_other_slot]
 MUTATORS_1_1 += [mutate_index_1_1, mutate_index_1_1, mutate_chunk, mutate_chunk, preserve_1_1]
+MUTATORS_1_1 += [mutate_names]
 
 
 # ---------------------------------------------------------------- a decoder of the index
@@ -1074,6 +1106,10 @@ def run_input(
             outcome["verify"] = "unexpected:verify-passed-a-file-reads-reject"
     except Exception as err:
         outcome["verify"] = classify(err)
+    try:
+        outcome["references"] = references_outcome(blob)
+    except Exception as err:
+        outcome["references"] = classify(err)
     path = work / "input.hurray"
     path.write_bytes(blob)
     try:
@@ -1116,6 +1152,21 @@ def run_input(
     if pyramid:
         outcome |= run_pyramid(path, work)
     return outcome
+
+
+def references_outcome(blob: bytes) -> str:
+    """``ok`` when the kerchunk references of ``blob`` are made and every key is a Zarr
+    key: parts that are node names (not empty, not periods alone) and a last part of
+    ``zarr.json`` or a chunk's coordinates."""
+    reader = ContainerReader(FileObjectSource(io.BytesIO(blob)), max_chunk_bytes=CAP)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreferenceableWarning)  # left out, as documented
+        refs = kerchunk_references(reader, "file:///input.hurray")["refs"]
+    for key in refs:
+        parts = key.split("/")
+        if any(not part or not part.strip(".") for part in parts):
+            return "unexpected:refs-key-names-another-node"
+    return "ok"
 
 
 def overall(outcome: dict[str, str]) -> str:

@@ -21,6 +21,8 @@ from xarray_hurray.layout import RowMajorLayout, chunk_placement, layout_for_sha
         (errors.HurrayFormatError, ValueError),
         (errors.HurrayValueError, ValueError),
         (errors.HurrayTypeError, TypeError),
+        (errors.HurrayKeyError, KeyError),
+        (errors.TargetExistsError, FileExistsError),
         (errors.SourceChangedError, OSError),
         (errors.SourceReadError, OSError),
         (errors.UnsupportedZarrError, RuntimeError),
@@ -43,6 +45,14 @@ def test_errors_keep_the_bad_value(call, value):
     with pytest.raises(errors.HurrayError) as raised:
         call()
     assert raised.value.value == value
+
+
+def test_a_missing_name_prints_as_a_sentence_not_a_quoted_key(tmp_path):
+    ds = xr.Dataset({"v": (("x",), np.zeros(3))})
+    with pytest.raises(KeyError) as raised:
+        xh.to_hurray(ds, tmp_path / "out.hurray", encoding={"w": {"chunks": (1,)}})
+    assert str(raised.value) == "encoding given for 'w', which is not a variable of the dataset"
+    assert raised.value.value == "w"
 
 
 def test_context_is_added_to_a_copy_and_the_original_is_chained():

@@ -55,6 +55,16 @@ class HurrayValueError(HurrayError, ValueError):
     not fit, an invalid codec configuration or merge policy."""
 
 
+class HurrayKeyError(HurrayError, KeyError):
+    """A name that is not there: a variable or group a file lacks, a variable an
+    encoding is given for that the dataset lacks, a coordinate ``region="auto"``
+    needs.  It prints as its message: a plain :class:`KeyError` prints its argument
+    in quotes, as a key."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class HurrayTypeError(HurrayError, TypeError):
     """An argument of the wrong type: a name that is not a string, an object that is
     neither a layout nor its description, a file object opened in text mode."""
@@ -64,6 +74,14 @@ class SourceChangedError(HurrayError, OSError):
     """The file behind a source was replaced or modified after it was first opened.
 
     :attr:`value` is the path of the file.
+    """
+
+
+class TargetExistsError(HurrayError, FileExistsError):
+    """A write that creates a file found one at its target when it came to put its own
+    there: another writer made it meanwhile.  Nothing was replaced.
+
+    :attr:`value` is the target.
     """
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -205,6 +206,10 @@ def test_verify_corrupt_header_is_status_1(sample, tmp_path, capsys):
         (["plan", "{file}", "--var", "v", "--region", "z=0:5"], "has no dimension 'z'"),
         (["plan", "{file}", "--var", "v", "--region", "y=900"], "out of bounds"),
         (["plan", "{file}", "--var", "v", "--region", "y=1,y=2"], "appears twice"),
+        # past the end of y (128 long), or before its start
+        (["plan", "{file}", "--var", "v", "--region", "y=500:600"], "'y=500:600' is out of"),
+        (["plan", "{file}", "--var", "v", "--region", "y=100:129"], "129 is not within"),
+        (["plan", "{file}", "--var", "v", "--region", "y=-200:"], "out of bounds"),
         (["info", "{file}", "--storage-option", "novalue"], "key=value"),
         (["convert", "{missing}", "{out}"], "no such file"),
         (["convert", "{file}", "{out}", "--chunks", "y=0"], "bad chunks item"),
@@ -305,6 +310,26 @@ def test_convert_refuses_a_layout_that_cannot_hold_the_chunks(sample, tmp_path, 
     )
     assert status == 2 and "variable 'v'" in err and "cannot hold chunks (16, 8)" in err
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kept", [False, True])
+def test_demo_leaves_its_files_only_in_a_folder_it_is_given(tmp_path, monkeypatch, capsys, kept):
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))  # the system's temporary folder
+    argv = ["demo", "--out", str(tmp_path / "kept")] if kept else ["demo"]
+    status, out, _ = run(capsys, *argv)
+    assert status == 0 and "Requests and bytes per region read" in out
+    assert list(temporary.iterdir()) == []
+    if kept:
+        listed = out.split("\nFiles:\n")[1].split("\n\n")[0].splitlines()
+        assert sorted(p for p in (tmp_path / "kept").iterdir()) == sorted(
+            Path(line.split()[-1]) for line in listed
+        )
+        assert "hurray info" in out
+    else:
+        assert "The files were removed; hurray demo --out DIR" in out
 
 
 def test_demo_counts_and_files(tmp_path):
@@ -422,6 +447,26 @@ def test_output_closed_early_stops_quietly(tmp_path):
         child.stdout.close()
         err = child.stderr.read()
     assert child.returncode == 141 and err == b""
+
+
+@pytest.mark.parametrize("printed", ["as info prints it", "with a leading slash"])
+def test_plan_reaches_a_variable_in_a_group_by_the_path_info_prints(tmp_path, capsys, printed):
+    """A tree's groups, and the levels of a pyramid (groups "0", "1", ...)."""
+    rng = np.random.default_rng(8)
+    ds = xr.Dataset({"t2m": (("y", "x"), rng.standard_normal((64, 64)))})
+    tree, pyramid = tmp_path / "tree.hurray", tmp_path / "map.hurray"
+    xh.to_hurray(xr.DataTree.from_dict({"/forecast": ds}), tree)
+    xh.to_hurray(ds, pyramid, overviews=1, encoding={"t2m": {"chunks": (16, 16)}})
+    for path, name in ((tree, "forecast/t2m"), (pyramid, "1/t2m")):
+        status, out, _ = run(capsys, "info", str(path))
+        assert status == 0 and f"\n{name} (y=" in out
+        given = name if printed == "as info prints it" else f"/{name}"
+        status, out, err = run(capsys, "plan", str(path), "--var", given, "--region", "y=0:8")
+        assert status == 0, err
+        assert out.startswith(f"{path}: {name}[y=0:8]")
+        assert "requests after merging: 1" in out
+    status, _, err = run(capsys, "plan", str(pyramid), "--var", "t2m")
+    assert status == 2 and "it holds ['0/t2m', '1/t2m']" in err
 
 
 def test_plan_of_an_empty_region_plans_nothing(sample, capsys):

@@ -1,4 +1,4 @@
-"""The code in docs/getting-started.md runs as written."""
+"""The code in README.md and docs/getting-started.md runs as written."""
 
 from __future__ import annotations
 
@@ -13,12 +13,35 @@ import xarray as xr
 
 from xarray_hurray.cli import main
 
-PAGE = Path(__file__).parents[2] / "docs" / "getting-started.md"
+ROOT = Path(__file__).parents[2]
+PAGE = ROOT / "docs" / "getting-started.md"
 
 
-def blocks(language: str) -> list[str]:
-    """The fenced code blocks of ``language`` on the page, in order."""
-    return re.findall(rf"```{language}\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)
+def blocks(language: str, page: Path = PAGE) -> list[str]:
+    """The fenced code blocks of ``language`` on ``page``, in order."""
+    return re.findall(rf"```{language}\n(.*?)```", page.read_text(), flags=re.DOTALL)
+
+
+@pytest.mark.slow
+def test_the_readmes_use_block_runs_as_pasted(tmp_path):
+    """In an empty folder, in a process of its own, without a warning."""
+    (code,) = [b for b in blocks("python", ROOT / "README.md") if "to_hurray" in b]
+    result = subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-W", "error::RuntimeWarning", "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    with xr.open_dataset(tmp_path / "field.hurray", engine="hurray") as field:
+        assert field.sizes["time"] == 4  # the two days and the two appended
+    with xr.open_datatree(tmp_path / "tree.hurray", engine="hurray") as tree:
+        assert set(tree.children) == {"first", "later"}
+    assert (tmp_path / "field.zarr" / "zarr.json").is_file()
+    with xr.open_datatree(tmp_path / "map.hurray", engine="hurray") as pyramid:
+        assert set(pyramid.children) == {"0", "1", "2"}
 
 
 @pytest.mark.slow

@@ -3,11 +3,13 @@ whole, ``auto`` for uncompressed Zarr chunks, which the ``hurray`` codec reads i
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import numpy as np
 import pytest
 import xarray as xr
+import zarr
 
 import xarray_hurray as xh
 from xarray_hurray.cli.main import main
@@ -60,3 +62,43 @@ def test_zarr_output_is_standard_unless_chunks_are_read_in_part(
     assert main(["convert", str(path), str(store), "--chunks", "y=16,x=16", *args]) == 0
     assert {name: inner_codecs(store, name) for name in ("v", "t")} == expected
     xr.testing.assert_identical(xr.open_dataset(store, engine="zarr"), ds)
+
+
+def stored_chunks(path) -> tuple[int, ...]:
+    """The chunks of variable ``v`` as the output's own format stores them."""
+    name = str(path)
+    if name.endswith(".hurray"):
+        return xh.open_reader(path).variable("v").chunks
+    if name.endswith(".zarr"):
+        return tuple(zarr.open_array(path / "v", mode="r").chunks)
+    with xr.open_dataset(path) as ds:
+        return tuple(ds["v"].encoding["chunksizes"])
+
+
+@pytest.mark.parametrize("suffix", [".hurray", ".zarr", ".nc"])
+@pytest.mark.parametrize(
+    ("argv", "expected"), [([], (1, 64, 64)), (["--chunks", "time=4"], (4, 64, 64))]
+)
+def test_convert_keeps_the_inputs_chunks(tmp_path, suffix, argv, expected) -> None:
+    """Without --chunks for them, the dimensions keep the chunk sides the input has."""
+    if suffix == ".nc" and importlib.util.find_spec("h5netcdf") is None:
+        pytest.skip("reads netCDF-4 with h5netcdf")
+    ds = xr.Dataset({"v": (("time", "y", "x"), np.arange(8 * 180 * 128.0).reshape(8, 180, 128))})
+    source, out = tmp_path / "in.hurray", tmp_path / f"out{suffix}"
+    xh.to_hurray(ds, source, encoding={"v": {"chunks": (1, 64, 64)}})
+    assert main(["convert", str(source), str(out), *argv]) == 0
+    assert stored_chunks(out) == expected
+    with xr.open_dataset(out, engine="hurray" if suffix == ".hurray" else None) as back:
+        xr.testing.assert_identical(back, ds)
+
+
+def test_input_chunks_a_layout_cannot_hold_give_way_to_chunks_it_can(tmp_path) -> None:
+    ds = xr.Dataset({"v": (("y", "x"), np.arange(256 * 256, dtype="f4").reshape(256, 256))})
+    source, out = tmp_path / "in.hurray", tmp_path / "out.hurray"
+    xh.to_hurray(ds, source, encoding={"v": {"chunks": (12, 10)}})
+    assert main(["convert", str(source), str(out), "--layout", "hilbert"]) == 0
+    var = xh.open_reader(out).variable("v")
+    # the whole variable is less than 1 MiB: one chunk, which a Hilbert curve fills
+    assert var.chunks == (256, 256) and var.layout.name == "hilbert"
+    with xr.open_dataset(out, engine="hurray") as back:
+        xr.testing.assert_identical(back, ds)

@@ -3,7 +3,10 @@ Zarr and netCDF-4."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -120,3 +123,107 @@ def test_netcdf_3_input_has_no_groups_and_still_converts(tmp_path):
     convert(netcdf, out)
     with xr.open_dataset(out, engine="hurray") as back:
         xr.testing.assert_identical(back, ds)
+
+
+def same_names() -> xr.DataTree:
+    """Three groups holding variables of one name and shape but different values, which
+    a reader naming dask arrays by file and variable alone would take for one."""
+    rng = np.random.default_rng(3)
+    return xr.DataTree.from_dict(
+        {
+            f"/{group}": xr.Dataset(
+                {
+                    "v": (("y", "x"), rng.standard_normal((12, 10))),
+                    "n": (("y",), rng.integers(0, 100, 12).astype("i4")),
+                }
+            )
+            for group in "abc"
+        }
+    )
+
+
+def with_same_names(path) -> None:
+    xh.to_hurray(same_names(), path, encoding={f"/{g}": {"v": {"chunks": (4, 5)}} for g in "abc"})
+
+
+def with_overviews(path) -> None:
+    rng = np.random.default_rng(4)
+    ds = xr.Dataset(
+        {"v": (("y", "x"), rng.standard_normal((16, 12)))},
+        coords={"y": np.arange(16.0), "x": np.arange(12.0)},
+    )
+    xh.to_hurray(ds, path, overviews=2, encoding={"v": {"chunks": (4, 4)}})
+
+
+@pytest.mark.parametrize("suffix", [".zarr", ".nc", ".hurray"])
+@pytest.mark.parametrize("make", [with_same_names, with_overviews])
+def test_every_group_keeps_its_own_values(tmp_path, suffix, make):
+    """Groups whose variables share a name (the levels of a pyramid among them) each
+    keep their own values, in every output format."""
+    if suffix == ".nc" and importlib.util.find_spec("h5netcdf") is None:
+        pytest.skip("reads netCDF-4 with h5netcdf")
+    source, out = tmp_path / "source.hurray", tmp_path / f"out{suffix}"
+    make(source)
+    convert(source, out)
+    expected = read(source, "hurray")
+    back = read(out, None)
+    assert sorted(back.groups) == sorted(expected.groups)
+    for node in expected.subtree:
+        assert sorted(back[node.path].data_vars) == sorted(node.data_vars)
+        for name, var in node.data_vars.items():
+            np.testing.assert_array_equal(back[node.path][name].values, var.values)
+
+
+_OPENED: dict[str, int] = {}
+"""Times each path in it was opened since it was put there (see :func:`_count_opens`)."""
+
+
+def _count_opens(event: str, args: tuple) -> None:
+    """An audit hook: counts the openings of the paths in :data:`_OPENED` (the system's
+    own record of them, whoever opens)."""
+    if event == "open" and _OPENED and isinstance(args[0], str | bytes | os.PathLike):
+        path = os.path.abspath(os.fsdecode(args[0]))
+        if path in _OPENED:
+            _OPENED[path] += 1
+
+
+sys.addaudithook(_count_opens)  # an audit hook cannot be removed: it does nothing idle
+
+
+@pytest.mark.parametrize("name", ["in.hurray", "in.bin"])
+@pytest.mark.parametrize("make", [with_same_names, with_overviews])
+def test_a_hurray_input_is_opened_once(tmp_path, name, make):
+    source, out = tmp_path / name, tmp_path / "out.zarr"
+    make(source)
+    _OPENED[str(source)] = 0
+    try:
+        convert(source, out)
+        # its reader's one opening, and for a name that does not say it is a Hurray
+        # file, the look at its first bytes
+        assert _OPENED[str(source)] == (1 if name.endswith(".hurray") else 2)
+    finally:
+        _OPENED.clear()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("h5netcdf") is None, reason="needs h5netcdf")
+def test_convert_closes_a_netcdf_input(tmp_path):
+    """No file of the input is left open for the garbage collector to close."""
+    source, out = tmp_path / "in.nc", tmp_path / "out.hurray"
+    same_names().to_netcdf(source, engine="h5netcdf")
+    with (
+        xr.set_options(warn_for_unclosed_files=True),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")
+        convert(source, out)
+        gc.collect()
+    assert [str(w.message) for w in caught if "not already closed" in str(w.message)] == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_convert_closes_a_hurray_input(tmp_path):
+    source, out = tmp_path / "in.hurray", tmp_path / "out.zarr"
+    with_same_names(source)
+    convert(source, out)
+    held = [os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")]
+    assert str(source) not in held

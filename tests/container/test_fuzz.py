@@ -442,6 +442,10 @@ def test_a_string_that_looks_nested_is_a_string(good):
         ('{"attrs":{"a":NaN},"variables":[]}', "not a JSON number"),
         ('{"attrs":{"a":-Infinity},"variables":[]}', "not a JSON number"),
         ('{"attrs":{"a":1e400},"variables":[]}', "out of range"),
+        # every spelling of a float beyond the largest: the exponent's, the digits'
+        ('{"attrs":{"a":[1.5,2E+309]},"variables":[]}', "out of range"),
+        ('{"attrs":{"a":' + "9" * 310 + '.5},"variables":[]}', "out of range"),
+        ('{"attrs":{"a":{"dtype":"float64","shape":[1],"data":[9e999]}},"variables":[]}', "range"),
         ('{"attrs":{"a":' + DEEP + '},"variables":[]}', f"deeper than {MAX_NESTING}"),
         ('{"attrs":{"a":' + DEEP * 1000 + '},"variables":[]}', "JSON"),
         ('{"attrs":{"a":' + "[" * 10**5 + "]" * 10**5 + '},"variables":[]}', "nested"),

@@ -12,8 +12,10 @@ import random
 import pytest
 import xarray as xr
 from fuzz_structure import (
+    NAMES,
     PYRAMID_ATTRS,
     NotByTheSpec,
+    _json_groups,
     _mutate_page_1_2,
     build,
     build_1_1,
@@ -131,6 +133,28 @@ def test_mutated_fields_give_only_documented_outcomes(seed, rng_seed):
         outcome = run_input(blob, kind, truth, work)
         if overall(outcome) not in ("ok", "rejected"):
             findings.append((kind, outcome))
+    assert findings == []
+
+
+def test_every_hostile_name_of_a_group_or_variable_gives_a_documented_outcome(tmp_path):
+    """Each name of :data:`NAMES` (and a sibling's) given to each group, and the names
+    of periods alone to a variable, through every way of reading (the names are
+    parsed alike in 1.1 and 1.2)."""
+    good = seed_file((1, 2))
+    truth = truth_of(good)
+    findings = []
+    names = {"group": [*NAMES, "g"], "variable": [n for n in NAMES if "." in n or "/" in n]}
+    # the two groups, and the variable of g (the first variable of the groups)
+    for what, number in [("group", 0), ("group", 1), ("variable", 0)]:
+        for name in names[what]:
+            tree = parse_1_1(good)
+            nodes = _json_groups(tree.meta) if what == "group" else tree.meta["groups"]
+            if what == "variable":
+                nodes = nodes[0]["variables"]
+            nodes[number]["name"] = name
+            outcome = run_input(build_1_1(tree), "names", truth, tmp_path)
+            if overall(outcome) not in ("ok", "rejected"):
+                findings.append((what, name, outcome))
     assert findings == []
 
 

@@ -1,9 +1,10 @@
-"""Reads from a local file: pieces read by the threads that decode them, in placement
-order, each chunk decompressed into a buffer of its thread and placed; a read of one
-whole chunk is that chunk as decoded."""
+"""Reads from a local file: pieces handed in placement order to the threads that read
+and decode them, each chunk decompressed into a buffer of its thread and placed; a
+read of one whole chunk is that chunk as decoded."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 import tracemalloc
 from pathlib import Path
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
-from xarray_hurray.container import ContainerReader, checksum, reader
+from xarray_hurray.container import ContainerReader, checksum, reader, threads
 from xarray_hurray.io import LocalFileSource
 from xarray_hurray.testing import CountingSource
 
@@ -72,10 +73,25 @@ def test_every_piece_size_reads_the_values(path, truth, piece, key):
     finally:
         reader.PIECE_BYTES = old
     np.testing.assert_array_equal(got, truth[key])
-    # after the head, pieces in placement order, each a request of its own
+    # after the head, the pieces, each a request of its own, each once, and no chunk
+    # read twice; the decode threads read them as they take them, so two threads'
+    # pieces may reach the file in either order (see the next test for the order)
+    pieces = counting.requests[1:]
+    assert counting.batches[1:] == [1] * len(pieces)
+    ordered = sorted(pieces)
+    assert all(stop <= start for (_, stop), (start, _) in itertools.pairwise(ordered))
+
+
+@pytest.mark.parametrize("piece", [1, 3000])
+def test_pieces_are_handed_to_the_decode_threads_in_placement_order(path, monkeypatch, piece):
+    """With one thread, the order the pieces are handed out is the order they are read:
+    front to back through the file."""
+    monkeypatch.setattr(reader, "PIECE_BYTES", piece)
+    monkeypatch.setattr(threads, "pool_threads", lambda: 1)
+    counting = CountingSource(LocalFileSource(path))
+    ContainerReader(counting).read("v", (slice(3, 77), slice(10, 50)))
     starts = [start for start, _ in counting.requests[1:]]
-    assert starts == sorted(starts)
-    assert counting.batches[1:] == [1] * len(starts)
+    assert len(starts) > 1 and starts == sorted(starts)
 
 
 def test_pieces_are_cut_between_chunks_at_the_piece_size(path, monkeypatch):

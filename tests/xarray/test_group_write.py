@@ -5,7 +5,10 @@ one commit that leaves the other groups reading as they did."""
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import dask.array as da
@@ -171,6 +174,11 @@ ERRORS = [
     ({"mode": "r+", "group": "nope"}, HurrayValueError, "'/nope' is not in the file"),
     ({"mode": "a", "group": "new", "append_dim": "time"}, HurrayValueError, "not in the file"),
     ({"group": "a//b"}, HurrayValueError, "part of the group path 'a//b' must not be empty"),
+    # names a path reads as the group itself or its parent, refused as Zarr refuses them
+    ({"group": "."}, HurrayValueError, "group path '.' is '.', periods alone"),
+    ({"group": ".."}, HurrayValueError, "periods alone"),
+    ({"group": "a/../b"}, HurrayValueError, "group path 'a/../b' is '..', periods alone"),
+    ({"group": "g/...", "mode": "a"}, HurrayValueError, "periods alone"),
     ({"group": 3}, TypeError, "group must be a string"),
     ({"mode": "a", "group": "land"}, HurrayValueError, "unique"),  # a variable's name
     ({"mode": "w", "group": "land/x"}, HurrayValueError, "unique"),
@@ -203,3 +211,78 @@ def test_a_group_in_an_s3_object(s3):
     with xr.open_datatree(url, engine="hurray", storage_options=so) as back:
         xr.testing.assert_identical(back["/"].to_dataset(inherit=False), ROOT)
         xr.testing.assert_identical(back["ocean"].to_dataset(inherit=False), field(0, 6))
+
+
+@pytest.mark.parametrize("mode", [None, "w", "w-", "a"])
+def test_a_group_whose_file_another_writer_creates_meanwhile_goes_into_it(tmp_path, mode):
+    """The file is missing when the write is planned and made by another writer before
+    it commits: the group goes into that file, whose groups stay as they are."""
+    path = tmp_path / "f.hurray"
+    lazy = field().chunk({"time": 1})
+    options = {} if mode is None else {"mode": mode}
+    pending = xh.to_hurray(lazy, path, group="a", compute=False, encoding=ENCODING, **options)
+    xh.to_hurray(STATIC, path, group="b", **options)  # the other writer, first to commit
+    pending.compute()
+    back = read(path, "hurray")
+    assert sorted(back.groups) == ["/", "/a", "/b"]
+    xr.testing.assert_identical(back["a"].to_dataset(), field())
+    xr.testing.assert_identical(back["b"].to_dataset(), STATIC)
+    assert verify_file(path) == []
+
+
+def test_the_same_group_created_meanwhile_is_refused_by_w_minus(tmp_path):
+    path = tmp_path / "f.hurray"
+    pending = xh.to_hurray(field().chunk({"time": 1}), path, group="a", mode="w-", compute=False)
+    xh.to_hurray(STATIC, path, group="a", mode="w-")
+    with pytest.raises(FileExistsError, match="holds the group '/a'"):
+        pending.compute()
+    xr.testing.assert_identical(read(path, "hurray")["a"].to_dataset(), STATIC)
+
+
+def test_a_file_created_meanwhile_is_named_by_its_path_not_the_temporary_one(tmp_path):
+    path = tmp_path / "f.hurray"
+    pending = xh.to_hurray(field().chunk({"time": 1}), path, mode="w-", compute=False)
+    xh.to_hurray(STATIC, path)
+    with pytest.raises(FileExistsError, match="another writer created a file there") as caught:
+        pending.compute()
+    assert ".tmp" not in str(caught.value) and str(path) in str(caught.value)
+    assert list(tmp_path.iterdir()) == [path]  # the temporary file is gone
+    with xr.open_dataset(path, engine="hurray") as back:
+        xr.testing.assert_identical(back.load(), STATIC)
+
+
+def _write_group_at(path: str, group: str, start: float) -> None:
+    """Write a group of its own to ``path`` at the instant ``start`` (a process's job)."""
+    ds = field(name=group)
+    time.sleep(max(start - time.time(), 0))
+    xh.to_hurray(ds, path, group=group)
+
+
+@pytest.mark.slow
+def test_two_processes_creating_one_file_each_with_its_own_group_keep_both(tmp_path):
+    """The race as it happens: two processes, default mode, the file missing for both."""
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(_write_group_at, [str(tmp_path / "warm.hurray")] * 2, "xy", [0, 0]))
+        for trial in range(8):
+            path = str(tmp_path / f"race{trial}.hurray")
+            start = time.time() + 0.3
+            list(pool.map(_write_group_at, [path] * 2, ["a", "b"], [start] * 2))
+            back = read(path, "hurray")
+            assert sorted(back.groups) == ["/", "/a", "/b"], trial
+            for group in "ab":
+                xr.testing.assert_identical(back[group].to_dataset(), field(name=group))
+
+
+def test_names_of_periods_alone_are_refused_for_the_groups_of_a_tree(tmp_path):
+    data = xr.DataTree.from_dict({"/": ROOT, "/ok": STATIC, "/ok/..": STATIC})
+    with pytest.raises(HurrayValueError, match=r"a group name is '\.\.', periods alone"):
+        xh.to_hurray(data, tmp_path / "f.hurray")
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_variable_may_have_a_name_of_periods_alone(tmp_path):
+    """It names no group: written and read back (the references leave it out)."""
+    ds = xr.Dataset({"..": ("k", np.arange(3.0))})
+    xh.to_hurray(ds, tmp_path / "f.hurray")
+    with xr.open_dataset(tmp_path / "f.hurray", engine="hurray") as back:
+        xr.testing.assert_identical(back.load(), ds)

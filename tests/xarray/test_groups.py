@@ -9,8 +9,13 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
+from xarray_hurray.cli import main
+from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
+from xarray_hurray.errors import HurrayValueError
 from xarray_hurray.io import LocalFileSource
+from xarray_hurray.layout import RowMajorLayout
 from xarray_hurray.testing import CountingSource
+from xarray_hurray.zarr.references import UnreferenceableWarning, kerchunk_references
 
 
 def tree() -> xr.DataTree:
@@ -155,3 +160,69 @@ def test_writing_into_the_root_of_a_tree_keeps_its_groups(tmp_path):
     with xr.open_datatree(out, engine="hurray") as back:
         xr.testing.assert_identical(back.load(), expected)
     assert xh.container.verify_file(out) == []
+
+
+def test_groups_opened_with_dask_keep_their_own_values(tmp_path):
+    """Variables of one name and shape in three groups, opened with ``chunks`` and
+    computed in one graph (a load, a write of the tree): dask must not take them for
+    one array."""
+    rng = np.random.default_rng(5)
+    groups = {f"/{g}": xr.Dataset({"v": (("y", "x"), rng.standard_normal((8, 6)))}) for g in "abc"}
+    source, out = tmp_path / "same.hurray", tmp_path / "out.hurray"
+    encoding = {path: {"v": {"chunks": (4, 6)}} for path in groups}
+    xh.to_hurray(xr.DataTree.from_dict(groups), source, encoding=encoding)
+    with xr.open_datatree(source, engine="hurray", chunks={}) as lazy:
+        names = {node["v"].data.name for node in lazy.subtree if "v" in node}
+        assert len(names) == 3
+        xh.to_hurray(lazy, out)
+        loaded = lazy.load()
+    for path, ds in groups.items():
+        xr.testing.assert_identical(loaded[path].to_dataset(), ds)
+    with xr.open_datatree(out, engine="hurray") as back:
+        for path, ds in groups.items():
+            xr.testing.assert_identical(back[path].to_dataset(), ds)
+
+
+@pytest.fixture
+def dotted(tmp_path):
+    """A file as earlier writers wrote one for ``group=".."``: a group named ``..``
+    (the format allows any name without ``/``), beside a group ``ok``."""
+    var = VariableMeta("t", ("k",), (3,), "float64", (3,), RowMajorLayout())
+    meta = DatasetMeta(
+        attrs={},
+        variables=(),
+        groups=(
+            DatasetMeta(attrs={}, variables=(var,), name=".."),
+            DatasetMeta(attrs={}, variables=(var,), name="ok"),
+        ),
+    )
+    path = tmp_path / "dotted.hurray"
+    with ContainerWriter(path, meta) as writer:
+        writer.write_chunk("../t", 0, np.arange(3.0).astype("<f8").tobytes())
+        writer.write_chunk("ok/t", 0, np.ones(3).astype("<f8").tobytes())
+    return path
+
+
+def test_a_group_named_with_periods_alone_is_read_by_its_path_not_as_a_tree(dotted):
+    with pytest.raises(
+        HurrayValueError, match=r"'/\.\.' has a name of periods alone.*open_dataset"
+    ):
+        xr.open_datatree(dotted, engine="hurray")
+    with xr.open_dataset(dotted, engine="hurray", group="..") as ds:
+        np.testing.assert_array_equal(ds["t"].values, np.arange(3.0))
+    assert sorted(xr.open_groups(dotted, engine="hurray")) == ["/", "/..", "/ok"]
+
+
+def test_references_leave_out_a_group_named_with_periods_alone(dotted):
+    with pytest.warns(UnreferenceableWarning, match="'../t' \\(its group's name is periods"):
+        refs = kerchunk_references(xh.open_reader(dotted), "file:///dotted.hurray")["refs"]
+    assert sorted(refs) == ["ok/t/c/0", "ok/t/zarr.json", "ok/zarr.json", "zarr.json"]
+
+
+@pytest.mark.parametrize("suffix", [".zarr", ".nc", ".hurray"])
+def test_convert_refuses_a_group_named_with_periods_alone(dotted, capsys, suffix):
+    out = dotted.with_name(f"out{suffix}")
+    assert main(["convert", str(dotted), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "its group '/..' has a name of periods alone" in err
+    assert not out.exists()

@@ -6,10 +6,12 @@ import io
 import json
 import os
 import struct
+import subprocess
 
 import dask.array as da
 import fsspec
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from fuzz_cases import SLOT_AT, as_version, metadata_text, reseal, with_metadata
@@ -18,7 +20,9 @@ import xarray_hurray as xh
 from xarray_hurray.container import ContainerWriter, DatasetMeta, verify_file
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import PREFIX, SLOT, SLOT_HEADER_SIZE
+from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.container.update import storage_order
+from xarray_hurray.errors import HurrayFormatError
 from xarray_hurray.layout import LayoutError
 
 
@@ -170,6 +174,9 @@ def test_a_stored_chunk_entry_of_size_0_is_refused(good, version, match):
         (lambda m: m["groups"].append(_group("a/b")), "contains '/'"),
         (lambda m: m["groups"].append(_group("v")), "unique"),
         (lambda m: m["groups"].extend([_group("g"), _group("g")]), "unique"),
+        # an object in an attribute list is a numpy attribute, the empty one too
+        (lambda m: m["attrs"].update(a=[{}]), r"needs dtype, shape and data, got \[\]"),
+        (lambda m: m["attrs"].update(a=[1, [{}]]), "needs dtype, shape and data"),
     ],
 )
 def test_invalid_metadata_with_valid_checksums(good, edit, match):
@@ -179,6 +186,13 @@ def test_invalid_metadata_with_valid_checksums(good, edit, match):
     _corrupt(
         path, with_metadata(bytes(blob), json.dumps(meta).encode()), f"invalid metadata: .*{match}"
     )
+
+
+@pytest.mark.parametrize("version", [(1, 0), (1, 2)])
+def test_an_empty_object_in_an_attribute_list_is_refused_by_every_reader(version):
+    members = {"attrs": {"a": [{}]}, "variables": []} | ({"groups": []} if version > (1, 0) else {})
+    with pytest.raises(HurrayFormatError, match="needs dtype, shape and data"):
+        parse_metadata(json.dumps(members).encode(), version)
 
 
 def _group(name: str) -> dict:
@@ -290,6 +304,20 @@ def _assert_nothing_written(directory, before=()):
             ValueError,
             "dask chunks .* not uniform",
         ),
+        (
+            xr.Dataset(coords={"t": pd.date_range("2024-01-01", periods=3, tz="UTC")}),
+            {},
+            TypeError,
+            r"variable 't' holds times with a time zone \(datetime64\[.s, UTC\]\), which CF "
+            r"encoding cannot store: convert them to UTC without a zone, as "
+            r"ds\['t'\] = ds.indexes\['t'\].tz_convert\(None\) does",
+        ),
+        (
+            xr.Dataset({"v": ("x", pd.Categorical(["a", "b", "a"]))}),
+            {},
+            TypeError,
+            "variable 'v' holds values of the pandas type category, .* convert it to a numpy",
+        ),
     ],
 )
 def test_bad_input_fails_before_any_byte_is_written(tmp_path, ds, kwargs, error, match):
@@ -366,4 +394,53 @@ def test_a_hilbert_misfit_names_the_variable_and_what_to_do(tmp_path, write):
     assert message.startswith("variable 't2m': a hilbert layout cannot hold chunks (")
     assert "sides are all the same power of two" in message
     assert "or the layout 'auto' (Hilbert where it fits, Morton elsewhere) or 'morton'" in message
+    # the rule the chunks break in their own terms; the descriptor's fields are not
+    # the user's (hilbert_order, derived from the first side)
+    assert "and their sides " in message and " differ;" in message
+    assert "hilbert_order" not in message and "got 0" not in message
     _assert_nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "broken"),
+    [
+        ((1, 128, 128), "their sides 1, 128, 128 differ"),
+        ((1, 1), "their sides are 1"),
+        ((24, 24), "24 is not a power of two"),
+        ((64,), "they have 1 dimension"),
+    ],
+)
+def test_a_hilbert_misfit_says_which_rule_the_chunks_break(tmp_path, chunks, broken):
+    ds = xr.Dataset({"v": (tuple("tyx"[-len(chunks) :]), np.zeros(chunks, "f4"))})
+    with pytest.raises(LayoutError) as caught:
+        xh.to_hurray(ds, tmp_path / "out.hurray", layout="hilbert")
+    message = str(caught.value)
+    assert f"such as (64, 64{', 64' * (len(chunks) == 3)}), and {broken}; choose" in message
+    assert message.endswith("(docs/spec/layouts.md, hilbert constraint " + message[-2:])
+    assert "hilbert_order" not in message
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder no file can be created in: made immutable for root (who may write into
+    any folder the permissions close), read-only for others."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+            pytest.skip("chattr +i is not available here")
+        yield folder
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="folder permissions of POSIX")
+def test_a_folder_that_takes_no_file_is_named_by_the_target(read_only_folder):
+    target = read_only_folder / "new.hurray"
+    with pytest.raises(PermissionError) as caught:
+        xh.to_hurray(xr.Dataset({"v": ("x", np.zeros(3))}), target)
+    assert caught.value.filename == str(target) and ".tmp" not in str(caught.value)
+    assert "cannot create a file in its folder" in str(caught.value)

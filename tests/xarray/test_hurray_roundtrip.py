@@ -6,6 +6,7 @@ import io
 import math
 import os
 import pickle
+import warnings
 
 import dask.array as da
 import fsspec
@@ -235,6 +236,17 @@ def test_engine_is_guessed_from_suffix_and_magic(tmp_path):
     entry = xh.xarray.HurrayBackendEntrypoint()
     assert not entry.guess_can_open(tmp_path / "missing.nc")
     assert "hurray" in xr.backends.list_engines()
+
+
+def test_a_directory_is_not_guessed_to_be_ours_without_a_warning(tmp_path):
+    """xarray asks every engine about a Zarr store's directory, and warns of any that
+    fails to answer."""
+    store = tmp_path / "s.zarr"
+    xr.Dataset({"v": ("x", np.arange(3))}).to_zarr(store, zarr_format=2)
+    assert not xh.xarray.HurrayBackendEntrypoint().guess_can_open(store)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        xr.open_datatree(store).close()
 
 
 def test_opened_dataset_pickles_without_file_handles(tmp_path):

@@ -180,6 +180,10 @@ ERRORS = [
     ({"region": {"time": slice(2, 6)}, "chunk": (1, 3)}, ValueError, "do not line up"),
     ({"region": {"time": slice(0, 4, 2)}}, ValueError, "step on all slices"),
     ({"region": {"depth": slice(0, 4)}}, ValueError, "not in Dataset dimensions"),
+    # past the end of the file's 10 days, or before its start
+    ({"region": {"time": slice(10, 14)}}, ValueError, r"'time': slice\(10, 14, None\) is out of"),
+    ({"region": {"time": slice(8, 12)}}, ValueError, "out of bounds of the dimension's length 10"),
+    ({"region": {"time": slice(-14, -10)}}, ValueError, "out of bounds"),
     ({"region": {"time": "auto"}, "shift": 20}, KeyError, "were found"),
     ({"region": "auto", "reverse": True}, ValueError, "non-contiguous"),
     ({"region": {"time": slice(0, 4)}, "keep_mask": True}, ValueError, "drop_vars"),

@@ -185,7 +185,7 @@ def test_one_byte_types_drop_endian_in_metadata() -> None:
     ("codec", "chunks", "dtype", "error", "message"),
     [
         (HurrayCodec("hilbert"), (32, 16), "float32", LayoutError, "hilbert constraint 1"),
-        (HurrayCodec("hilbert"), (32,), "float32", LayoutError, "hilbert_rank must be >= 2"),
+        (HurrayCodec("hilbert"), (32,), "float32", LayoutError, "1 dimension; .*constraint 3"),
         (
             HurrayCodec(HilbertLayout(2, 4)),
             (32, 32),

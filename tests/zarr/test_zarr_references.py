@@ -20,8 +20,10 @@ from xarray_hurray.container import ContainerReader
 from xarray_hurray.io import LocalFileSource
 from xarray_hurray.layout import HilbertLayout, MortonLayout, RowMajorLayout
 from xarray_hurray.zarr.references import (
+    REFERENCES_ATTR,
     UnreferenceableWarning,
     kerchunk_references,
+    stale_references,
     stored_row_major,
 )
 
@@ -110,13 +112,15 @@ def test_references_read_back_identically(tmp_path, capsys, codecs) -> None:
             names = {codec["name"] for codec in json.loads(value)["codecs"]}
             assert names <= STANDARD, key
         elif not key.endswith("zarr.json"):
-            assert value[0] == path.as_uri()
+            assert value[0] == f"file://{path.resolve()}"
     # the all-fill chunks have no reference
     assert "v/c/0/1" not in refs["refs"] and "n/c/1/0" not in refs["refs"]
     assert "v/c/0/0" in refs["refs"]
     with xr.open_dataset(path, engine="hurray") as source:
         expected = source.drop_vars(["label", "curve"]).load()
-    xr.testing.assert_identical(open_references(out).load(), expected)
+    back = open_references(out).load()
+    assert "generation 1" in back.attrs.pop(REFERENCES_ATTR)
+    xr.testing.assert_identical(back, expected)
 
 
 def test_standard_output_and_a_given_url(tmp_path, capsys) -> None:
@@ -151,6 +155,7 @@ def test_groups_of_a_tree(tmp_path) -> None:
     for group in ("", "g"):
         store = zarr.storage.FsspecStore(fs, read_only=True, path=group)
         back = xr.open_zarr(store, consolidated=False, zarr_format=3).load()
+        back.attrs.pop(REFERENCES_ATTR, None)  # the root's
         xr.testing.assert_identical(back, xr.open_dataset(path, engine="hurray", group=group))
 
 
@@ -172,6 +177,7 @@ def test_a_file_of_the_old_default_layouts(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnreferenceableWarning)
         back = open_references(refs)[["t"]].load()
+    back.attrs.pop(REFERENCES_ATTR)
     xr.testing.assert_identical(back, expected)
 
 
@@ -199,5 +205,85 @@ def test_references_to_a_file_on_s3(s3, tmp_path, capsys) -> None:
         asynchronous=True,
     )
     back = xr.open_zarr(zarr.storage.FsspecStore(fs, read_only=True, path=""), consolidated=False)
+    assert back.attrs.pop(REFERENCES_ATTR).startswith(f"made from {remote} (generation 1, ")
     with xr.open_dataset(remote, engine="hurray", storage_options=s3.storage_options) as source:
         xr.testing.assert_identical(back.load(), source.load())
+
+
+@reads_local_references
+def test_local_urls_are_read_as_fsspec_reads_them(tmp_path, capsys) -> None:
+    """Names with a space, "+", "%" or non-ASCII text; and beside the file "x y", one
+    literally named "x%20y", which a percent-encoded URL would name instead."""
+    names = ["x y", "a+b", "p%q", "\u00e9t\u00e9", "x%20y"]
+    for number, name in enumerate(names):
+        ds = xr.Dataset({"v": (("y", "x"), np.full((4, 4), float(number)))})
+        xh.to_hurray(ds, tmp_path / f"{name}.hurray")
+    for number, name in enumerate(names):
+        out = tmp_path / f"{number}.json"
+        assert main(["refs", str(tmp_path / f"{name}.hurray"), "-o", str(out)]) == 0
+        back = open_references(out).load()
+        np.testing.assert_array_equal(back["v"].values, np.full((4, 4), float(number)))
+
+
+def test_references_say_which_version_they_hold_for(tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["refs", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "hold for the version of the file they were made from" in help_text
+    path = tmp_path / "data.hurray"
+    xh.to_hurray(dataset()[["v"]], path, encoding={"v": encoding("zstd")["v"]})
+    refs = kerchunk_references(ContainerReader(LocalFileSource(path)), "file:///data.hurray")
+    note = json.loads(refs["refs"]["zarr.json"])["attributes"][REFERENCES_ATTR]
+    assert note.startswith("made from file:///data.hurray (generation 1, ")
+    assert "hold for that version of the file only" in note
+
+
+@pytest.mark.parametrize("change", ["compact", "region", "rewrite", "append"])
+def test_stale_references_are_found_by_check(tmp_path, capsys, change) -> None:
+    """References made before a change to the file no longer give what it holds:
+    --check names their keys (a compaction moved every chunk: each of them)."""
+    path, refs = tmp_path / "data.hurray", tmp_path / "refs.json"
+    ds = dataset()[["v", "n"]]
+    settings = {name: encoding("zstd")[name] for name in ("v", "n")}
+    xh.to_hurray(ds, path, encoding=settings)
+    xh.to_hurray(ds.isel(y=slice(0, 16)).drop_vars("x") * 2, path, region={"y": slice(0, 16)})
+    assert main(["refs", str(path), "-o", str(refs)]) == 0
+    assert main(["refs", str(path), "--check", str(refs)]) == 0
+    assert "give what" in capsys.readouterr().out
+    if change == "compact":
+        assert main(["compact", str(path)]) == 0
+    elif change == "region":
+        xh.to_hurray(ds.isel(y=slice(16, 32)).drop_vars("x") + 1, path, region={"y": slice(16, 32)})
+    elif change == "rewrite":
+        xh.to_hurray(ds + 1, path, encoding=settings)
+    else:
+        more = ds.isel(y=slice(0, 8)).assign_coords(y=np.arange(40, 48))
+        xh.to_hurray(more, path, append_dim="y")
+    capsys.readouterr()
+    assert main(["refs", str(path), "--check", str(refs)]) == 1
+    err = capsys.readouterr().err
+    stale = stale_references(ContainerReader(LocalFileSource(path)), json.loads(refs.read_text()))
+    assert f"{len(stale)} references are stale" in err and repr(stale[0]) in err
+    assert any(key.startswith("v/c/") for key in stale)
+    if change == "compact":  # every stored chunk moved
+        assert {k for k in stale if "/c/" in k} == {
+            k for k in json.loads(refs.read_text())["refs"] if "/c/" in k
+        }
+
+
+def test_a_fill_value_that_is_no_value_of_its_type_is_refused_naming_the_variable(
+    tmp_path,
+) -> None:
+    """A file's attribute may be anything: Zarr's fill value cannot (xarray's own reading
+    refuses such a file too)."""
+    from xarray_hurray.container import ContainerWriter, DatasetMeta, VariableMeta
+    from xarray_hurray.errors import HurrayFormatError
+
+    odd = VariableMeta(
+        "odd", ("k",), (3,), "float64", (3,), RowMajorLayout(), attrs={"_FillValue": "x"}
+    )
+    path = tmp_path / "odd.hurray"
+    with ContainerWriter(path, DatasetMeta(attrs={}, variables=(odd,))) as writer:
+        writer.write_chunk("odd", 0, np.arange(3.0).astype("<f8").tobytes())
+    with pytest.raises(HurrayFormatError, match="variable 'odd': its _FillValue 'x' is no value"):
+        kerchunk_references(ContainerReader(LocalFileSource(path)), "file:///odd.hurray")

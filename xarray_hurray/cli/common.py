@@ -100,17 +100,22 @@ def open_reader(target: str, storage_options: dict[str, Any] | None = None) -> C
 
 
 def variable_names(reader: ContainerReader, names: Sequence[str] | None) -> list[str]:
-    """``names``, each checked to be a variable of the file, or every variable.
+    """``names``, each checked to be the path of a variable of the file (as ``hurray
+    info`` prints it: ``group/name``, ``name`` in the root; a leading ``/`` is taken
+    too), or every variable's path.
 
     Raises
     ------
     CliError
         Naming the unknown variable and the ones the file holds.
     """
-    known = [v.name for v in reader.metadata.variables]
+    known = [path for path, _ in reader.metadata.all_variables()]
     if not names:
         return known
+    found = []
     for name in names:
-        if name not in known:
+        path = name if name in known else name.lstrip("/")
+        if path not in known:
             raise CliError(f"no variable {name!r} in {reader.source.name}; it holds {known}")
-    return list(names)
+        found.append(path)
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import shutil
 import uuid
@@ -13,9 +14,12 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal
 
 import xarray as xr
+from dask.base import tokenize
 
-from ..container import has_magic, open_reader
 from ..container.codecs import ALLOWED_CODECS
+from ..container.format import MAGIC
+from ..container.limits import MAX_CHUNK_BYTES
+from ..container.metadata import dots_only
 from ..container.writer import move_into_place
 from ..errors import CliError
 from ..io import is_url
@@ -98,17 +102,6 @@ def parse_chunks(text: str | None) -> dict[str, int]:
     return chunks
 
 
-def _is_hurray(path: str) -> bool:
-    """Whether the local file ``path`` is a Hurray file; URLs and directories are not
-    probed (xarray's engine guessing handles them)."""
-    if is_url(path) or os.path.isdir(path):
-        return False
-    try:
-        return has_magic(path)
-    except OSError:
-        return False
-
-
 Groups = dict[str, xr.Dataset]
 """A converted input: the datasets of its groups by path (``"/"``, ``"/a/b"``), each
 with its own variables only (the children inherit the coordinates of their parents);
@@ -147,56 +140,55 @@ def _what_to_install(path: str) -> str:
     return ""
 
 
-def _open_groups(path: str, engine: str | None, kwargs: Mapping[str, Any]) -> Groups | None:
-    """The groups of ``path`` when it has more than the root, else None (also for
-    inputs of a format without groups, such as netCDF-3).
-
-    Raises
-    ------
-    ValueError
-        When the groups do not form a tree xarray accepts (a child not aligned with
-        its parent).
-    """
-    if engine == "hurray":
-        if not open_reader(path, **kwargs).metadata.groups:
-            return None
-    elif engine is None:
-        if is_url(path) or os.path.isdir(path):
-            return None
+def _input_engine(path: str) -> tuple[str | None, bool]:
+    """The xarray engine that opens ``path`` (None: xarray guesses), and whether the
+    input may hold groups: a Hurray file (by its first bytes, read once; a URL by its
+    ``.hurray`` name), a Zarr store (a directory or a ``.zarr`` name), a netCDF-4 file
+    (HDF5); not netCDF-3, whose engines open no groups."""
+    if path.endswith(".hurray"):
+        return "hurray", True
+    start = b""
+    if not is_url(path) and os.path.isfile(path):
         with open(path, "rb") as file:
-            if file.read(len(HDF5_SIGNATURE)) != HDF5_SIGNATURE:
-                return None
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
-        groups = dict(xr.open_groups(path, engine=engine, chunks={}, **kwargs))
-    if len(groups) == 1:
-        return None
-    xr.DataTree.from_dict(groups)  # refused now, before anything is written
-    return groups
+            start = file.read(max(len(HDF5_SIGNATURE), len(MAGIC)))
+    if start.startswith(MAGIC):
+        return "hurray", True
+    if os.path.isdir(path) or path.rstrip("/").endswith(".zarr"):
+        return "zarr", True
+    return None, start.startswith(HDF5_SIGNATURE)
+
+
+def _dask_name(path: str, group: str, name: Hashable, chunks: tuple[int, ...]) -> str:
+    """The name of the dask array of variable ``name`` of group ``group`` of the input
+    ``path``, in these ``chunks``.
+
+    xarray's ``open_groups(chunks=...)`` names each group's arrays by the file and the
+    variable alone, so that dask takes same-named variables of different groups for
+    one and computes one of them for all: the group is part of this name.
+    """
+    return f"convert-{name}-{tokenize(path, group, name, chunks)}"
 
 
 def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Groups:
-    """Open ``path`` lazily (dask arrays): a Hurray file, a Zarr store, or anything an
+    """Open ``path`` lazily, in one opening: a Hurray file, a Zarr store, or anything an
     installed xarray engine opens (netCDF through netCDF4, h5netcdf or scipy); its
     groups when it has some (Hurray 1.1 or 1.2, Zarr, netCDF-4), else its one dataset.
+    The variables are read when written (see :func:`prepare`); close every dataset
+    once written.
 
     Raises
     ------
     CliError
-        For a missing input or one no engine opens, and storage options for an input
-        that is neither Hurray nor Zarr.
+        For a missing input or one no engine opens, storage options for an input
+        that is neither Hurray nor Zarr, and groups that do not form a tree xarray
+        accepts (a child not aligned with its parent).
     """
     if not is_url(path) and not os.path.exists(path):
         raise CliError(f"no such file or directory: {path}")
-    kwargs: dict[str, Any] = {}
-    if _is_hurray(path) or path.endswith(".hurray"):
-        engine: str | None = "hurray"
-    elif os.path.isdir(path) or path.rstrip("/").endswith(".zarr"):
-        engine = "zarr"
-    else:
-        engine = None
+    kwargs: dict[str, Any] = {"chunks": None, "cache": False}
+    engine, has_groups = _input_engine(path)
     if storage_options is not None:
-        if engine is None:
+        if engine not in ("hurray", "zarr"):
             raise CliError(
                 f"--storage-option applies to Hurray (.hurray) and Zarr (.zarr) input, not {path}"
             )
@@ -205,8 +197,24 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Grou
         with warnings.catch_warnings():
             # Zarr stores without consolidated metadata are expected here.
             warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
-            ds = xr.open_dataset(path, engine=engine, chunks={}, **kwargs)
-        return _open_groups(path, engine, kwargs) or {"/": ds}
+            if not has_groups:
+                return {"/": xr.open_dataset(path, engine=engine, **kwargs)}
+            groups = dict(xr.open_groups(path, engine=engine, **kwargs))
+        try:
+            dotted = [p for p in groups if any(dots_only(part) for part in p.split("/"))]
+            if dotted:
+                raise CliError(
+                    f"cannot convert {path}: its group {dotted[0]!r} has a name of periods "
+                    "alone, which paths read as the group itself or its parent (Zarr, "
+                    "DataTree and Hurray refuse such names); rename it",
+                    value=dotted[0],
+                )
+            if len(groups) > 1:
+                xr.DataTree.from_dict(groups)  # refused now, before anything is written
+        except (ValueError, CliError):
+            close_all(groups)
+            raise
+        return groups
     except (ValueError, OSError) as err:
         # the whole message on one line: xarray ends some with the links they point to
         message = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
@@ -214,6 +222,12 @@ def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Grou
         raise CliError(
             f"cannot open {path}: {message}{_what_to_install(path)}", value=path
         ) from err
+
+
+def close_all(groups: Groups) -> None:
+    """Close the datasets of an input (the files behind them)."""
+    for ds in groups.values():
+        ds.close()
 
 
 def check_chunk_dims(groups: Groups, chosen: Mapping[str, int]) -> None:
@@ -230,30 +244,73 @@ def check_chunk_dims(groups: Groups, chosen: Mapping[str, int]) -> None:
         raise CliError(f"--chunks names dimensions {unknown} not in {sorted(dims)}")
 
 
-def plan_chunks(ds: xr.Dataset, chosen: Mapping[str, int]) -> dict[Hashable, tuple[int, ...]]:
+def source_chunks(var: xr.Variable) -> tuple[int, ...] | None:
+    """The chunk shape the input stores ``var`` in, from its encoding (``chunks`` of a
+    Hurray file or the inner chunks of a Zarr array, ``chunksizes`` of netCDF-4),
+    each side capped at the dimension's length; None where it has none."""
+    for key in ("chunks", "chunksizes"):
+        found = var.encoding.get(key)
+        if (
+            isinstance(found, tuple | list)
+            and len(found) == var.ndim
+            and all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in found)
+        ):
+            return tuple(min(c, n) or 1 for c, n in zip(found, var.shape, strict=True))
+    return None
+
+
+def _holds(layout: str, chunks: tuple[int, ...], itemsize: int) -> bool:
+    """Whether a chunk of shape ``chunks`` fits ``layout`` and the format's largest chunk."""
+    if math.prod(chunks) * itemsize > MAX_CHUNK_BYTES:
+        return False
+    try:
+        layout_for_shape(layout, chunks)
+    except LayoutError:
+        return False
+    return True
+
+
+def plan_chunks(
+    ds: xr.Dataset, chosen: Mapping[str, int], layout: str = "row-major"
+) -> dict[Hashable, tuple[int, ...]]:
     """The chunk shape of every variable: ``chosen`` sizes where given (capped at the
-    dimension's length), about 1 MiB chunks along the other dimensions."""
+    dimension's length); along the other dimensions the input's own chunks
+    (:func:`source_chunks`) where the chunk they make fits ``layout`` (see
+    :func:`layouts`) and the format, else about 1 MiB chunks."""
     plan = {}
+    kinds = layouts(ds, layout)
     for name, var in ds.variables.items():
         itemsize = STRING_ITEMSIZE if var.dtype.kind in "OUS" else var.dtype.itemsize
-        auto = auto_chunks(var.shape, itemsize)
-        plan[name] = tuple(
-            min(chosen.get(str(d), c), n) or 1
-            for d, c, n in zip(var.dims, auto, var.shape, strict=True)
-        )
+
+        def with_chosen(sides: tuple[int, ...], var: xr.Variable = var) -> tuple[int, ...]:
+            return tuple(
+                min(chosen.get(str(d), c), n) or 1
+                for d, c, n in zip(var.dims, sides, var.shape, strict=True)
+            )
+
+        kept = source_chunks(var)
+        if kept is not None and _holds(kinds[name], with_chosen(kept), itemsize):
+            plan[name] = with_chosen(kept)
+        else:
+            plan[name] = with_chosen(auto_chunks(var.shape, itemsize))
     return plan
 
 
-def prepare(ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]]) -> xr.Dataset:
-    """``ds`` with dask chunks matching ``chunks`` and only CF keys left in each
-    variable's encoding (the input's storage settings do not carry over)."""
+def prepare(
+    ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], source: str, group: str
+) -> xr.Dataset:
+    """``ds``, group ``group`` of the input ``source``, with dask arrays in ``chunks``
+    (named by :func:`_dask_name`) and only CF keys left in each variable's encoding
+    (the input's storage settings do not carry over)."""
     data: dict[Hashable, xr.Variable] = {}
     coords: dict[Hashable, xr.Variable] = {}
     for name, var in ds.variables.items():
         var = var.copy(deep=False)
         var.encoding = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
         if name not in ds.indexes and var.ndim:
-            var = var.chunk(dict(zip(var.dims, chunks[name], strict=True)))
+            shape = chunks[name]
+            sides = dict(zip(var.dims, shape, strict=True))
+            var = var.chunk(sides, name=_dask_name(source, group, name, shape))
         (coords if name in ds.coords else data)[name] = var
     return xr.Dataset(data, coords=coords, attrs=ds.attrs)
 
@@ -380,6 +437,7 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
     ``to_zarr`` consolidates by default, so that xarray opens it with one read and
     without warning that it found none.
     """
+    from ..xarray.zarr_write import consolidated_quietly
     from ..zarr import HurrayCodec
 
     layout = {path: layouts(ds, args.layout) for path, ds in groups.items()}
@@ -398,11 +456,8 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
     try:
         with (
             DaskProgressBar(f"writing {os.path.basename(out.rstrip('/'))}"),
-            warnings.catch_warnings(),
+            consolidated_quietly(),
         ):
-            # zarr-python says consolidated metadata is its own addition to format 3:
-            # other readers ignore it and read the store's own metadata, which is whole
-            warnings.filterwarnings("ignore", "Consolidated metadata is currently not part")
             _tree_or_dataset(groups).to_zarr(
                 tmp,
                 mode="w-",
@@ -471,7 +526,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--chunks",
         metavar="DIM=N,...",
-        help="chunk sizes, as time=1,y=256,x=256 (other dims: about 1 MiB chunks)",
+        help="chunk sizes, as time=1,y=256,x=256 (other dims: the input's chunks where the "
+        "layout holds them, else about 1 MiB chunks)",
     )
     parser.add_argument(
         "--codecs",
@@ -511,18 +567,23 @@ def run(args: argparse.Namespace) -> int:
         args.layout = default_layout(read_in_part=kind == "zarr" and args.codecs == "none")
     chosen = parse_chunks(args.chunks)
     input_options = parse_storage_options(args.storage_option) if is_url(args.input) else None
-    groups = open_input(args.input, input_options)
-    if args.overviews is not None and len(groups) > 1:
-        raise CliError("--overviews takes an input without groups: its levels become the groups")
-    check_chunk_dims(groups, chosen)
-    chunks = {path: plan_chunks(ds, chosen) for path, ds in groups.items()}
-    for path, ds in groups.items():
-        check_layouts(ds, chunks[path], args.layout, path)
-    groups = {path: prepare(ds, chunks[path]) for path, ds in groups.items()}
-    if kind == "zarr" and args.overviews is not None:
-        groups, chunks = pyramid_groups(groups["/"], chunks, args.overviews)
-    {"zarr": write_zarr, "netcdf": write_netcdf, "hurray": write_hurray}[kind](
-        groups, args.output, chunks, args
-    )
+    opened = open_input(args.input, input_options)
+    try:
+        if args.overviews is not None and len(opened) > 1:
+            raise CliError(
+                "--overviews takes an input without groups: its levels become the groups"
+            )
+        check_chunk_dims(opened, chosen)
+        chunks = {path: plan_chunks(ds, chosen, args.layout) for path, ds in opened.items()}
+        for path, ds in opened.items():
+            check_layouts(ds, chunks[path], args.layout, path)
+        groups = {path: prepare(ds, chunks[path], args.input, path) for path, ds in opened.items()}
+        if kind == "zarr" and args.overviews is not None:
+            groups, chunks = pyramid_groups(groups["/"], chunks, args.overviews)
+        {"zarr": write_zarr, "netcdf": write_netcdf, "hurray": write_hurray}[kind](
+            groups, args.output, chunks, args
+        )
+    finally:
+        close_all(opened)
     print(f"wrote {args.output}")
     return 0

@@ -230,15 +230,28 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "bytes each read took.",
     )
     parser.add_argument(
-        "--out", type=Path, help="directory for the files (default: a new temporary directory)"
+        "--out",
+        type=Path,
+        help="directory to write the files into and leave them in (default: a temporary "
+        "directory, removed at the end)",
     )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo and print its table and the paths of the files it left."""
-    out = args.out or Path(tempfile.mkdtemp(prefix="hurray-demo-"))
-    out.mkdir(parents=True, exist_ok=True)
+    """Run the demo and print its table; with ``--out``, the paths of the files it left
+    there, else its temporary files are removed."""
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        report(args.out, kept=True)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="hurray-demo-") as work:
+        report(Path(work), kept=False)
+    return 0
+
+
+def report(out: Path, kept: bool) -> None:
+    """Run the demo in ``out`` and print its table, and where ``kept``, the files."""
     paths, tables = run_demo(out)
     ds_shape = "8 x 512 x 1024 float32 (time, lat, lon), chunks 1 x 64 x 64, zstd"
     print(f"Synthetic daily temperature, {ds_shape}.")
@@ -247,6 +260,9 @@ def run(args: argparse.Namespace) -> int:
     for label, table in tables.items():
         print(f"\n{label}:")
         print(format_table(table))
+    if not kept:
+        print("\nThe files were removed; hurray demo --out DIR writes them into DIR, to keep.")
+        return
     print("\nFiles:")
     for name, path in paths.items():
         print(f"  {name:<10} {path}")
@@ -257,4 +273,3 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"  python -c \"import xarray as xr; print(xr.open_dataset('{hilbert}', engine='hurray'))\""
     )
-    return 0

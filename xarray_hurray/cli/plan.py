@@ -34,7 +34,8 @@ def parse_region(text: str, var: VariableMeta) -> tuple[int | slice, ...]:
     Raises
     ------
     CliError
-        For bad syntax, an unknown or repeated dimension, or an index out of bounds.
+        For bad syntax, an unknown or repeated dimension, or an index or a slice end
+        out of bounds (a slice inside the dimension may be empty: it plans nothing).
     """
     key: dict[str, int | slice] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -53,9 +54,14 @@ def parse_region(text: str, var: VariableMeta) -> tuple[int | slice, ...]:
             raise CliError(f"dimension {dim!r} appears twice in the region {text!r}")
         length = var.shape[var.dims.index(dim)]
         if ":" in item:
-            key[dim] = slice(
-                None if start is None else int(start), None if stop is None else int(stop)
-            )
+            ends = (None if start is None else int(start), None if stop is None else int(stop))
+            outside = [end for end in ends if end is not None and not -length <= end <= length]
+            if outside:
+                raise CliError(
+                    f"{item!r} is out of bounds for {dim!r} of length {length}: "
+                    f"{outside[0]} is not within -{length}..{length}"
+                )
+            key[dim] = slice(*ends)
         else:
             index = int(start)
             if not -length <= index < length:
@@ -153,7 +159,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "chunks lay in each chunk order.",
     )
     add_file_arguments(parser)
-    parser.add_argument("--var", required=True, help="the variable to read")
+    parser.add_argument(
+        "--var",
+        required=True,
+        help="the variable to read, by its path as hurray info prints it (group/name)",
+    )
     parser.add_argument(
         "--region",
         default="",
@@ -179,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     key = parse_region(args.region, var)
     policy = MergePolicy(max_gap=args.max_gap)
     chunk_ids = touched_chunks(reader, name, key)
-    entries = reader.index(name)[chunk_ids]
+    entries = reader.entries(name, chunk_ids)
     starts = entries["offset"].astype(np.int64)
     stops = starts + entries["size"].astype(np.int64)
     raw = np.stack([starts, stops], axis=1)[np.argsort(starts)]

@@ -65,11 +65,12 @@ def encode_attr(value: Any, name: str = "") -> Any:
     """
     if isinstance(value, np.generic | np.ndarray) and value.dtype.kind in "biufcU":
         array = np.asarray(value)
-        return {
-            "dtype": element_type(array.dtype),
-            "shape": list(array.shape),
-            "data": [_item_to_json(item, array.dtype.kind) for item in array.ravel().tolist()],
-        }
+        items = array.ravel()
+        if array.dtype.kind in "biuU" or (array.dtype.kind == "f" and np.isfinite(items).all()):
+            data = items.tolist()  # JSON holds these items as they are: no call per item
+        else:
+            data = [_item_to_json(item, array.dtype.kind) for item in items.tolist()]
+        return {"dtype": element_type(array.dtype), "shape": list(array.shape), "data": data}
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
@@ -148,9 +149,12 @@ def decode_attr(value: Any, budget: AttributeBudget | None = None) -> Any:
     if isinstance(value, list):
         if not {list, dict} & set(map(type, value)):  # JSON has no other containers
             return value  # a list of scalars, checked at C speed
-        # only the items that are containers need a call (the others are themselves)
+        # only the items that are containers need a call (the others, and empty lists,
+        # are themselves); every object, the empty one too, must be a numpy attribute
         return [
-            decode_attr(item, budget) if isinstance(item, list | dict) and item else item
+            decode_attr(item, budget)
+            if isinstance(item, dict) or (type(item) is list and item)
+            else item
             for item in value
         ]
     if not isinstance(value, Mapping):
@@ -176,12 +180,44 @@ def decode_attr(value: Any, budget: AttributeBudget | None = None) -> Any:
         raise HurrayValueError(f"a numpy attribute of shape {shape} needs {math.prod(shape)} items")
     if budget is not None:
         budget.take(len(data) * dtype.itemsize, value["dtype"])
-    bad = [item for item in data if not _item_fits(item, dtype)]
-    if bad:
-        raise HurrayValueError(f"item {bad[0]!r} cannot be an element of type {value['dtype']}")
-    items = [_item_from_json(item, dtype.kind) for item in data]
-    array = np.array(items, dtype=dtype).reshape(shape)
+    array = _uniform_items(data, dtype)
+    if array is None:
+        bad = [item for item in data if not _item_fits(item, dtype)]
+        if bad:
+            raise HurrayValueError(f"item {bad[0]!r} cannot be an element of type {value['dtype']}")
+        array = np.array([_item_from_json(item, dtype.kind) for item in data], dtype=dtype)
+    array = array.reshape(shape)
     return array[()] if array.ndim == 0 else array
+
+
+def _uniform_items(data: list[Any], dtype: np.dtype) -> np.ndarray | None:
+    """The elements ``data`` stands for, checked and converted at C speed where its
+    items are all of the one JSON type that needs no conversion (numbers for numbers,
+    booleans, strings for text; millions of them in an attribute take a second, not a
+    Python call each); None where they are not, or one of them does not fit (the
+    caller then checks item by item and names it)."""
+    types = set(map(type, data))  # exact types: bool is not taken for int
+    if not data or len(types) != 1:
+        return None
+    (kind,) = types
+    if dtype.kind == "b" and kind is bool:
+        return np.array(data, dtype=dtype)
+    if dtype.kind in "iu" and kind is int:
+        info = np.iinfo(dtype)
+        fits = info.min <= min(data) and max(data) <= info.max
+        return np.array(data, dtype=dtype) if fits else None
+    if dtype.kind == "f" and kind in (float, int):  # floats finite: the parser refuses others
+        try:
+            values = np.array(data, dtype=np.float64)
+        except OverflowError:  # an integer beyond the largest float
+            return None
+        if kind is int and (np.abs(values) >= sys.float_info.max).any():
+            return None  # one may be past the largest float, rounded down to it
+        return values.astype(dtype)
+    if dtype.kind == "U" and kind is str:
+        fits = max(map(len, data)) <= dtype.itemsize // 4
+        return np.array(data, dtype=dtype) if fits else None
+    return None
 
 
 def _is_float_item(item: Any) -> bool:
@@ -231,6 +267,24 @@ def encode_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
             raise HurrayTypeError(f"attribute names must be strings, got {key!r}")
         encoded[key] = encode_attr(value, key)
     return encoded
+
+
+def check_attrs(attrs: Mapping[Any, Any]) -> None:
+    """Raise what :func:`encode_attrs` raises, without building the JSON of numpy
+    arrays of the types the format stores, which can always be stored (a description
+    read from a file is checked so, without an item-by-item pass over each array).
+
+    Raises
+    ------
+    TypeError
+        As :func:`encode_attrs`.
+    """
+    encode_attrs(
+        {
+            key: None if isinstance(v, np.generic | np.ndarray) and v.dtype.kind in "biufcU" else v
+            for key, v in attrs.items()
+        }
+    )
 
 
 def decode_attrs(attrs: Mapping[str, Any], budget: AttributeBudget | None = None) -> dict[str, Any]:

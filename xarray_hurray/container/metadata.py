@@ -14,7 +14,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import HurrayFormatError, HurrayTypeError, HurrayValueError, in_context
+from ..errors import (
+    HurrayFormatError,
+    HurrayKeyError,
+    HurrayTypeError,
+    HurrayValueError,
+    in_context,
+)
 from ..layout import (
     LAYOUT_NAMES,
     Layout,
@@ -24,7 +30,7 @@ from ..layout import (
     placement_chunks,
     placement_positions,
 )
-from .attrs import AttributeBudget, attribute_nbytes, decode_attrs, encode_attrs
+from .attrs import AttributeBudget, attribute_nbytes, check_attrs, decode_attrs, encode_attrs
 from .codecs import parse_codecs
 from .elements import STRING, element_from_bytes, parse_element_type
 from .format import INDEX_ENTRY, VERSION
@@ -94,6 +100,34 @@ def check_node_name(name: Any, what: str) -> str:
         raise HurrayValueError(
             f"{what} {name!r} contains '/', which separates groups in a path; "
             "rename it or put it in a group"
+        )
+    return checked
+
+
+def dots_only(name: str) -> bool:
+    """Whether ``name`` is made of periods alone (``"."``, ``".."``, ...): in a path,
+    the group itself or its parent to Zarr, file systems and URLs."""
+    return bool(name) and not name.strip(".")
+
+
+def check_new_node_name(name: Any, what: str) -> str:
+    """``name`` if a writer may give it to a group: :func:`check_node_name`, and not
+    :func:`dots_only`, which Zarr refuses as the name of a node and a path reads as
+    another group.  (Readers accept such names, which earlier writers wrote: see
+    docs/spec/container.md.  A variable may have such a name: it names no group, and
+    only the Zarr views of a file, which leave it out, cannot hold it.)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``what`` and the problem.
+    """
+    checked = check_node_name(name, what)
+    if dots_only(checked):
+        raise HurrayValueError(
+            f"{what} is {name!r}, periods alone, which a path reads as the group itself "
+            "or its parent (Zarr refuses such names too); rename it",
+            value=name,
         )
     return checked
 
@@ -178,7 +212,7 @@ class VariableMeta:
             raise HurrayValueError(f"chunk axes {list(axes)} must be distinct axes of {shape}")
         if not isinstance(self.attrs, dict):
             raise HurrayTypeError(f"attrs must be a dict, got {type(self.attrs).__name__}")
-        encode_attrs(self.attrs)
+        check_attrs(self.attrs)
         if self.fill_value is not None:
             if not isinstance(self.fill_value, bytes):
                 raise HurrayTypeError(f"fill_value must be bytes, got {self.fill_value!r}")
@@ -396,7 +430,7 @@ class DatasetMeta:
                 return var
         found = self._paths[1].get("/".join(filter(None, path.split("/"))))
         if found is None:
-            raise KeyError(f"no variable {path!r}; the file holds {list(self._paths[1])}")
+            raise HurrayKeyError(f"no variable {path!r}; the file holds {list(self._paths[1])}")
         return found
 
     def group(self, path: str) -> DatasetMeta:
@@ -410,7 +444,7 @@ class DatasetMeta:
         found = self._paths[0].get("/".join(filter(None, path.split("/"))))
         if found is None:
             held = ["/" + p for p in self._paths[0]]
-            raise KeyError(f"no group {path!r}; the file holds the groups {held}")
+            raise HurrayKeyError(f"no group {path!r}; the file holds the groups {held}")
         return found
 
     def walk(self, prefix: str = "") -> Iterator[tuple[str, DatasetMeta]]:
@@ -523,6 +557,20 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_NUMBER_SHAPES = bytes.maketrans(b"123456789E", b"000000000e")
+"""Every digit to ``0`` and ``E`` to ``e``: the shape of the numbers of JSON text."""
+
+
+def may_overflow(data: bytes) -> bool:
+    """Whether the JSON text ``data`` may hold a float literal beyond the largest float
+    (about 1.8e308): one with an exponent of three digits or more, or 200 digits in a
+    row (fewer digits and a smaller exponent stay below 1e300).  Strings may hold such
+    text too, which only costs a slower parse.  Found by :meth:`bytes.find` in the
+    text's shape, at memory speed (a regular expression took a second for 17 MB)."""
+    shape = data.translate(_NUMBER_SHAPES)
+    return any(shape.find(part) >= 0 for part in (b"e000", b"e+000", b"0" * 200))
+
+
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
 """A JSON string, escapes included."""
 
@@ -613,12 +661,15 @@ def load_json(data: bytes, max_containers: int = MAX_METADATA_CONTAINERS) -> Any
         Naming what is wrong.
     """
     check_json_brackets(data, max_containers)
+    # floats are parsed by the parser's own C code unless one might not be finite:
+    # a call per float took most of the parse of a numpy attribute of millions
+    finite = _finite_float if may_overflow(data) else float
     try:
         obj = json.loads(
             data.decode("utf-8"),
             object_pairs_hook=_unique_keys,
             parse_constant=_reject_constant,
-            parse_float=_finite_float,
+            parse_float=finite,
         )
     except RecursionError:
         # not chained: the original's traceback is the parser's recursion, a thousand frames

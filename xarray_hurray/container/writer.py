@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ..errors import HurrayValueError
+from ..errors import HurrayValueError, TargetExistsError
 from .checksum import chunk_crcs, crc32c
 from .format import INDEX_ENTRY
 from .head import HeadPlan, pack_head
@@ -47,8 +47,9 @@ class ContainerWriter(ChunkSink):
     metadata
         The dataset description (a tree of groups).
     exclusive
-        Fail with :class:`FileExistsError` at the commit, instead of replacing it, when a
-        file exists at ``path`` (``mode="w-"``); the check and the move are one step.
+        Fail with :class:`~xarray_hurray.errors.TargetExistsError` at the commit,
+        instead of replacing it, when a file exists at ``path`` (``mode="w-"``); the
+        check and the move are one step.
     """
 
     def __init__(
@@ -75,7 +76,13 @@ class ContainerWriter(ChunkSink):
         remove_leftovers(self.path)
         self._tmp = temporary_path(self.path)
         # O_EXCL: never write into a file someone else made at the temporary name
-        fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as err:
+            # named by the target: the hidden temporary name means nothing to the caller
+            raise type(err)(
+                err.errno, f"cannot create a file in its folder ({err.strerror})", str(self.path)
+            ) from err
         self._file = os.fdopen(fd, "wb")
         self._position = self._head.length
         self._write_back = WriteBack(fd)
@@ -205,7 +212,14 @@ class ContainerWriter(ChunkSink):
         self._file.close()
         if self.exclusive:
             # a hard link is created only where no name exists: check and move in one
-            os.link(self._tmp, self.path)
+            try:
+                os.link(self._tmp, self.path)
+            except FileExistsError as err:
+                raise TargetExistsError(
+                    f"{self.path}: another writer created a file there while this one was "
+                    "written; it was left as it is",
+                    value=str(self.path),
+                ) from err
             self._tmp.unlink()
             _sync_directory(self.path.parent)
         else:

@@ -19,7 +19,6 @@ was.  This module knows byte ranges only:
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import math
 from abc import ABC, abstractmethod
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HurrayValueError
+from ..errors import HurrayValueError, TargetExistsError
 
 
 @dataclass(frozen=True)
@@ -93,7 +92,8 @@ class MultipartUpload(ABC):
     def complete(self, parts: Sequence[Part], exclusive: bool = False) -> None:
         """Join ``parts`` in number order into the object, which appears now, replacing
         any object at the target; with ``exclusive``, only if there is none (else
-        :class:`FileExistsError`, and the upload stays open for an abort).  Part
+        :class:`~xarray_hurray.errors.TargetExistsError`, and the upload stays open
+        for an abort).  Part
         numbers may have gaps."""
 
     @abstractmethod
@@ -187,8 +187,10 @@ class S3MultipartUpload(MultipartUpload):
             )
         except OSError as err:
             if exclusive and "PreconditionFailed" in repr(err) + repr(err.__cause__):
-                raise FileExistsError(
-                    errno.EEXIST, "an object appeared at the target during the write", self.url
+                raise TargetExistsError(
+                    f"{self.url}: an object appeared at the target during the write; it was "
+                    "left as it is",
+                    value=self.url,
                 ) from err
             # an answer lost after the store completed (a timeout, a dropped
             # connection, a retry that finds the upload gone): the object is there

@@ -333,11 +333,22 @@ class HilbertLayout(Layout):
             layout.validate(shape)
         except LayoutError as err:
             example = (64,) * max(len(shape), 2)
+            # the rule these chunks break, in the terms of the chunks (the constraint
+            # of the descriptor is chained)
+            if len(shape) < 2:
+                broken = f"they have {len(shape)} dimension{'s' * (len(shape) != 1)}"
+            elif len(set(shape)) > 1:
+                broken = f"their sides {', '.join(map(str, shape))} differ"
+            elif shape[0] < 2:
+                broken = "their sides are 1"
+            else:
+                broken = f"{shape[0]} is not a power of two"
+            rule = str(err).split(":")[0]  # "hilbert constraint N", as the spec numbers them
             raise LayoutError(
                 f"a hilbert layout cannot hold chunks {shape}: it needs two or more "
                 f"dimensions whose sides are all the same power of two, at least 2, such as "
-                f"{example}; choose such chunks, or the layout 'auto' (Hilbert where it "
-                f"fits, Morton elsewhere) or 'morton' ({err})",
+                f"{example}, and {broken}; choose such chunks, or the layout 'auto' (Hilbert "
+                f"where it fits, Morton elsewhere) or 'morton' (docs/spec/layouts.md, {rule})",
                 value=shape,
             ) from err
         return layout

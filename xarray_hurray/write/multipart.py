@@ -183,9 +183,9 @@ class ObjectUpload(ChunkSink):
     layout
         Its parts.
     exclusive
-        Complete only where no object exists (``mode="w-"``, or ``"a"`` creating the
-        file): one that appeared during the write is kept, and the write fails
-        with :class:`FileExistsError`.
+        Complete only where no object exists (``mode="w-"``, ``"a"`` creating the
+        file, a write of a group): one that appeared during the write is kept, and
+        the write fails with :class:`~xarray_hurray.errors.TargetExistsError`.
     """
 
     def __init__(

@@ -11,14 +11,14 @@ import xarray as xr
 from dask.delayed import Delayed
 
 from ..io import UploadTarget
-from ..zarr.conventions import convention_attrs
 from .overviews import pick_level
 from .writer import to_hurray
 from .zarr_write import to_zarr
 
 
 class _Writer:
-    """What every accessor holds: the object it writes with :func:`to_hurray`."""
+    """What every accessor holds: the object it writes with :func:`to_hurray` and
+    :func:`to_zarr`."""
 
     def __init__(self, obj: xr.Dataset | xr.DataArray | xr.DataTree) -> None:
         self._obj = obj
@@ -30,12 +30,6 @@ class _Writer:
         :func:`xarray_hurray.to_hurray`."""
         return to_hurray(self._obj, path, **kwargs)
 
-
-class _ZarrWriter(_Writer):
-    """An accessor whose object :func:`xarray_hurray.to_zarr` writes as it is."""
-
-    _obj: xr.Dataset | xr.DataArray
-
     def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
         """Write it to a Zarr v3 store of Hilbert-placed shards; the arguments and the
         result are those of :func:`xarray_hurray.to_zarr`."""
@@ -43,13 +37,13 @@ class _ZarrWriter(_Writer):
 
 
 @xr.register_dataset_accessor("hurray")
-class HurrayAccessor(_ZarrWriter):
+class HurrayAccessor(_Writer):
     """Hurray methods of a Dataset: ``ds.hurray.to_hurray(path, ...)`` and
     ``ds.hurray.to_zarr(store, ...)``."""
 
 
 @xr.register_dataarray_accessor("hurray")
-class HurrayArrayAccessor(_ZarrWriter):
+class HurrayArrayAccessor(_Writer):
     """Hurray methods of a DataArray: ``da.hurray.to_hurray(path, ...)`` and
     ``da.hurray.to_zarr(store, ...)``, which store it as ``DataArray.to_netcdf`` and
     ``DataArray.to_zarr`` do, for ``xr.open_dataarray`` to read back."""
@@ -58,8 +52,9 @@ class HurrayArrayAccessor(_ZarrWriter):
 @xr.register_datatree_accessor("hurray")
 class HurrayTreeAccessor(_Writer):
     """Hurray methods of a DataTree: ``tree.hurray.to_hurray(path, ...)`` writes every
-    node as a group of one file; ``level`` picks a level of a pyramid and ``to_zarr``
-    writes its levels as Zarr groups."""
+    node as a group of one file, ``tree.hurray.to_zarr(store, ...)`` as a group of one
+    Zarr store (a pyramid's levels and its ``multiscales`` too); ``level`` picks a
+    level of a pyramid."""
 
     _obj: xr.DataTree
 
@@ -80,17 +75,3 @@ class HurrayTreeAccessor(_Writer):
             the arguments name no dimension of the levels.
         """
         return self._obj.children[pick_level(self._obj, size, resolution)].to_dataset()
-
-    def to_zarr(self, store: Any, **kwargs: Any) -> None:
-        """Write the pyramid's levels with :func:`xarray_hurray.to_zarr`, each as the
-        group of its name, and the root's ``multiscales`` attributes as JSON objects,
-        as Zarr readers of the convention find them; ``kwargs`` go to each level's
-        ``to_zarr`` (``mode`` to the first one only: the others are added to it)."""
-        import zarr
-
-        mode = kwargs.pop("mode", "w-")
-        for number, (name, node) in enumerate(self._obj.children.items()):
-            level_mode = mode if number == 0 else "a"
-            to_zarr(node.to_dataset(inherit=False), store, group=name, mode=level_mode, **kwargs)
-        root = zarr.open_group(store, mode="a")
-        root.attrs.update({str(k): v for k, v in convention_attrs(self._obj.attrs).items()})

@@ -19,6 +19,7 @@ from xarray.core.utils import Frozen, FrozenDict
 from ..container import ContainerReader, DatasetMeta, VariableMeta, has_magic, open_reader
 from ..container.elements import STRING, parse_element_type
 from ..container.limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
+from ..container.metadata import dots_only
 from ..errors import HurrayValueError
 from ..io import MergePolicy, is_url
 from .cf_checks import check_cf_attrs, check_dimension_names
@@ -183,9 +184,10 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
                 return False  # guessing must not send requests
         try:
             return has_magic(filename_or_obj)
-        except (OSError, AttributeError, TypeError):
+        except (OSError, ValueError, AttributeError, TypeError):
             # xarray asks every backend about any object (a store, a directory, a
-            # closed or text-mode file): whatever cannot be read is not ours
+            # closed or text-mode file) and warns of any error: whatever cannot be
+            # read is not ours
             return False
 
     def open_dataset(
@@ -266,5 +268,22 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> xr.DataTree:
         """The tree of groups at or below ``group`` (keywords as
-        :meth:`open_groups_as_dict`)."""
-        return xr.DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
+        :meth:`open_groups_as_dict`).
+
+        Raises
+        ------
+        ValueError
+            For a group named with periods alone (``"."``, ``".."``, which earlier
+            writers took), which a tree's paths read as the group itself or its
+            parent.
+        """
+        groups = self.open_groups_as_dict(filename_or_obj, **kwargs)
+        for path in groups:
+            if any(dots_only(part) for part in path.split("/")):
+                raise HurrayValueError(
+                    f"the group {path!r} has a name of periods alone, which a DataTree's "
+                    "paths read as the group itself or its parent: open it with "
+                    "open_dataset(group=...), or every group with xr.open_groups",
+                    value=path,
+                )
+        return xr.DataTree.from_dict(groups)

@@ -11,14 +11,15 @@ from dataclasses import replace
 from typing import Any, cast
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from xarray import conventions
 from xarray.backends.common import NONE_VAR_NAME
 
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.elements import element_bytes, to_bytes
-from ..container.metadata import check_node_name
-from ..errors import HurrayTypeError, HurrayValueError, in_context
+from ..container.metadata import check_new_node_name, check_node_name
+from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import encode_cf_variable_keeping_bools
 from .strings import FILL_ATTRS, check_fill_value, encode_text
@@ -206,6 +207,27 @@ def describe_variable(
         raise in_context(err, f"variable {name!r}") from err
 
 
+def check_numpy_types(ds: xr.Dataset) -> None:
+    """Refuse variables of a pandas type of their own (times with a time zone,
+    categories, periods), which xarray's CF encoding fails on with numpy's words."""
+    for name, var in ds.variables.items():
+        if isinstance(var.dtype, np.dtype):
+            continue
+        if isinstance(var.dtype, pd.DatetimeTZDtype):
+            raise HurrayTypeError(
+                f"variable {name!r} holds times with a time zone ({var.dtype}), which CF "
+                "encoding cannot store: convert them to UTC without a zone, as "
+                f"ds[{name!r}] = ds.indexes[{name!r}].tz_convert(None) does, and keep the "
+                "zone as an attribute if it matters",
+                value=str(var.dtype),
+            )
+        raise HurrayTypeError(
+            f"variable {name!r} holds values of the pandas type {var.dtype}, which CF "
+            "encoding cannot store; convert it to a numpy type (.astype(...)) first",
+            value=str(var.dtype),
+        )
+
+
 def _check_names(ds: xr.Dataset) -> None:
     """Refuse variable names the format cannot store, in the words of xarray's other
     backends: a name is a non-empty string, or None (stored as ``__values__``)."""
@@ -226,7 +248,10 @@ def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any
     valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING | set(RENAMED_ENCODING)
     for name, enc in encoding.items():
         if name not in ds.variables:
-            raise KeyError(f"encoding given for {name!r}, which is not a variable of the dataset")
+            raise HurrayKeyError(
+                f"encoding given for {name!r}, which is not a variable of the dataset",
+                value=name,
+            )
         if not isinstance(enc, Mapping):
             raise HurrayValueError(
                 f"the encoding of variable {name!r} must be castable to a dict of settings, "
@@ -291,6 +316,7 @@ def encode_dataset(
     settings that no longer fit them.
     """
     _check_names(ds)
+    check_numpy_types(ds)
     _check_encoding(ds, encoding)
     variables, attrs = conventions.encode_dataset_coordinates(ds)
     for name, var in variables.items():
@@ -313,6 +339,8 @@ def describe_group(
 ) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
     """The description of ``ds`` as a group called ``name`` (``""``: the root), and
     its CF-encoded variables by name."""
+    if name:
+        check_new_node_name(name, "a group name")
     variables, attrs = encode_dataset(ds, encoding)
     meta = DatasetMeta(
         attrs=cast(dict[str, Any], dict(attrs)),  # names are checked as attributes
@@ -390,13 +418,13 @@ def group_path(group: Any) -> str:
     ------
     TypeError, ValueError
         For a group that is not a string, or a part of its path that cannot name a
-        group (``"a//b"``).
+        group (``"a//b"``, ``"a/../b"``).
     """
     if not isinstance(group, str):
         raise HurrayTypeError(f"group must be a string such as 'a/b', got {group!r}", value=group)
     path = group.strip("/")
     for part in path.split("/") if path else ():
-        check_node_name(part, f"a part of the group path {group!r}")
+        check_new_node_name(part, f"a part of the group path {group!r}")
     return path
 
 

@@ -33,7 +33,7 @@ from xarray import conventions
 from ..container import ContainerReader, DatasetMeta, VariableMeta, element_type, open_reader
 from ..container.elements import parse_element_type
 from ..container.update import FileUpdate
-from ..errors import HurrayTypeError, HurrayValueError, in_context
+from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
 from ..io import UploadTarget, open_source
 from ..write import engine
 from ..write.encode import chunk_encoder
@@ -119,13 +119,13 @@ def _auto_region(ds: xr.Dataset, base: ContainerReader, dim: Hashable, group: st
         return slice(0, ds.sizes[dim])  # no coordinate: the dimension from its start
     stored = _file_coordinate(base, group, dim)
     if stored is None:
-        raise KeyError(
+        raise HurrayKeyError(
             f"region='auto' needs the coordinate {dim!r} in the file to find where the "
             "dataset goes, and the file has none"
         )
     positions = pd.Index(stored.values).get_indexer(ds[dim].values)
     if (positions == -1).any():
-        raise KeyError(
+        raise HurrayKeyError(
             f"Not all values of coordinate {dim!r} in the new array were found in the "
             "original file. Writing to a region requires that no dimensions or metadata "
             "are changed by the write."
@@ -186,7 +186,18 @@ def resolve_region(
             raise HurrayValueError(
                 f"step on all slices in ``region`` must be 1 or None, got region={dict(region)}"
             )
-        start, stop, _ = value.indices(sizes[str(dim)])
+        length = sizes[str(dim)]
+        outside = [
+            i for i in (value.start, value.stop) if i is not None and not -length <= i <= length
+        ]
+        if outside:
+            raise HurrayValueError(
+                f"region {dim!r}: {value} is out of bounds of the dimension's length "
+                f"{length} in the file; a region writes into the file's extent (extend a "
+                "dimension with append_dim)",
+                value=value,
+            )
+        start, stop, _ = value.indices(length)
         resolved[dim] = slice(start, max(start, stop))
     outside = [k for k, v in ds.variables.items() if not set(resolved).intersection(v.dims)]
     if resolved and outside:

@@ -16,7 +16,7 @@ from dask.delayed import Delayed, delayed
 
 from ..container.codecs import CodecSpec
 from ..container.tempfiles import writable_target
-from ..errors import HurrayValueError
+from ..errors import HurrayValueError, TargetExistsError
 from ..io import UploadTarget, upload_target
 from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
 from ..layout import Layout
@@ -194,7 +194,10 @@ def to_hurray(
         group as into a file (``"a"`` and ``"a-"`` add it when the file has none).
         Into an existing file, every mode keeps the other groups as they are and
         commits at one instant; where there is no file, one is made holding the
-        group (and empty groups above it).  By default, and with ``"/"``, the root.
+        group (and empty groups above it), and where another writer makes the file
+        meanwhile, the group is written into that file instead of replacing it.
+        Names of periods alone (``"."``, ``"a/../b"``) are refused, as Zarr refuses
+        them.  By default, and with ``"/"``, the root.
     overviews
         Write a pyramid of ``ds`` (see :func:`~xarray_hurray.multiscale`): the number
         of coarser levels (factors 2, 4, ... ``2**N``) or their factors.  The levels
@@ -289,19 +292,12 @@ def to_hurray(
         )
         codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
+    options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
+    options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
+    options |= {"write_empty_chunks": write_empty_chunks, "safe_chunks": safe_chunks}
+    write_options = {"window": window, "progress": progress}
     if into_file or (group and exists):
-        options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
-        options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
-        options |= {"write_empty_chunks": write_empty_chunks, "safe_chunks": safe_chunks}
-        update = PendingUpdate(
-            ds,
-            path,
-            storage_options,
-            options,
-            {"window": window, "progress": progress},
-            group,
-            levels,
-        )
+        update = PendingUpdate(ds, path, storage_options, options, write_options, group, levels)
         if not compute:
             update.check()  # errors now, as for a new file; the lock is taken when it runs
             pending: Delayed = delayed(update, pure=False)()
@@ -320,8 +316,9 @@ def to_hurray(
             name: aligned_chunks(var, metadata.variable(name).chunks)
             for name, var in variables.items()
         }
-    # "a" creating a file must not replace one another writer created meanwhile
-    exclusive = mode != "w"
+    # "a" creating a file must not replace one another writer created meanwhile, nor
+    # may a write of one group replace the other groups of a file made meanwhile
+    exclusive = mode != "w" or bool(group)
     multipart = multipart_target(remote)
     if multipart is not None:
         plan = multipart_plan(
@@ -340,8 +337,24 @@ def to_hurray(
         sink = partial(new_file_sink, path, metadata, remote, exclusive)
         plan = WritePlan(metadata, parts, sink, target_name(path))
     check_window(window)
+    # a group's file made by another writer meanwhile: the group is written into it
+    retry = None
+    if group:
+        retry = PendingUpdate(ds, path, storage_options, options, write_options, group)
     if not compute:
-        whole: Delayed = delayed(engine.run, pure=False)(plan, window=window, progress=progress)
+        whole: Delayed = delayed(_create, pure=False)(plan, write_options, retry)
         return whole
-    engine.run(plan, window=window, progress=progress)
+    _create(plan, write_options, retry)
     return None
+
+
+def _create(plan: WritePlan, write_options: Mapping[str, Any], retry: PendingUpdate | None) -> None:
+    """Write the new file of ``plan``; where another writer created a file at its
+    target meanwhile (the exclusive commit refused to replace it), run ``retry``, the
+    same write into that file, under its lock."""
+    try:
+        engine.run(plan, **write_options)
+    except TargetExistsError:
+        if retry is None:
+            raise
+        retry()

@@ -2,8 +2,9 @@
 chunks placed along the Hilbert curve.
 
 With the defaults the store holds only standard Zarr v3 metadata: ``sharding_indexed``
-around zarr's ``bytes`` serializer and ``zstd``, with a ``crc32c`` index, so any Zarr
-v3 reader opens it, this package installed or not.  The ``hurray`` serializer is
+around zarr's ``bytes`` serializer and ``zstd``, with a ``crc32c`` index, so Zarr v3
+readers that implement sharding (zarr-python, xarray, zarrita: tested) open it, this
+package installed or not.  The ``hurray`` serializer is
 written only for an element layout other than row-major (the default for uncompressed
 chunks, which zarr reads in part; ``xr.open_zarr`` and zarr-python then read the store
 wherever this package is installed, which registers the codec through its entry
@@ -13,8 +14,18 @@ point).  Everything except the encoding of the new arrays is xarray's own
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Collection, Hashable, Mapping, MutableMapping, Sequence
+import warnings
+from collections.abc import (
+    Callable,
+    Collection,
+    Hashable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from typing import Any
 
 import numpy as np
@@ -29,7 +40,13 @@ from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.conventions import convention_attrs
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
 from .dataarray import array_dataset
-from .encoding import CF_ENCODING, DEFAULT_CHUNK_BYTES, auto_chunks, dask_chunks
+from .encoding import (
+    CF_ENCODING,
+    DEFAULT_CHUNK_BYTES,
+    auto_chunks,
+    check_numpy_types,
+    dask_chunks,
+)
 from .overviews import multiscale
 
 DEFAULT_SHARD_BYTES = 2**26
@@ -134,6 +151,7 @@ def hurray_zarr_encoding(
     defaults, as do the variables named in ``skip`` and those whose encoding already
     gives a ``serializer``, ``compressors`` or ``filters``.
     """
+    check_numpy_types(ds)
     result: dict[Hashable, dict[str, Any]] = {name: dict(enc) for name, enc in encoding.items()}
     for name, var in ds.variables.items():
         # As in to_zarr, an encoding given replaces the variable's own; the CF settings
@@ -234,7 +252,7 @@ def _pyramid_to_zarr(
 
 
 def to_zarr(
-    ds: xr.Dataset | xr.DataArray,
+    ds: xr.Dataset | xr.DataArray | xr.DataTree,
     store: MutableMapping[str, Any] | str | Any = None,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
@@ -254,8 +272,8 @@ def to_zarr(
     along the Hilbert curve (:class:`~xarray_hurray.zarr.HilbertShardingCodec`); each
     inner chunk is serialized in ``layout`` order, then compressed by
     ``compressors``.  Other variables keep zarr's defaults.  With the defaults every
-    codec is a standard one (``bytes``, ``zstd``), so any Zarr v3 reader opens the
-    store without this package.
+    codec is a standard one (``bytes``, ``zstd``), so Zarr v3 readers that implement
+    sharding (zarr-python, xarray, zarrita: tested) open the store without this package.
 
     Sizes, unless the variable's ``encoding`` gives ``chunks`` (inner) and ``shards``:
 
@@ -270,17 +288,26 @@ def to_zarr(
       so each dask task writes whole shards; its inner chunks are the largest
       divisors of the dask chunk sides no longer than the sides above.
 
+    Metadata is consolidated unless ``consolidated=False``, as ``Dataset.to_zarr``
+    does by default, so that ``xr.open_zarr`` finds it in one read and without a
+    warning.  zarr-python's warning that consolidated metadata is its own addition
+    to format 3 is not shown: other readers ignore it and read each array's own
+    metadata, which is whole.
+
     Parameters
     ----------
     ds
         The dataset; a DataArray is written as ``DataArray.to_zarr`` writes it (see
-        :func:`~xarray_hurray.to_hurray`).
+        :func:`~xarray_hurray.to_hurray`); a DataTree as ``DataTree.to_zarr`` writes
+        it, every node a group (the attributes of Zarr conventions, such as a
+        pyramid's ``multiscales``, as the JSON objects Zarr readers look for).
     store
         What ``Dataset.to_zarr`` takes: a path, URL, mapping or zarr store.
     encoding
         Per-variable encoding, as for ``to_zarr``; ``chunks`` and ``shards`` set the
         inner chunk and shard shapes; a ``serializer``, ``compressors`` or ``filters``
-        leaves that variable's storage entirely to the caller.
+        leaves that variable's storage entirely to the caller.  For a DataTree, by
+        group path (``"/a/b"``), then by variable, as ``DataTree.to_zarr`` takes it.
     layout
         Element order inside each inner chunk: ``"row-major"`` (zarr's ``bytes``
         serializer), ``"hilbert"``, ``"morton"``, ``"auto"`` (Hilbert for power-of-two
@@ -334,7 +361,8 @@ def to_zarr(
         if not isinstance(ds, xr.Dataset):
             raise HurrayTypeError("overviews are made of a Dataset, not a DataTree")
         levels = (overviews, overview_dims, resampling)
-        return _pyramid_to_zarr(ds, store, levels, encoding or {}, options, kwargs)
+        with consolidated_quietly():
+            return _pyramid_to_zarr(ds, store, levels, encoding or {}, options, kwargs)
     # Arrays that already exist keep their storage: xarray refuses an encoding for
     # them when appending or writing a region.
     writes_into = (
@@ -342,10 +370,60 @@ def to_zarr(
         or kwargs.get("append_dim") is not None
         or kwargs.get("region") is not None
     )
-    skip = (
-        _existing_arrays(store, kwargs.get("group"), kwargs.get("storage_options"))
-        if writes_into
-        else set()
-    )
-    full = hurray_zarr_encoding(ds, encoding or {}, skip=skip, **options)
-    return ds.to_zarr(store, encoding=full, **kwargs)
+
+    def existing(group: str | None) -> set[str]:
+        if not writes_into:
+            return set()
+        return _existing_arrays(store, group, kwargs.get("storage_options"))
+
+    given = encoding or {}
+    with consolidated_quietly():
+        if isinstance(ds, xr.DataTree):
+            return _tree_to_zarr(ds, store, given, options, existing, kwargs)
+        full = hurray_zarr_encoding(ds, given, skip=existing(kwargs.get("group")), **options)
+        return ds.to_zarr(store, encoding=full, **kwargs)
+
+
+def _tree_to_zarr(
+    tree: xr.DataTree,
+    store: Any,
+    encoding: Mapping[Hashable, Any],
+    settings: Mapping[str, Any],
+    existing: Callable[[str | None], set[str]],
+    kwargs: Mapping[str, Any],
+) -> Any:
+    """:func:`to_zarr` of a DataTree: each node's variables encoded as a Dataset's,
+    the attributes of Zarr conventions decoded, then ``DataTree.to_zarr``."""
+    inherited = bool(kwargs.get("write_inherited_coords", False))
+    decoded = tree.copy(deep=False)
+    full: dict[str, dict[Hashable, dict[str, Any]]] = {}
+    for node in decoded.subtree:
+        node.attrs = convention_attrs(node.attrs)
+        # the variables DataTree.to_zarr writes in this node's group
+        own = node.to_dataset(inherit=inherited or node.is_root)
+        relative = node.relative_to(decoded)  # "." for the root
+        try:
+            full[node.path] = hurray_zarr_encoding(
+                own,
+                encoding.get(node.path, {}),
+                skip=existing(None if node.is_root else relative),
+                **settings,
+            )
+        except ValueError as err:
+            if node.is_root:
+                raise
+            raise in_context(err, f"group {node.path!r}") from err
+    return decoded.to_zarr(store, encoding=full, **kwargs)
+
+
+CONSOLIDATED_WARNING = "Consolidated metadata is currently not part"
+"""The start of zarr-python's warning, on writing consolidated metadata in format 3,
+that other Zarr implementations may not read it (they read the arrays' own metadata)."""
+
+
+@contextlib.contextmanager
+def consolidated_quietly() -> Iterator[None]:
+    """A block in which zarr-python's :data:`CONSOLIDATED_WARNING` is not shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", CONSOLIDATED_WARNING)
+        yield

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,8 @@ from xarray.backends.zarr import FillValueCoder
 
 from ..container import ContainerReader, VariableMeta
 from ..container.elements import parse_element_type
-from ..errors import HurrayFormatError
+from ..container.metadata import dots_only
+from ..errors import HurrayFormatError, HurrayValueError
 from ..layout import RowMajorLayout
 from .conventions import convention_attrs
 from .stored_chunk import FIXED_SIZE_KINDS
@@ -206,12 +207,33 @@ def array_metadata(var: VariableMeta, codecs: Sequence[dict[str, Any]]) -> dict[
     }
 
 
-def chunk_keys(var: VariableMeta) -> Iterator[str]:
-    """The Zarr v3 keys of the chunks of ``var`` (default encoding, ``/``), in row-major
-    chunk order: the order of the file's index."""
-    grid = tuple(math.ceil(n / c) for n, c in zip(var.shape, var.chunks, strict=True))
-    for coords in np.ndindex(*grid):
-        yield "/".join(["c", *map(str, coords)])
+def chunk_keys(var: VariableMeta, chunk_ids: np.ndarray) -> list[str]:
+    """The Zarr v3 keys (default encoding, ``/``) of chunks ``chunk_ids`` (row-major
+    flat indices) of ``var``."""
+    ids = np.asarray(chunk_ids, dtype=np.int64)
+    if not var.grid_shape:
+        return ["c"] * len(ids)  # a scalar's one chunk
+    coords = [c.tolist() for c in np.unravel_index(ids, var.grid_shape)]
+    return ["/".join(["c", *map(str, point)]) for point in zip(*coords, strict=True)]
+
+
+REFERENCES_ATTR = "hurray_references"
+"""The root group attribute of the references that says which version of the file
+they were made from, and that they hold for that version only."""
+
+
+def version_note(reader: ContainerReader, url: str) -> str:
+    """The text of :data:`REFERENCES_ATTR` for references to the file ``reader`` read
+    at ``url``."""
+    generation = getattr(reader.header, "generation", None)
+    version = f"generation {generation}, " if generation is not None else ""
+    return (
+        f"made from {url} ({version}{reader.header.file_length} bytes); they hold for "
+        "that version of the file only: hurray compact, a rewrite or a region write moves "
+        "or replaces chunks, and references made before read wrong values (no Zarr reader "
+        "checks them); make them again after any write, or check them with "
+        "hurray refs --check"
+    )
 
 
 def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
@@ -220,31 +242,53 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
 
     Every group of the file becomes a Zarr group, every such variable an array whose
     chunks are references ``[url, offset, length]`` to their bytes in the file (a
-    missing chunk has none, and reads as the fill value).  Variables that cannot be
-    referenced so (text, element layouts other than row-major) are left out with one
+    missing chunk has none, and reads as the fill value), found from the stored
+    chunks alone: a grid of mostly missing chunks costs what the file holds.
+    Variables that cannot be referenced so (text, element layouts other than
+    row-major, names no Zarr node may have) are left out with one
     :class:`UnreferenceableWarning` naming each and why.
+
+    The references hold for this version of the file only (a compaction or rewrite
+    moves chunks, and Zarr readers check no checksum): the root group's attribute
+    :data:`REFERENCES_ATTR` says so, naming the version; :func:`stale_references`
+    checks them against the file.
     """
     refs: dict[str, Any] = {}
     left_out: list[str] = []
     for group_path, group in reader.metadata.walk():
+        if any(dots_only(part) for part in group_path.split("/")):
+            # such a name (written by earlier versions) is no Zarr node's: the key
+            # would name the group above; the variables below are left out
+            left_out += [
+                f"{f'{group_path}/{var.name}'!r} (its group's name is periods alone)"
+                for var in group.variables
+            ]
+            continue
         prefix = f"{group_path}/" if group_path else ""
         # the objects of Zarr conventions (a pyramid's multiscales) as Zarr holds them
         attributes = {k: json_attribute(v) for k, v in convention_attrs(group.attrs).items()}
+        if not group_path:
+            attributes[REFERENCES_ATTR] = version_note(reader, url)
         node = {"zarr_format": 3, "node_type": "group", "attributes": attributes}
         refs[f"{prefix}zarr.json"] = json.dumps(node)
         for var in group.variables:
             path = f"{prefix}{var.name}"
-            reason = unreferenceable(var, other_layouts=False)
+            reason = (
+                "its name is periods alone, which is no Zarr array's"
+                if dots_only(var.name)
+                else unreferenceable(var, other_layouts=False)
+            )
             if reason is not None:
                 left_out.append(f"{path!r} ({reason})")
                 continue
             refs[f"{path}/zarr.json"] = json.dumps(array_metadata(var, zarr_codecs(var)))
-            index = reader.index(path)
-            for key, offset, size in zip(
-                chunk_keys(var), index["offset"], index["size"], strict=True
-            ):
-                if size:  # a missing chunk (format 1.1 on) has size 0 and no reference
-                    refs[f"{path}/{key}"] = [url, int(offset), int(size)]
+            # stored chunks only, a batch at a time: in 1.1 a missing chunk has no entry
+            for positions, entries in reader.stored_chunks(path):
+                keys = chunk_keys(var, var.chunk_ids(positions))
+                for key, offset, size in zip(
+                    keys, entries["offset"].tolist(), entries["size"].tolist(), strict=True
+                ):
+                    refs[f"{path}/{key}"] = [url, offset, size]
     if left_out:
         warnings.warn(
             f"{url}: variables left out of the references: {'; '.join(left_out)}; read "
@@ -253,3 +297,31 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
             stacklevel=2,
         )
     return {"version": REFERENCES_VERSION, "refs": refs}
+
+
+def stale_references(reader: ContainerReader, refs: Mapping[str, Any]) -> list[str]:
+    """The keys of kerchunk references ``refs`` (made by :func:`kerchunk_references`)
+    that do not give the chunks of the file ``reader`` reads as it is now: chunks
+    whose bytes moved or changed (a compaction, a rewrite, a region write), chunks
+    stored since, variables and groups no longer there or added, or the metadata of
+    a variable or group (but the root) that changed.
+    An empty list: they read what the file holds.
+
+    Raises
+    ------
+    ValueError
+        For ``refs`` that are not references of version 1 to one file.
+    """
+    given = refs.get("refs") if isinstance(refs, Mapping) else None
+    if not isinstance(given, Mapping):
+        raise HurrayValueError("these are not kerchunk references: no member 'refs'")
+    urls = {value[0] for value in given.values() if isinstance(value, list) and value}
+    if len(urls) > 1:
+        raise HurrayValueError(f"these references name {len(urls)} files, not one: {sorted(urls)}")
+    url = urls.pop() if urls else ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreferenceableWarning)  # left out alike both times
+        now = kerchunk_references(reader, url)["refs"]
+    # the root group's metadata names the version it was made from: not compared
+    keys = (set(given) | set(now)) - {"zarr.json"}
+    return sorted(key for key in keys if given.get(key) != now.get(key))
