@@ -13,7 +13,10 @@ work done):
 - ``DataTree.from_dict``: xarray building the tree of those datasets, as the
   backend's ``open_datatree`` does (xarray rebuilds it once more when it has
   applied its own steps, which ``open_datatree`` includes);
-- ``verify_file`` and ``hurray info`` (``report``).
+- ``verify_file`` and ``hurray info`` (``report``);
+- the peer, ``open_datatree (h5netcdf)``: ``xr.open_datatree`` of the same tree
+  written as netCDF-4 by ``DataTree.to_netcdf(engine="h5netcdf")``, through xarray's
+  own engine (which builds its tree as this package's backend does).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import xarray as xr
 from xarray_hurray.cli.info import report
 from xarray_hurray.container import open_reader, verify_file
 from xarray_hurray.xarray.backend import HurrayBackendEntrypoint
-path, step = sys.argv[1], sys.argv[2]
+path, step, netcdf = sys.argv[1], sys.argv[2], sys.argv[3]
 groups = HurrayBackendEntrypoint().open_groups_as_dict(path)  # imports and caches warm
 runs = {
     "open_datatree": lambda: xr.open_datatree(path, engine="hurray"),
@@ -44,13 +47,23 @@ runs = {
     "DataTree.from_dict": lambda: xr.DataTree.from_dict(groups),
     "verify_file": lambda: verify_file(path),
     "hurray info": lambda: report(open_reader(path)),
+    "open_datatree (h5netcdf)": lambda: xr.open_datatree(netcdf, engine="h5netcdf"),
 }
 wall, cpu = time.perf_counter(), time.process_time()
 runs[step]()
 print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
 """
 
-STEPS = ("open_datatree", "groups as datasets", "DataTree.from_dict", "verify_file", "hurray info")
+STEPS = (
+    "open_datatree",
+    "groups as datasets",
+    "DataTree.from_dict",
+    "verify_file",
+    "hurray info",
+    "open_datatree (h5netcdf)",
+)
+PEER = "open_datatree (h5netcdf)"
+"""The step that reads the netCDF copy of the file."""
 
 
 def tree(count: int, with_variable: bool) -> xr.DataTree:
@@ -63,9 +76,14 @@ def tree(count: int, with_variable: bool) -> xr.DataTree:
 
 
 def run(path: Path, step: str) -> tuple[float, float]:
-    """Wall and CPU seconds of ``step`` on ``path`` in a fresh process."""
+    """Wall and CPU seconds of ``step`` on ``path`` (its netCDF copy beside it, with
+    the suffix ``.nc``) in a fresh process."""
+    netcdf = path.with_suffix(".nc")
     done = subprocess.run(
-        [sys.executable, "-c", STEP, str(path), step], capture_output=True, text=True, check=True
+        [sys.executable, "-c", STEP, str(path), step, str(netcdf)],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     wall, cpu = json.loads(done.stdout)
     return float(wall), float(cpu)
@@ -86,7 +104,10 @@ def main() -> None:
                 if with_variable and count > 7000:
                     continue  # 17 JSON containers a group: more passes the metadata's cap
                 path = Path(work) / f"{count}-{with_variable}.hurray"
-                xh.to_hurray(tree(count, with_variable), path)
+                groups = tree(count, with_variable)
+                xh.to_hurray(groups, path)
+                if PEER in args.steps:
+                    groups.to_netcdf(path.with_suffix(".nc"), engine="h5netcdf")
                 cells = []
                 for step in args.steps:
                     wall, cpu = run(path, step)
