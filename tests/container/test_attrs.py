@@ -157,4 +157,6 @@ def test_a_large_numpy_attribute_parses_near_the_speed_of_json(integers, where):
         # integers: numpy's conversion of Python ints takes longer than their parse
         assert ours < (4 if integers else 2.5) * bare + 0.01, (n, ours, bare)
         seconds[n] = ours
-    assert seconds[300_000] < 20 * seconds[30_000]  # linear: 10 times the items
+    # linear: 10 times the items, where a quadratic parse takes 100 times; the bound
+    # leaves room for a busy machine's noise between two best-of-3 timings
+    assert seconds[300_000] < 40 * seconds[30_000]
