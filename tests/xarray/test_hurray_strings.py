@@ -42,6 +42,16 @@ def test_missing_elements_of_object_text_come_back_missing(tmp_path, values):
         ]
 
 
+@pytest.mark.parametrize("text", ["\x00", "x\x00", "\x00\x00y\x00"])
+@pytest.mark.parametrize("dask", [False, True], ids=["numpy", "dask"])
+def test_a_scalar_string_keeps_its_trailing_nul_characters(tmp_path, text, dask):
+    """A 0-d string was stored as numpy's str array of it, which drops trailing NULs:
+    "\\x00" read back as "" (found by the generated round trips)."""
+    ds = xr.Dataset({"s": ((), np.array(text, dtype=object))})
+    with roundtrip(ds.chunk() if dask else ds, tmp_path / "s.hurray") as out:
+        assert out["s"].values.item() == text
+
+
 def test_missing_strings_are_stored_as_a_cf_fill_value(tmp_path):
     ds = xr.Dataset({"s": ("x", np.array(["a", None, ""], dtype=object))})
     xh.to_hurray(ds, tmp_path / "s.hurray")

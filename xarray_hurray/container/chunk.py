@@ -286,7 +286,10 @@ class ChunkCodec:
             def encode_run(ids: np.ndarray) -> EncodedRun:
                 out = []
                 for chunk_id in ids.tolist():
-                    block = array[_box(chunk_id, grid, var.chunks)]
+                    # (the Ellipsis keeps a 0-d array an array: indexed by an empty
+                    # tuple it gives its element, and numpy makes a str element a
+                    # U array again, dropping its trailing NUL characters)
+                    block = array[(*_box(chunk_id, grid, var.chunks), ...)]
                     out.append(
                         b"" if not write_empty and self.is_fill(block) else self.encode(block)
                     )
