@@ -153,7 +153,8 @@ def test_the_accessors_write(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "package", ["xarray_hurray", "xarray_hurray.xarray", "xarray_hurray.container", "xarray_hurray.io"]
+    "package",
+    ["xarray_hurray", "xarray_hurray.xarray", "xarray_hurray.container", "xarray_hurray.io"],
 )
 def test_every_public_name_resolves(package):
     code = f"""
