@@ -195,6 +195,36 @@ def test_help_loads_nothing_heavy():
     assert heavy_loaded(code) == []
 
 
+PYRAMID = ROOT / "tests" / "data" / "fuzz_seed_v1_2_pyramid.hurray"
+"""A golden file with overviews: its record of them is read by ``hurray info``."""
+
+
+def test_info_loads_nothing_heavy():
+    code = f"""
+    import contextlib, io, json
+    from xarray_hurray.cli import main
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["info", "--json", {str(PYRAMID)!r}]) == 0
+    print(json.dumps([level["factor"] for level in json.loads(out.getvalue())["levels"]]))
+    """
+    lines = run_python(code, REPORT_HEAVY).splitlines()
+    assert json.loads(lines[0]) == [1, 2, 4]
+    assert json.loads(lines[1]) == []
+
+
+def test_opening_a_pyramid_through_xarray_loads_neither_dask_arrays_nor_zarr():
+    code = f"""
+    import sys
+    import xarray as xr
+    with xr.open_dataset({str(PYRAMID)!r}, engine="hurray") as ds:
+        print(dict(ds.sizes))
+    print(sorted(m for m in ("dask.array", "zarr") if m in sys.modules))
+    """
+    sizes, loaded = run_python(code).splitlines()
+    assert sizes == "{'time': 2, 'y': 8, 'x': 6}"  # level 0, as the file's record says
+    assert loaded == "[]"
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_each_command_of_the_table_has_its_module(command, capsys):
     with pytest.raises(SystemExit) as stopped:

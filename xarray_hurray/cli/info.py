@@ -13,7 +13,7 @@ from ..container import ContainerReader, VariableMeta
 from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
 from ..container.update import storage_order
-from ..xarray.overview_write import recorded_pyramid
+from ..xarray.pyramid import recorded_pyramid
 from .common import (
     add_file_arguments,
     open_reader,

@@ -11,14 +11,16 @@
   the choice of a level; :mod:`.resampling` its kernels; :mod:`.overview_write`
   writing and appending to a file with overviews.
 - :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``,
-  registered by importing this package (the engine's entry point does).
+  registered once xarray is loaded by ``import xarray_hurray``, which runs before
+  any module of this package (the engine's entry point, which xarray loads, too).
+- :mod:`.pyramid`: what a file records of its pyramid, without xarray or dask
+  (``hurray info`` reads it).
 - :mod:`.dataarray`: a DataArray stored as xarray stores one.
 """
 
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_attributes
-from . import accessor as _accessor  # noqa: F401  (registers the .hurray accessors)
 
 if TYPE_CHECKING:
     from .backend import HurrayBackendEntrypoint
@@ -28,8 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HurrayBackendEntrypoint", "multiscale", "to_hurray", "to_zarr"]
 
-# The backend's read path imports neither dask nor zarr; the writers do (see
-# xarray_hurray/lazy.py), and load on first use.
+# Importing this package imports nothing: its modules import what each needs (the
+# backend's read path neither dask nor zarr, the writers both), on first use.
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {

@@ -23,6 +23,7 @@ from ..container.metadata import dots_only
 from ..errors import HurrayValueError
 from ..io import MergePolicy, is_url
 from .cf_checks import check_cf_attrs, check_dimension_names
+from .pyramid import level_names
 from .strings import decode_fill_bytes
 
 
@@ -95,8 +96,6 @@ def finest_level(metadata: DatasetMeta) -> str:
     ``multiscales`` layout naming groups it has), else ``""``, the root."""
     if metadata.variables or "multiscales" not in metadata.attrs:
         return ""
-    from .overviews import level_names  # its module imports dask: only for pyramids
-
     try:
         return level_names(metadata.attrs, [group.name for group in metadata.groups])[0]
     except HurrayValueError:
