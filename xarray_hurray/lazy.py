@@ -85,16 +85,16 @@ class _XarrayHook(importlib.abc.MetaPathFinder):
         if fullname != "xarray":
             return None
         for finder in sys.meta_path:
-            if finder is self:
+            # (the import system skips a finder without find_spec: so does this)
+            if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
                 break
         else:
             return None  # no xarray: stay, in case one is installed later in the process
-        if spec.loader is None:
-            return spec
-        spec.loader = _RegisteringLoader(spec.loader)
+        if spec.loader is not None:  # (None: a namespace package, nothing runs to wrap)
+            spec.loader = _RegisteringLoader(spec.loader)
         # The import system iterates over sys.meta_path itself while it calls this:
         # leaving it is safe here only because a spec is returned, which ends that loop
         # (leaving on a None would make it skip the finder after this one).
