@@ -1,4 +1,11 @@
-"""xarray-hurray: Hilbert- and Morton-ordered N-D array storage for xarray, Zarr and Dask."""
+"""xarray-hurray: Hilbert- and Morton-ordered N-D array storage for xarray, Zarr and Dask.
+
+Importing the package loads the format (numpy and the codecs) and nothing of xarray,
+pandas, dask, zarr or fsspec: the writers load on first use of their names, and the
+``.hurray`` accessors are registered as soon as xarray is loaded (:mod:`.lazy`).
+"""
+
+from typing import TYPE_CHECKING
 
 from .container import open_reader
 from .errors import (
@@ -9,7 +16,12 @@ from .errors import (
     LayoutError,
     SourceChangedError,
 )
-from .xarray import multiscale, to_hurray, to_zarr
+from .lazy import lazy_attributes, register_accessors_with_xarray
+
+if TYPE_CHECKING:
+    from .xarray.overviews import multiscale
+    from .xarray.writer import to_hurray
+    from .xarray.zarr_write import to_zarr
 
 __version__ = "0.1.0"
 """The package version, written only here: pyproject.toml reads it (a dynamic version)."""
@@ -27,3 +39,14 @@ __all__ = [
     "to_hurray",
     "to_zarr",
 ]
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "multiscale": "xarray_hurray.xarray.overviews",
+        "to_hurray": "xarray_hurray.xarray.writer",
+        "to_zarr": "xarray_hurray.xarray.zarr_write",
+    },
+)
+
+register_accessors_with_xarray()

@@ -8,15 +8,13 @@ from ..write.sinks import compact
 from .common import add_file_arguments, parse_storage_options
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hurray compact``."""
-    parser = commands.add_parser(
-        "compact",
-        help="rewrite a file with every chunk in curve order and no unreferenced bytes",
-        description="Rewrite a Hurray file after appends and region writes: every chunk in "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray compact`` its description and arguments."""
+    parser.description = (
+        "Rewrite a Hurray file after appends and region writes: every chunk in "
         "the placement order of its curve, the bytes earlier versions used dropped, as "
         "format 1.2.  Chunks are copied as stored (checked, never re-encoded); the file "
-        "is replaced at one instant under its writer lock.",
+        "is replaced at one instant under its writer lock."
     )
     add_file_arguments(parser)
     parser.set_defaults(run=run)

@@ -490,18 +490,16 @@ def pyramid_groups(ds: xr.Dataset, chunks: Chunks, overviews: int) -> tuple[Grou
     return groups, planned
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hurray convert``."""
-    parser = commands.add_parser(
-        "convert",
-        help="netCDF, Zarr or Hurray in; Hurray, Zarr (hurray codec) or netCDF out",
-        description="Convert a dataset through xarray and dask. IN is a netCDF file, a Zarr "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray convert`` its description and arguments."""
+    parser.description = (
+        "Convert a dataset through xarray and dask. IN is a netCDF file, a Zarr "
         "store or a Hurray file (a path, or a URL for Hurray and Zarr); an input with groups "
         "is converted whole, into the same groups. OUT's extension "
         "chooses what is written: a Zarr v3 store using the hurray codec for .zarr, a "
         "netCDF-4 file (through netCDF4 or h5netcdf, whichever is installed) for .nc, and a "
         "Hurray file otherwise; the extensions of other formats (.h5, .grib, .tif, ...) are "
-        "refused.",
+        "refused."
     )
     parser.add_argument("input", metavar="IN")
     parser.add_argument("output", metavar="OUT")

@@ -219,15 +219,13 @@ def format_table(table: Table) -> str:
     return "\n".join(lines)
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hurray demo``."""
-    parser = commands.add_parser(
-        "demo",
-        help="write a built-in dataset in each layout and count the requests of region reads",
-        description="Write a synthetic daily temperature field (8 x 512 x 1024 float32, "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray demo`` its description and arguments."""
+    parser.description = (
+        "Write a synthetic daily temperature field (8 x 512 x 1024 float32, "
         "chunks 1 x 64 x 64, zstd) as Hurray files in Hilbert, Morton and row-major chunk "
         "order and as Zarr v3, read a few regions from each and print the requests and "
-        "bytes each read took.",
+        "bytes each read took."
     )
     parser.add_argument(
         "--out",

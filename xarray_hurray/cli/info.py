@@ -13,7 +13,7 @@ from ..container import ContainerReader, VariableMeta
 from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
 from ..container.update import storage_order
-from ..xarray.overview_write import recorded_pyramid
+from ..xarray.pyramid import recorded_pyramid
 from .common import (
     add_file_arguments,
     open_reader,
@@ -196,13 +196,11 @@ def format_text(facts: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hurray info``."""
-    parser = commands.add_parser(
-        "info",
-        help="variables, chunks, layout, sizes and attributes of a Hurray file",
-        description="Describe a Hurray file: variables, dims, dtype, chunk shape, layout, "
-        "chunk order, codecs, stored and raw sizes, compression ratio and attributes.",
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray info`` its description and arguments."""
+    parser.description = (
+        "Describe a Hurray file: variables, dims, dtype, chunk shape, layout, "
+        "chunk order, codecs, stored and raw sizes, compression ratio and attributes."
     )
     add_file_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -10,7 +11,6 @@ from typing import NoReturn
 
 from .. import __version__
 from ..errors import CliError, HurrayError
-from . import compact, convert, demo, info, plan, refs, verify
 
 USER_ERRORS = (
     HurrayError,
@@ -42,8 +42,24 @@ class Parser(argparse.ArgumentParser):
         raise CliError(f"{message} (see: {self.prog} --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``hurray`` and its subcommands."""
+COMMANDS = {
+    "demo": "write a built-in dataset in each layout and count the requests of region reads",
+    "info": "variables, chunks, layout, sizes and attributes of a Hurray file",
+    "convert": "netCDF, Zarr or Hurray in; Hurray, Zarr (hurray codec) or netCDF out",
+    "plan": "byte ranges a region read fetches, merged and raw, per chunk order",
+    "verify": "check every checksum; exit status 0 when all match, 1 when not",
+    "compact": "rewrite a file with every chunk in curve order and no unreferenced bytes",
+    "refs": "write kerchunk references that Zarr readers open without this package",
+    "view": "show a Hurray file on a map in the browser",
+}
+"""Each command and its line in ``hurray --help``.  A command's module (of the same
+name in this package) gives its arguments and runs it; it is imported only when that
+command is given, as most import xarray, dask or zarr, and none is needed to list them."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``hurray``, with the arguments of ``command`` alone (the others
+    listed by name and help line)."""
     parser = Parser(
         prog="hurray",
         description="Hilbert- and Morton-ordered N-D array storage: write, inspect, "
@@ -51,31 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for module in (demo, info, convert, plan, verify, compact, refs):
-        module.add_parser(commands)
-    _add_view(commands)
+    for name, line in COMMANDS.items():
+        subparser = commands.add_parser(name, help=line)
+        if name == command:
+            importlib.import_module(f"{__package__}.{name}").add_arguments(subparser)
     return parser
 
 
-def _add_view(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register ``hurray view``; its module (an HTTP server) is imported when it runs."""
-    parser = commands.add_parser(
-        "view",
-        help="show a Hurray file on a map in the browser",
-        description="Serve the viewer page and FILE on 127.0.0.1 (Range requests "
-        "included), print the page's URL and open it in a browser. A URL is not served: "
-        "the page reads it directly, which its server must allow (CORS).",
-    )
-    parser.add_argument("file", metavar="FILE_OR_URL", help="a local Hurray file, or its URL")
-    parser.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
-    parser.add_argument("--no-open", action="store_true", help="print the URL only")
-    parser.set_defaults(run=_run_view)
-
-
-def _run_view(args: argparse.Namespace) -> int:
-    from . import view
-
-    return view.run(args)
+def given_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first argument that is no option (``hurray``'s
+    own options, ``--help`` and ``--version``, take no value), or None."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def _message(err: BaseException) -> str:
@@ -97,7 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         as for want of credentials), 141 when standard output is closed early.
     """
     try:
-        args = build_parser().parse_args(argv)
+        given = sys.argv[1:] if argv is None else argv
+        args = build_parser(given_command(given)).parse_args(given)
         status: int = args.run(args)
         return status
     except BrokenPipeError:

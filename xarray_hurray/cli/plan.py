@@ -149,14 +149,12 @@ def _ranges_text(title: str, ranges: np.ndarray, show_all: bool) -> list[str]:
     return lines
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hurray plan``."""
-    parser = commands.add_parser(
-        "plan",
-        help="byte ranges a region read fetches, merged and raw, per chunk order",
-        description="Show the byte ranges reading a region would fetch (one raw range per "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray plan`` its description and arguments."""
+    parser.description = (
+        "Show the byte ranges reading a region would fetch (one raw range per "
         "chunk, and the requests after merging), and what the same read would cost if the "
-        "chunks lay in each chunk order.",
+        "chunks lay in each chunk order."
     )
     add_file_arguments(parser)
     parser.add_argument(

@@ -15,12 +15,10 @@ from ..io import is_url
 from .common import add_file_arguments, open_reader, parse_storage_options
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hurray refs``."""
-    parser = commands.add_parser(
-        "refs",
-        help="write kerchunk references that Zarr readers open without this package",
-        description="Write kerchunk references (Zarr v3 metadata, standard codecs) to "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray refs`` its description and arguments."""
+    parser.description = (
+        "Write kerchunk references (Zarr v3 metadata, standard codecs) to "
         "the chunks of a Hurray file, for fsspec's reference file system, zarrita or any "
         "Zarr reader of references. Variables stored in another element layout than "
         "row-major, and text, are left out with a warning naming each. The references "
@@ -28,7 +26,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "attribute hurray_references names it): hurray compact, a rewrite or a region "
         "write moves or replaces chunks, and Zarr readers check no checksum, so "
         "references made before read wrong values. Make them again after any write, "
-        "or check them with --check.",
+        "or check them with --check."
     )
     add_file_arguments(parser)
     parser.add_argument(

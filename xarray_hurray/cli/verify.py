@@ -17,14 +17,12 @@ from .common import (
 )
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hurray verify``."""
-    parser = commands.add_parser(
-        "verify",
-        help="check every checksum; exit status 0 when all match, 1 when not",
-        description="Check the header, metadata and index checksums, the checksum and "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray verify`` its description and arguments."""
+    parser.description = (
+        "Check the header, metadata and index checksums, the checksum and "
         "decoding of every chunk and where each chunk lies. Exit status 0 when the file is "
-        "intact, 1 when it is not.",
+        "intact, 1 when it is not."
     )
     add_file_arguments(parser)
     parser.add_argument(

@@ -32,6 +32,19 @@ _BLOCK = 1 << 20
 """Bytes sent in one write."""
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give the parser of ``hurray view`` its description and arguments."""
+    parser.description = (
+        "Serve the viewer page and FILE on 127.0.0.1 (Range requests included), print the "
+        "page's URL and open it in a browser. A URL is not served: the page reads it "
+        "directly, which its server must allow (CORS)."
+    )
+    parser.add_argument("file", metavar="FILE_OR_URL", help="a local Hurray file, or its URL")
+    parser.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    parser.add_argument("--no-open", action="store_true", help="print the URL only")
+    parser.set_defaults(run=run)
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve the page and ``args.file`` until interrupted."""
     target: str = args.file

@@ -8,7 +8,10 @@
 - :func:`verify_file`: every problem of a file, checked end to end.
 """
 
+from typing import TYPE_CHECKING
+
 from ..errors import HurrayFormatError
+from ..lazy import lazy_attributes
 from .chunk import ChunkCodec
 from .codecs import ALLOWED_CODECS, parse_codecs
 from .elements import element_type
@@ -16,8 +19,10 @@ from .format import MAGIC, VERSION
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
 from .open import has_magic, open_reader
 from .reader import ContainerReader
-from .verify import verify_file
-from .writer import ContainerWriter
+
+if TYPE_CHECKING:
+    from .verify import verify_file
+    from .writer import ContainerWriter
 
 __all__ = [
     "ALLOWED_CODECS",
@@ -36,3 +41,12 @@ __all__ = [
     "parse_metadata",
     "verify_file",
 ]
+
+# The writer and verify load on first use: opening a file for reading needs neither.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "ContainerWriter": "xarray_hurray.container.writer",
+        "verify_file": "xarray_hurray.container.verify",
+    },
+)

@@ -18,18 +18,12 @@
   any number of processes, within the store's part rules.
 """
 
+from typing import TYPE_CHECKING
+
 from ..errors import RangeIgnoredWarning, SourceChangedError, SourceReadError
+from ..lazy import lazy_attributes
 from .costs import OBJECT_STORE, PLAIN_HTTP, CostModel
 from .http_source import HttpSource
-from .multipart import (
-    S3_RULES,
-    MultipartUpload,
-    Part,
-    PartRules,
-    pending_uploads,
-    plan_runs,
-    start_multipart,
-)
 from .open import open_source
 from .plan import MergePolicy, ReadPlan, as_merge_policy, group_runs, plan_reads
 from .remote import DEFAULT_RETRY, ObjectVersion, RetryPolicy
@@ -41,6 +35,17 @@ from .source import (
     is_url,
 )
 from .upload import UploadTarget, upload_target
+
+if TYPE_CHECKING:
+    from .multipart import (
+        S3_RULES,
+        MultipartUpload,
+        Part,
+        PartRules,
+        pending_uploads,
+        plan_runs,
+        start_multipart,
+    )
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -74,3 +79,20 @@ __all__ = [
     "start_multipart",
     "upload_target",
 ]
+
+# The multipart uploads load on first use: a reader never needs them.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    dict.fromkeys(
+        [
+            "S3_RULES",
+            "MultipartUpload",
+            "Part",
+            "PartRules",
+            "pending_uploads",
+            "plan_runs",
+            "start_multipart",
+        ],
+        "xarray_hurray.io.multipart",
+    ),
+)

@@ -10,14 +10,34 @@
 - :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and
   the choice of a level; :mod:`.resampling` its kernels; :mod:`.overview_write`
   writing and appending to a file with overviews.
-- :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``.
+- :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``,
+  registered once xarray is loaded by ``import xarray_hurray``, which runs before
+  any module of this package (the engine's entry point, which xarray loads, too).
+- :mod:`.pyramid`: what a file records of its pyramid, without xarray or dask
+  (``hurray info`` reads it).
 - :mod:`.dataarray`: a DataArray stored as xarray stores one.
 """
 
-from . import accessor as _accessor  # noqa: F401  (registers the .hurray accessors)
-from .backend import HurrayBackendEntrypoint
-from .overviews import multiscale
-from .writer import to_hurray
-from .zarr_write import to_zarr
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from .backend import HurrayBackendEntrypoint
+    from .overviews import multiscale
+    from .writer import to_hurray
+    from .zarr_write import to_zarr
 
 __all__ = ["HurrayBackendEntrypoint", "multiscale", "to_hurray", "to_zarr"]
+
+# Importing this package imports nothing: its modules import what each needs (the
+# backend's read path neither dask nor zarr, the writers both), on first use.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "HurrayBackendEntrypoint": "xarray_hurray.xarray.backend",
+        "multiscale": "xarray_hurray.xarray.overviews",
+        "to_hurray": "xarray_hurray.xarray.writer",
+        "to_zarr": "xarray_hurray.xarray.zarr_write",
+    },
+)

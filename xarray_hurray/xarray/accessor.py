@@ -1,19 +1,23 @@
 """``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``: the writers as
-accessor methods, and the choice of an overview level."""
+accessor methods, and the choice of an overview level.
+
+Importing this module registers the accessors (:mod:`xarray_hurray.lazy` imports it
+once xarray is loaded), so it imports xarray alone: the writers and the overviews
+(dask, zarr) load when a method runs, and a process that only reads never loads them.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xarray as xr
-from dask.delayed import Delayed
 
 from ..io import UploadTarget
-from .overviews import pick_level
-from .writer import to_hurray
-from .zarr_write import to_zarr
+
+if TYPE_CHECKING:
+    from dask.delayed import Delayed
 
 
 class _Writer:
@@ -28,11 +32,15 @@ class _Writer:
     ) -> Delayed | None:
         """Write it to ``path``; the arguments and the result are those of
         :func:`xarray_hurray.to_hurray`."""
+        from .writer import to_hurray
+
         return to_hurray(self._obj, path, **kwargs)
 
     def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
         """Write it to a Zarr v3 store of Hilbert-placed shards; the arguments and the
         result are those of :func:`xarray_hurray.to_zarr`."""
+        from .zarr_write import to_zarr
+
         return to_zarr(self._obj, store, **kwargs)
 
 
@@ -74,4 +82,6 @@ class HurrayTreeAccessor(_Writer):
             When the tree has no overviews (no ``multiscales`` layout at its root), or
             the arguments name no dimension of the levels.
         """
+        from .overviews import pick_level
+
         return self._obj.children[pick_level(self._obj, size, resolution)].to_dataset()

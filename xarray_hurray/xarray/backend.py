@@ -23,7 +23,7 @@ from ..container.metadata import dots_only
 from ..errors import HurrayValueError
 from ..io import MergePolicy, is_url
 from .cf_checks import check_cf_attrs, check_dimension_names
-from .overviews import level_names
+from .pyramid import level_names
 from .strings import decode_fill_bytes
 
 

@@ -19,20 +19,17 @@ from ..errors import HurrayError, HurrayTypeError, HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .backend import file_dimensions
 from .overviews import (
-    PYRAMID_ATTR,
-    Pyramid,
     build_levels,
-    checked_factors,
     choose_resampling,
     empty_mean,
     fill_of,
     is_count,
-    level_names,
     mean_dtype,
     mean_of,
     plan_pyramid,
     pyramid_tree,
 )
+from .pyramid import PYRAMID_ATTR, Pyramid, checked_factors, level_names, recorded_pyramid
 from .resampling import KERNELS, sum_dtype, valid_count, valid_sum, window_total
 
 
@@ -357,12 +354,6 @@ class LevelsRequest:
                 "a write into the file extends its levels as they were made: leave out "
                 "overviews=, or write the file anew with mode='w'"
             )
-
-
-def recorded_pyramid(attrs: Mapping[Any, Any]) -> Pyramid | None:
-    """The pyramid a file's root attributes record, or None."""
-    text = attrs.get(PYRAMID_ATTR)
-    return Pyramid.from_record(text) if isinstance(text, str) else None
 
 
 def check_levels(metadata: DatasetMeta, pyramid: Pyramid) -> list[str]:

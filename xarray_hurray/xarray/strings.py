@@ -18,11 +18,11 @@ bytes on reading (:func:`decode_fill_bytes`).
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
-import dask.array as da
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -43,6 +43,13 @@ FILL_ATTRS = ("_FillValue", "missing_value")
 """Attributes holding an element value, as bytes for an ``S<n>`` variable."""
 
 
+def _is_dask_array(data: Any) -> bool:
+    """Whether ``data`` is a dask array, without importing dask: the backend reads
+    through this module, and no dask array exists before ``dask.array`` is imported."""
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(data, dask_array.Array)
+
+
 def _is_text(var: xr.Variable) -> bool:
     """Whether ``var`` holds Python objects or ``StringDType`` text (not ``S``/``U``)."""
     return var.dtype.kind in "OT"
@@ -53,13 +60,13 @@ def _as_objects(var: xr.Variable, name: Hashable) -> xr.Variable:
     dask object arrays of unknown element type loaded, as xarray's backends load them
     to find a type that can be stored."""
     data = var.data
-    if var.dtype.kind == "O" and not isinstance(data, da.Array):
+    if var.dtype.kind == "O" and not _is_dask_array(data):
         return var
     if var.dtype.kind == "T":
         # StringDType's own encoder would replace NA by "": keep NA as a missing object
         dtype = create_vlen_dtype(str)
-        data = data.astype(dtype) if isinstance(data, da.Array) else np.asarray(data, dtype)
-    elif isinstance(data, da.Array) and check_vlen_dtype(var.dtype) is None:
+        data = data.astype(dtype) if _is_dask_array(data) else np.asarray(data, dtype)
+    elif _is_dask_array(data) and check_vlen_dtype(var.dtype) is None:
         warnings.warn(
             f"variable {name!r} has data in the form of a dask array with dtype=object: it "
             "is loaded to find the type of its elements; astype(str) or astype(bytes) "
@@ -105,7 +112,7 @@ def check_fill_value(var: xr.Variable, name: Hashable, explicit: bool) -> xr.Var
         return var
     var = _as_objects(var, name)
     fill = var.encoding.get("_FillValue", var.attrs.get("_FillValue"))
-    if not isinstance(fill, str | bytes) or isinstance(var.data, da.Array):
+    if not isinstance(fill, str | bytes) or _is_dask_array(var.data):
         return var
     if fill not in _present_values(np.asarray(var.data)):
         return var
@@ -142,7 +149,9 @@ def _fill_missing(var: xr.Variable, name: Hashable) -> xr.Variable:
     without a given fill value is refused, chunk by chunk, if it holds one."""
     given = var.attrs.get("_FillValue")
     given = given if isinstance(given, str | bytes) else None
-    if isinstance(var.data, da.Array):
+    if _is_dask_array(var.data):
+        import dask.array as da
+
         data = da.map_blocks(_fill_block, var.data, name, given, dtype=var.dtype)
         return var.copy(data=data, deep=False)
     data = np.asarray(var.data)
