@@ -286,10 +286,10 @@ class ChunkCodec:
             def encode_run(ids: np.ndarray) -> EncodedRun:
                 out = []
                 for chunk_id in ids.tolist():
-                    # (the Ellipsis keeps a 0-d array an array: indexed by an empty
-                    # tuple it gives its element, and numpy makes a str element a
-                    # U array again, dropping its trailing NUL characters)
-                    block = array[(*_box(chunk_id, grid, var.chunks), ...)]
+                    # a 0-d array (no grid) is its one chunk, kept an array: indexed by
+                    # an empty tuple it gives its element, which numpy makes a str
+                    # array again, dropping the element's trailing NUL characters
+                    block = array[_box(chunk_id, grid, var.chunks)] if grid else array
                     out.append(
                         b"" if not write_empty and self.is_fill(block) else self.encode(block)
                     )
