@@ -75,8 +75,15 @@ class LocalChunks:
     def __init__(self, var: xr.Variable, codec: ChunkCodec, write_empty: bool = False) -> None:
         # in memory: slice the numpy array itself, much faster per chunk than xarray
         self.data = var.data if isinstance(var.data, np.ndarray) else var
+        self.variable = var
         self.codec = codec
         self.write_empty = write_empty
+
+    def in_tasks(self) -> DaskChunks:
+        """The same chunks, encoded by Dask tasks: one per stored chunk."""
+        stored = self.codec.variable
+        chunked = self.variable.chunk(dict(zip(self.variable.dims, stored.chunks, strict=True)))
+        return DaskChunks(chunked.data, stored, self.write_empty)
 
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int

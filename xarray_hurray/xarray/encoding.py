@@ -23,6 +23,7 @@ from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_conte
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import encode_cf_variable_keeping_bools
 from .strings import FILL_ATTRS, check_fill_value, encode_text
+from .tree import InputTree
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}
@@ -353,7 +354,7 @@ def describe_group(
 
 
 def group_encoding(
-    tree: xr.DataTree, encoding: Mapping[Hashable, Any]
+    tree: InputTree, encoding: Mapping[Hashable, Any]
 ) -> dict[str, Mapping[Hashable, Mapping[str, Any]]]:
     """``encoding`` of a DataTree write by group path (``"a/b"``; ``""`` the root),
     from keys as :meth:`xarray.DataTree.to_zarr` takes them (``"/a/b"``) or ``"a/b"``.
@@ -363,7 +364,7 @@ def group_encoding(
     ValueError
         For an encoding naming a group the tree does not have.
     """
-    paths = {node.path.strip("/") for node in tree.subtree}
+    paths = {node.path for node in tree.subtree()}
     by_path = {str(key).strip("/"): value for key, value in encoding.items()}
     unknown = sorted(set(by_path) - paths)
     if unknown:
@@ -376,7 +377,7 @@ def group_encoding(
 
 
 def describe_tree(
-    tree: xr.DataTree,
+    tree: InputTree,
     encoding: Mapping[Hashable, Any],
     defaults: Mapping[str, Any],
     chunk_bytes: int,
@@ -394,14 +395,10 @@ def describe_tree(
     by_path = group_encoding(tree, encoding)
     variables: dict[str, xr.Variable] = {}
 
-    def describe(node: xr.DataTree) -> DatasetMeta:
-        path = node.path.strip("/")
+    def describe(node: InputTree) -> DatasetMeta:
+        path = node.path
         meta, own = describe_group(
-            node.to_dataset(inherit=False),
-            by_path.get(path, {}),
-            defaults,
-            chunk_bytes,
-            name=str(node.name) if path else "",
+            node.own, by_path.get(path, {}), defaults, chunk_bytes, name=node.name
         )
         variables.update({f"{path}/{key}" if path else key: var for key, var in own.items()})
         groups = tuple(describe(child) for child in node.children.values())
@@ -446,7 +443,7 @@ def _graft(node: DatasetMeta, names: Sequence[str], new: DatasetMeta) -> Dataset
 
 
 def describe_at(
-    tree: xr.DataTree,
+    tree: InputTree,
     group: str,
     encoding: Mapping[Hashable, Any],
     defaults: Mapping[str, Any],

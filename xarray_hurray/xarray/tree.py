@@ -1,0 +1,67 @@
+"""The input of a write as a tree of groups: :class:`InputTree`.  A Dataset is a tree
+of one node, its variables in their own order (the order of the file's)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass
+
+import xarray as xr
+
+
+@dataclass(frozen=True, eq=False)
+class InputTree:
+    """One node of the input of a write, with the nodes below it.
+
+    Parameters
+    ----------
+    own
+        The node's own variables and attributes.
+    path
+        Its path in the tree (``"a/b"``; ``""``: the root).
+    children
+        The nodes below it, by name.
+    source
+        The DataTree node it was made of, whose inherited coordinates place it;
+        None for a Dataset.
+    """
+
+    own: xr.Dataset
+    path: str = ""
+    children: Mapping[str, InputTree] = ()  # type: ignore[assignment]  # no children
+    source: xr.DataTree | None = None
+
+    @classmethod
+    def of(cls, data: xr.Dataset | xr.DataTree) -> InputTree:
+        """The tree of ``data``: a Dataset is a tree of one node."""
+        if isinstance(data, xr.Dataset):
+            return cls(data, "", {})
+        return cls._node(data, "")
+
+    @classmethod
+    def _node(cls, node: xr.DataTree, path: str) -> InputTree:
+        children = {
+            str(name): cls._node(child, f"{path}/{name}" if path else str(name))
+            for name, child in node.children.items()
+        }
+        return cls(node.to_dataset(inherit=False), path, children, node)
+
+    @property
+    def name(self) -> str:
+        """The node's name: the last part of its path (``""`` for the root)."""
+        return self.path.rpartition("/")[2]
+
+    @property
+    def placing(self) -> xr.Dataset:
+        """The node's variables with the coordinates it inherits (what places it)."""
+        return self.own if self.source is None else self.source.to_dataset(inherit=True)
+
+    def subtree(self) -> Iterator[InputTree]:
+        """This node and every node below it, parents first."""
+        yield self
+        for child in self.children.values():
+            yield from child.subtree()
+
+    def dims(self) -> set[Hashable]:
+        """The dimensions of every node."""
+        return {dim for node in self.subtree() for dim in node.own.dims}
