@@ -33,7 +33,7 @@ import numpy as np
 import xarray as xr
 
 from xarray_hurray.io import pending_uploads
-from xarray_hurray.xarray.writer import to_hurray
+from xarray_hurray.xarray import to_hurray
 
 MIB = 2**20
 

@@ -221,7 +221,7 @@ def test_a_new_object_takes_its_runs_in_the_tasks_never_in_the_writing_process(s
     assert pending_uploads(url, options) == []
     # parts held in memory, encoded in the writing process, are refused before any
     # run is written, and the upload the sink began is given up
-    layout = PartLayout.plan(url, metadata, 5 * 2**20)
+    layout = PartLayout.of(url, metadata, 5 * 2**20)
     sinks = partial(ObjectUpload, url, options, layout)
     with pytest.raises(ValueError, match="encoded in the writing process"):
         engine.execute(WritePlan(metadata, in_memory, sinks, url))

@@ -13,7 +13,7 @@
 - :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
   imply (``OBJECT_STORE`` for object stores, ``PLAIN_HTTP`` for plain http(s)).
 - :func:`upload_target`: where a write to a URL or a store uploads the finished file.
-- :func:`start_multipart`, :class:`MultipartUpload`, :func:`plan_runs`,
+- :func:`start_multipart`, :class:`MultipartUpload`, :func:`cut_runs`,
   :func:`pending_uploads` (module ``multipart``): one object uploaded as parts from
   any number of processes, within the store's part rules.
 """
@@ -26,11 +26,11 @@ from .multipart import (
     MultipartUpload,
     Part,
     PartRules,
+    cut_runs,
     pending_uploads,
-    plan_runs,
     start_multipart,
 )
-from .open import open_source
+from .open_source import open_source
 from .plan import MergePolicy, ReadPlan, as_merge_policy, group_runs, plan_reads
 from .remote import DEFAULT_RETRY, ObjectVersion, RetryPolicy
 from .source import (
@@ -65,12 +65,12 @@ __all__ = [
     "SourceReadError",
     "UploadTarget",
     "as_merge_policy",
+    "cut_runs",
     "group_runs",
     "is_url",
     "open_source",
     "pending_uploads",
     "plan_reads",
-    "plan_runs",
     "start_multipart",
     "upload_target",
 ]

@@ -17,7 +17,7 @@
 from . import accessor as _accessor  # noqa: F401  (registers the .hurray accessors)
 from .backend import HurrayBackendEntrypoint
 from .overviews import multiscale
-from .writer import to_hurray
+from .to_hurray import to_hurray
 from .zarr_write import to_zarr
 
 __all__ = ["HurrayBackendEntrypoint", "multiscale", "to_hurray", "to_zarr"]

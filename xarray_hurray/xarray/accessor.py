@@ -12,7 +12,7 @@ from dask.delayed import Delayed
 
 from ..io import UploadTarget
 from .overviews import pick_level
-from .writer import to_hurray
+from .to_hurray import to_hurray
 from .zarr_write import to_zarr
 
 

@@ -407,24 +407,6 @@ def describe_tree(
     return describe(tree), variables
 
 
-def group_path(group: Any) -> str:
-    """The path of the group ``to_hurray(group=...)`` names (``"a/b"``, ``"/a/b"``),
-    without its outer slashes; ``""`` for the root (``"/"``).
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a group that is not a string, or a part of its path that cannot name a
-        group (``"a//b"``, ``"a/../b"``).
-    """
-    if not isinstance(group, str):
-        raise HurrayTypeError(f"group must be a string such as 'a/b', got {group!r}", value=group)
-    path = group.strip("/")
-    for part in path.split("/") if path else ():
-        check_new_node_name(part, f"a part of the group path {group!r}")
-    return path
-
-
 def _graft(node: DatasetMeta, names: Sequence[str], new: DatasetMeta) -> DatasetMeta:
     """``node`` with ``new`` as its group at the path ``names`` (in place of the group
     there, and everything below it), and empty groups on the way where ``node`` has

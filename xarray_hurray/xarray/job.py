@@ -35,7 +35,7 @@ from .tree import InputTree
 @dataclass(frozen=True, eq=False)
 class WriteJob:
     """A write of ``data`` to ``target`` as ``request`` asks; run now (:meth:`run`) or
-    later as a Dask task (``dask.delayed(job.run)``, ``pending``), the same job either
+    later as a Dask task (``dask.delayed(job.write)``, ``pending``), the same job either
     way."""
 
     data: xr.Dataset | xr.DataTree
@@ -122,19 +122,19 @@ class WriteJob:
                 base = stack.enter_context(self.target.open())
             self.plan(base)
 
-    def run(self) -> None:
+    def write(self) -> None:
         """Take the lock, read the base, plan, and write.  Where a new file finds one
         made meanwhile by another writer (its exclusive commit refused to replace
         it), the write is planned again into that file, under its lock; ``"w-"``
         fails instead."""
         try:
-            self._run_once()
+            self._write_once()
         except TargetExistsError:
             if self.request.refuses_existing and not self.request.group:
                 raise
-            self._run_once()
+            self._write_once()
 
-    def _run_once(self) -> None:
+    def _write_once(self) -> None:
         with contextlib.ExitStack() as stack:
             exists = stack.enter_context(self.target.lock())
             base = None

@@ -278,7 +278,7 @@ def new_pyramid(
     request: LevelsRequest,
     encoding: Mapping[Hashable, Mapping[str, Any]],
     scratch: str | None,
-) -> tuple[xr.DataTree, dict[str, Mapping[Hashable, Mapping[str, Any]]]]:
+) -> tuple[xr.DataTree, Mapping[Hashable, Any]]:
     """The tree of the new pyramid of ``ds`` that ``request`` asks for, and the
     encoding of its groups (``encoding``, that of ``ds``'s variables, goes to level 0;
     the other levels take their storage settings from level 0's).  With a
@@ -300,7 +300,7 @@ def new_pyramid(
         for name, settings in encoding.items():
             if name in ds.variables:
                 ds[name].encoding = {**ds[name].encoding, **settings}
-    pyramid = request.plan(ds)
+    pyramid = request.pyramid(ds)
     tree = pyramid_tree(build_levels(ds, pyramid), pyramid)
     if scratch is not None:
         tree = single_pass(ds, pyramid, tree, scratch) or materialize(tree, scratch)
@@ -315,7 +315,7 @@ class LevelsRequest:
     dims: str | Sequence[Hashable] | None = None
     resampling: str | Mapping[Hashable, str] | None = None
 
-    def plan(self, ds: xr.Dataset) -> Pyramid:
+    def pyramid(self, ds: xr.Dataset) -> Pyramid:
         """The new pyramid of ``ds`` these ask for (see :func:`plan_pyramid`)."""
         return plan_pyramid(ds, self.overviews, self.dims, self.resampling)
 

@@ -520,7 +520,7 @@ def _check_region_dims(tree: InputTree, region: Region | None) -> None:
 
 
 @dataclass
-class _TreePlan:
+class _TreePlanner:
     """What the planning of a tree into a file shares between its nodes: the base,
     the request, the encoding of each node by its path in the tree, and the parts
     planned so far."""
@@ -638,7 +638,7 @@ def plan_write(
         if tree.children:
             _check_region_dims(tree, request.region)
         by_path = group_encoding(tree, settings.encoding)
-        planning = _TreePlan(base, request, by_path, single=not tree.children)
+        planning = _TreePlanner(base, request, by_path, single=not tree.children)
         placed = planning.subtree(tree, group, base.metadata.group(group))
         try:
             metadata = _graft(base.metadata, group, placed)

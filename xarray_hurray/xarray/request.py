@@ -11,8 +11,9 @@ from typing import Any, Literal
 from ..errors import HurrayValueError
 from ..io.multipart import DEFAULT_PART_BYTES
 from ..write.engine import DEFAULT_WINDOW, check_window
-from .encoding import DEFAULT_CHUNK_BYTES, group_path
+from .encoding import DEFAULT_CHUNK_BYTES
 from .overview_write import LevelsRequest
+from .tree import group_path
 
 WRITE_MODES = ("w", "w-", "a", "a-", "r+")
 """The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""
@@ -141,7 +142,7 @@ class WriteRequest:
         ValueError, TypeError
             Naming the argument that is wrong.
         """
-        path = group_path(group or "")
+        path = group_path(group)
         return cls(
             mode=parse_mode(mode, append_dim, region),
             group=path,

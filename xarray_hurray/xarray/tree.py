@@ -5,8 +5,32 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import xarray as xr
+
+from ..container.metadata import check_new_node_name
+from ..errors import HurrayTypeError
+
+
+def group_path(group: Any) -> str:
+    """The path of the group a write or a read names (``"a/b"``, ``"/a/b"``), without
+    its outer slashes; ``""`` for the root (``"/"``, ``None``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a group that is not a string, or a part of its path that cannot name a
+        group (``"a//b"``, ``"a/../b"``).
+    """
+    if group is None:
+        return ""
+    if not isinstance(group, str):
+        raise HurrayTypeError(f"group must be a string such as 'a/b', got {group!r}", value=group)
+    path = group.strip("/")
+    for part in path.split("/") if path else ():
+        check_new_node_name(part, f"a part of the group path {group!r}")
+    return path
 
 
 @dataclass(frozen=True, eq=False)

@@ -104,7 +104,7 @@ def choose_sink(
         multipart = target.multipart
         if multipart is not None:
             url, options = multipart
-            layout = PartLayout.plan(url, metadata, part_bytes)
+            layout = PartLayout.of(url, metadata, part_bytes)
             return ChosenSink(partial(ObjectUpload, url, options, layout, exclusive), True)
         return ChosenSink(partial(_new_file, target, metadata, exclusive))
     return ChosenSink(partial(_new_version, target, base, metadata, written, rewrite))

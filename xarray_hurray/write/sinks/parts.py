@@ -2,7 +2,7 @@
 upload themselves.
 
 The placement sequence of every stored chunk is cut into runs of consecutive
-chunks (:func:`~xarray_hurray.io.multipart.plan_runs`, :class:`PartLayout`), when
+chunks (:func:`~xarray_hurray.io.multipart.cut_runs`, :class:`PartLayout`), when
 the sink is chosen; the sink, :class:`ObjectUpload`, has the engine write each run
 in a task (:meth:`~xarray_hurray.container.sink.TaskSink.runs_in_tasks`), which joins
 the run's encoded chunks, uploads them as one part (:class:`PartWriter`) and
@@ -34,7 +34,7 @@ from ...io.multipart import (
     MultipartUpload,
     Part,
     PartRules,
-    plan_runs,
+    cut_runs,
     start_multipart,
 )
 
@@ -69,7 +69,7 @@ class PartLayout:
     """Where the parts of a new object go: part 1 the head, then one part per run,
     then the pages that follow the chunks, if any.
 
-    Made by :meth:`plan` before anything is uploaded, so that an object that cannot
+    Made by :meth:`of` before anything is uploaded, so that an object that cannot
     be written (a head larger than a part, more parts than the store takes) is
     refused first.
     """
@@ -83,7 +83,7 @@ class PartLayout:
     rules: PartRules
 
     @classmethod
-    def plan(
+    def of(
         cls,
         url: str,
         metadata: DatasetMeta,
@@ -109,7 +109,7 @@ class PartLayout:
         # parts kept besides the runs: the head, and the pages uploaded after the runs
         # (at most every page, in parts of the largest size) when they may go there
         page_parts = -(-head.page_bytes // rules.max_part) if head.pages_may_follow else 0
-        cuts = plan_runs(
+        cuts = cut_runs(
             np.concatenate([np.zeros(0, np.int64), *raw]),
             part_bytes,
             rules,

@@ -222,7 +222,7 @@ def to_hurray(
     job = WriteJob(ds, WriteTarget.resolve(path, storage_options), request, pending=not compute)
     if not compute:
         job.check()  # errors now; the lock is taken, and the base read, when it runs
-        pending: Delayed = delayed(job.run, pure=False)()
+        pending: Delayed = delayed(job.write, pure=False)()
         return pending
-    job.run()
+    job.write()
     return None
