@@ -34,7 +34,7 @@ from .tree import InputTree
 
 @dataclass(frozen=True, eq=False)
 class WriteJob:
-    """A write of ``data`` to ``target`` as ``request`` asks; run now (:meth:`run`) or
+    """A write of ``data`` to ``target`` as ``request`` asks; run now (:meth:`write`) or
     later as a Dask task (``dask.delayed(job.write)``, ``pending``), the same job either
     way."""
 
