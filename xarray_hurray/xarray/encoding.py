@@ -32,10 +32,6 @@ CF_ENCODING |= {"units", "calendar"}
 HURRAY_ENCODING = {"chunks", "layout", "chunk_order", "chunk_axes", "codecs"}
 """Encoding keys of this format."""
 
-RENAMED_ENCODING = {"compressor": "codecs"}
-"""Old encoding keys still accepted, with a :class:`DeprecationWarning`, until the next
-release: old name to new name."""
-
 IGNORED_ENCODING = {"source", "original_shape", "preferred_chunks"}
 """Keys that reading adds and writing ignores."""
 
@@ -130,23 +126,9 @@ def _chunk_axes(
     return tuple(dims.index(d) for d in names)
 
 
-def _hurray_settings(name: Hashable, encoding: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings of this format in a variable's ``encoding``; an old key of
-    :data:`RENAMED_ENCODING` is taken under its new name, with a warning."""
-    settings = {k: v for k, v in encoding.items() if k in HURRAY_ENCODING}
-    for old, new in RENAMED_ENCODING.items():
-        if old not in encoding:
-            continue
-        if new in settings:
-            raise HurrayValueError(f"encoding gives both {old!r} and {new!r}; give {new!r} only")
-        warnings.warn(
-            f"variable {name!r}: encoding key {old!r} is deprecated and will be removed in "
-            f"the next release; use {new!r}",
-            DeprecationWarning,
-            stacklevel=5,  # the caller of to_hurray, past the generator in it
-        )
-        settings[new] = encoding[old]
-    return settings
+def _hurray_settings(encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of this format in a variable's ``encoding``."""
+    return {k: v for k, v in encoding.items() if k in HURRAY_ENCODING}
 
 
 def _fill_value(var: xr.Variable, dtype: str) -> bytes | None:
@@ -173,7 +155,7 @@ def describe_variable(
         Naming the variable, for what the format cannot store.
     """
     try:
-        settings = {**defaults, **_hurray_settings(name, var.encoding)}
+        settings = {**defaults, **_hurray_settings(var.encoding)}
         dtype = element_type(var.dtype)
         if not isinstance(name, str) or not all(isinstance(d, str) for d in var.dims):
             raise HurrayTypeError(
@@ -246,7 +228,7 @@ def _check_names(ds: xr.Dataset) -> None:
 
 
 def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
-    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING | set(RENAMED_ENCODING)
+    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise HurrayKeyError(
