@@ -246,7 +246,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
             max_metadata_containers=arguments["max_metadata_containers"],
         )
         decoders = {key: arguments[key] for key in DECODERS}
-        top = group_path(arguments["group"])
+        top = group_path(arguments["group"], new=False)
         if arguments["group"] is None and not subtree:
             top = finest_level(reader.metadata)
         try:

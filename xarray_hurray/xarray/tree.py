@@ -9,27 +9,29 @@ from typing import Any
 
 import xarray as xr
 
-from ..container.metadata import check_new_node_name
+from ..container.metadata import check_new_node_name, check_node_name
 from ..errors import HurrayTypeError
 
 
-def group_path(group: Any) -> str:
-    """The path of the group a write or a read names (``"a/b"``, ``"/a/b"``), without
-    its outer slashes; ``""`` for the root (``"/"``, ``None``).
+def group_path(group: Any, new: bool = True) -> str:
+    """The path of the group a write (``new``) or a read names (``"a/b"``,
+    ``"/a/b"``), without its outer slashes; ``""`` for the root (``"/"``, ``None``).
+    A read takes the names earlier writers gave (periods alone); a write does not.
 
     Raises
     ------
     TypeError, ValueError
         For a group that is not a string, or a part of its path that cannot name a
-        group (``"a//b"``, ``"a/../b"``).
+        group (``"a//b"``; for a write, ``"a/../b"``).
     """
     if group is None:
         return ""
     if not isinstance(group, str):
         raise HurrayTypeError(f"group must be a string such as 'a/b', got {group!r}", value=group)
     path = group.strip("/")
+    check = check_new_node_name if new else check_node_name
     for part in path.split("/") if path else ():
-        check_new_node_name(part, f"a part of the group path {group!r}")
+        check(part, f"a part of the group path {group!r}")
     return path
 
 
