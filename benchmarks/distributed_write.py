@@ -33,7 +33,7 @@ import numpy as np
 import xarray as xr
 
 from xarray_hurray.io import pending_uploads
-from xarray_hurray.xarray.writer import to_hurray
+from xarray_hurray.xarray import to_hurray
 
 MIB = 2**20
 
@@ -309,7 +309,7 @@ def main() -> None:
             ds.to_zarr("s3://bench/field.zarr", storage_options=options, mode="w")
 
         timings = Timings()
-        writer_log = logging.getLogger("xarray_hurray.write.multipart")
+        writer_log = logging.getLogger("xarray_hurray.write.sinks.parts")
         writer_log.setLevel(logging.INFO)
         writer_log.addHandler(timings)
         for _ in range(args.repeats):

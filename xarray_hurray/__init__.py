@@ -19,8 +19,8 @@ from .errors import (
 from .lazy import lazy_attributes, register_accessors_with_xarray
 
 if TYPE_CHECKING:
+    from .xarray.hurray_write import to_hurray
     from .xarray.overviews import multiscale
-    from .xarray.writer import to_hurray
     from .xarray.zarr_write import to_zarr
 
 __version__ = "0.1.0"
@@ -44,7 +44,7 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "multiscale": "xarray_hurray.xarray.overviews",
-        "to_hurray": "xarray_hurray.xarray.writer",
+        "to_hurray": "xarray_hurray.xarray.hurray_write",
         "to_zarr": "xarray_hurray.xarray.zarr_write",
     },
 )

@@ -35,8 +35,8 @@ import xarray as xr
 import xarray_hurray as xh
 from xarray_hurray.container import verify_file
 from xarray_hurray.container.format import PREFIX, SLOT_SIZE
-from xarray_hurray.container.update import WRITE_BUFFER, FileAppend
 from xarray_hurray.write.sinks import compact
+from xarray_hurray.write.sinks.append import WRITE_BUFFER, FileAppend
 
 STEPS = 20
 """Time steps of the base file, and of each write: 256 KiB of float32 noise each, so

@@ -15,8 +15,8 @@ from xarray_hurray.io.multipart import (
     S3_RULES,
     MultipartUpload,
     PartRules,
+    cut_runs,
     pending_uploads,
-    plan_runs,
     start_multipart,
 )
 
@@ -118,8 +118,8 @@ def test_stores_without_multipart():
 
 
 def test_one_run_for_tiny_output():
-    assert plan_runs(np.array([10, 20, 30])).tolist() == [0, 3]
-    assert plan_runs(np.array([], dtype=np.int64)).tolist() == [0]
+    assert cut_runs(np.array([10, 20, 30])).tolist() == [0, 3]
+    assert cut_runs(np.array([], dtype=np.int64)).tolist() == [0]
 
 
 SMALL = PartRules(min_part=100, max_part=10_000, max_parts=8)
@@ -132,7 +132,7 @@ SMALL = PartRules(min_part=100, max_part=10_000, max_parts=8)
 )
 def test_runs_fit_the_rules(sizes, part_bytes, reserved):
     sizes = np.array(sizes, dtype=np.int64)
-    cuts = plan_runs(sizes, part_bytes, SMALL, reserved)
+    cuts = cut_runs(sizes, part_bytes, SMALL, reserved)
     assert cuts[0] == 0 and cuts[-1] == len(sizes)
     assert np.all(np.diff(cuts) > 0)  # no run is empty
     assert len(cuts) - 1 <= SMALL.max_parts - reserved
@@ -147,17 +147,17 @@ def test_runs_fit_the_rules(sizes, part_bytes, reserved):
 
 def test_empty_pieces_at_the_end_join_the_last_run():
     # seven full parts and a missing chunk (no bytes) fill the seven parts left
-    cuts = plan_runs(np.array([100] * 7 + [0]), part_bytes=1, rules=SMALL, reserved=1)
+    cuts = cut_runs(np.array([100] * 7 + [0]), part_bytes=1, rules=SMALL, reserved=1)
     assert cuts.tolist() == [0, 1, 2, 3, 4, 5, 6, 8]
 
 
 def test_part_size_grows_to_fit_the_part_count():
-    cuts = plan_runs(np.full(1000, 50), part_bytes=100, rules=SMALL, reserved=1)
+    cuts = cut_runs(np.full(1000, 50), part_bytes=100, rules=SMALL, reserved=1)
     assert len(cuts) - 1 == 7  # parts of 7143 bytes rather than 100
 
 
 def test_too_large_for_one_object():
     with pytest.raises(ValueError, match="several objects"):
-        plan_runs(np.full(100, 1000), rules=SMALL)
+        cut_runs(np.full(100, 1000), rules=SMALL)
     with pytest.raises(ValueError, match="several objects"):
-        plan_runs(np.array([S3_RULES.max_part + 1]))
+        cut_runs(np.array([S3_RULES.max_part + 1]))

@@ -9,7 +9,8 @@ moto's S3 server (committed by a multipart upload of the old bytes and the new).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,14 +23,15 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import ChunkCodec, ContainerWriter, VariableMeta, open_reader
-from xarray_hurray.container.sink import ChunkSink
-from xarray_hurray.container.update import FileAppend, FileUpdate, InPlaceCommit, StagedRewrite
-from xarray_hurray.io import pending_uploads, upload_target
+from xarray_hurray.container.sink import ChunkSink, TaskSink
+from xarray_hurray.container.update import InPlaceCommit, StagedRewrite
+from xarray_hurray.io import pending_uploads
 from xarray_hurray.write import engine
-from xarray_hurray.write.multipart import ObjectUpload, PartLayout, multipart_plan
 from xarray_hurray.write.plan import WritePart, WritePlan
-from xarray_hurray.write.s3 import ObjectAppend
-from xarray_hurray.write.sinks import StagedUpload, new_file_sink, update_sink
+from xarray_hurray.write.sinks import StagedUpload, choose_sink
+from xarray_hurray.write.sinks.append import FileAppend, ObjectAppend
+from xarray_hurray.write.sinks.parts import ObjectUpload, PartLayout
+from xarray_hurray.write.target import WriteTarget
 
 CHUNK = (128, 128)
 ENCODING = {"v": {"chunks": CHUNK}}
@@ -113,10 +115,20 @@ def _changed_chunks(var: VariableMeta) -> tuple[np.ndarray, list[bytes], np.ndar
     return np.array(ids), [codec.encode(truth[_box(var, i)]) for i in ids], truth
 
 
+@contextmanager
+def _locked(target: Target) -> Iterator[tuple[WriteTarget, Any]]:
+    """The target of a case, its lock held, and its base."""
+    where = WriteTarget.resolve(target.where, target.options)
+    with where.lock(), where.open() as base:
+        yield where, base
+
+
 def test_a_sink_stores_what_it_is_given_and_keeps_every_other_chunk(target):
-    with FileUpdate(target.where, target.options) as update:
-        ids, blobs, truth = _changed_chunks(update.base.variable("v"))
-        sink = update_sink(update, update.base.metadata, {"v": ids}, rewrite=target.rewrite)
+    with _locked(target) as (where, base):
+        ids, blobs, truth = _changed_chunks(base.variable("v"))
+        chosen = choose_sink(where, base, base.metadata, {"v": ids}, rewrite=target.rewrite)
+        assert not chosen.in_tasks
+        sink = chosen.open()
         assert type(sink) is target.sink
         if target.appends_to is not None:
             assert isinstance(sink, InPlaceCommit)
@@ -129,10 +141,11 @@ def test_a_sink_stores_what_it_is_given_and_keeps_every_other_chunk(target):
 def test_an_aborted_sink_leaves_the_target_as_it_was(target):
     before = target.read()
     with pytest.raises(RuntimeError, match="stop"):
-        with FileUpdate(target.where, target.options) as update:
-            ids, blobs, _ = _changed_chunks(update.base.variable("v"))
-            metadata = update.base.metadata
-            with update_sink(update, metadata, {"v": ids}, rewrite=target.rewrite) as sink:
+        with _locked(target) as (where, base):
+            ids, blobs, _ = _changed_chunks(base.variable("v"))
+            chosen = choose_sink(where, base, base.metadata, {"v": ids}, rewrite=target.rewrite)
+            with chosen.open() as sink:
+                assert isinstance(sink, ChunkSink)
                 sink.write_chunks("v", ids, blobs)
                 raise RuntimeError("stop")
     assert target.read() == before
@@ -146,7 +159,7 @@ def test_a_staged_upload_uploads_only_a_committed_file_and_leaves_no_local_one(c
     values = _values(64)
     xh.to_hurray(xr.Dataset({"v": (("y", "x"), values)}), reference, codecs=None, encoding=ENCODING)
     metadata = open_reader(reference).metadata
-    sink = new_file_sink(url, metadata, upload_target(url))
+    sink = choose_sink(WriteTarget.resolve(url), None, metadata, {}).open()
     # the file is built in a local directory of its own
     assert isinstance(sink, StagedUpload) and sink.path.parent.is_dir()
     var = metadata.variables[0]
@@ -166,7 +179,7 @@ def test_a_new_local_file_is_a_container_writer_and_an_abort_leaves_nothing(tmp_
     ds = xr.Dataset({"v": (("y", "x"), _values(64))})
     xh.to_hurray(ds, tmp_path / "ref.hurray", codecs=None, encoding=ENCODING)
     metadata = open_reader(tmp_path / "ref.hurray").metadata
-    sink = new_file_sink(tmp_path / "new.hurray", metadata, None)
+    sink = choose_sink(WriteTarget.resolve(tmp_path / "new.hurray"), None, metadata, {}).open()
     assert isinstance(sink, ContainerWriter)
     sink.abort()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.hurray"]
@@ -177,11 +190,11 @@ def test_a_plan_runs_its_parts_in_its_metadata_order_and_refuses_others(tmp_path
     xh.to_hurray(ds, tmp_path / "ref.hurray")
     metadata = open_reader(tmp_path / "ref.hurray").metadata
     parts = [WritePart.whole(var, ds.variables[var.name]) for var in metadata.variables]
-    sink = partial(new_file_sink, tmp_path / "new.hurray", metadata, None)
+    sink = choose_sink(WriteTarget.resolve(tmp_path / "new.hurray"), None, metadata, {}).open
     for wrong in (parts[::-1], parts + parts[:1]):
         with pytest.raises(ValueError, match="in the metadata's order"):
             WritePlan(metadata, wrong, sink, "new.hurray")
-    engine.run(WritePlan(metadata, parts, sink, "new.hurray"))
+    engine.execute(WritePlan(metadata, parts, sink, "new.hurray"))
     assert (tmp_path / "new.hurray").read_bytes() == (tmp_path / "ref.hurray").read_bytes()
 
 
@@ -190,25 +203,30 @@ def test_a_new_object_takes_its_runs_in_the_tasks_never_in_the_writing_process(s
     ds = xr.Dataset({"v": (("y", "x"), _values(1536))})  # 12 MiB: three runs of 5 MiB
     xh.to_hurray(ds, tmp_path / "ref.hurray", codecs=None, encoding=ENCODING)
     metadata = open_reader(tmp_path / "ref.hurray").metadata
-    plan = multipart_plan(url, options, metadata, ds.variables, part_bytes=5 * 2**20)
+    chosen = choose_sink(
+        WriteTarget.resolve(url, options), None, metadata, {}, part_bytes=5 * 2**20
+    )
+    assert chosen.in_tasks
+    in_memory = [WritePart.whole(var, ds.variables[var.name]) for var in metadata.variables]
+    plan = WritePlan(metadata, [part.in_tasks() for part in in_memory], chosen.open, url)
     sink = plan.open_sink()
+    assert isinstance(sink, ObjectUpload) and isinstance(sink, TaskSink)
     runs = sink.runs_in_tasks()
-    assert runs is not None and runs.count == 3 and runs.unit == "parts"
+    assert runs.count == 3 and runs.unit == "parts"
     # the runs cover every chunk, in order
     assert runs.cuts[0] == 0 and runs.cuts[-1] == sum(len(p.chunk_ids) for p in plan.parts)
-    with pytest.raises(ValueError, match="uploaded by the tasks"):
-        sink.write_chunks("v", np.arange(1), [b"chunk"])
+    # its chunks cannot be handed to the writing process
+    assert not isinstance(sink, ChunkSink) and not hasattr(sink, "write_chunks")
     sink.abort()
     assert pending_uploads(url, options) == []
     # parts held in memory, encoded in the writing process, are refused before any
     # run is written, and the upload the sink began is given up
-    layout = PartLayout.plan(url, metadata, 5 * 2**20)
-    in_memory = [WritePart.whole(var, ds.variables[var.name]) for var in metadata.variables]
+    layout = PartLayout.of(url, metadata, 5 * 2**20)
     sinks = partial(ObjectUpload, url, options, layout)
     with pytest.raises(ValueError, match="encoded in the writing process"):
-        engine.run(WritePlan(metadata, in_memory, sinks, url))
+        engine.execute(WritePlan(metadata, in_memory, sinks, url))
     assert pending_uploads(url, options) == []
-    engine.run(plan)
+    engine.execute(plan)
     back = xr.open_dataset(url, engine="hurray", storage_options=options)
     xr.testing.assert_identical(back.load(), xr.open_dataset(tmp_path / "ref.hurray").load())
 

@@ -60,24 +60,19 @@ def test_layouts_orders_and_codecs(tmp_path, layout, chunk_order, codecs):
         assert out["v"].encoding["chunk_order"] == chunk_order
 
 
-@pytest.mark.parametrize("where", ["argument", "encoding"])
-def test_the_old_name_compressor_still_sets_codecs_with_a_warning(tmp_path, where):
-    ds = xr.Dataset({"v": (("x",), np.arange(64.0))})
-    kwargs = {"compressor": "lz4"} if where == "argument" else {}
-    encoding = {"v": {"chunks": (16,)} | ({"compressor": "lz4"} if where == "encoding" else {})}
-    with pytest.warns(DeprecationWarning, match="use 'codecs'|use codecs"):
-        xh.to_hurray(ds, tmp_path / "old.hurray", encoding=encoding, **kwargs)
-    with xr.open_dataset(tmp_path / "old.hurray", engine="hurray") as out:
-        assert [c["id"] for c in out["v"].encoding["codecs"]] == ["lz4"]
-        xr.testing.assert_identical(out, ds)
-
-
-def test_encoding_with_both_compressor_and_codecs_is_refused(tmp_path):
+def test_the_old_argument_compressor_is_gone(tmp_path):
     ds = xr.Dataset({"v": (("x",), np.arange(4.0))})
-    with pytest.raises(ValueError, match="give 'codecs' only"):
-        xh.to_hurray(
-            ds, tmp_path / "b.hurray", encoding={"v": {"compressor": None, "codecs": None}}
-        )
+    with pytest.raises(TypeError, match="compressor"):
+        xh.to_hurray(ds, tmp_path / "c.hurray", compressor="lz4")
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("extra", [{}, {"codecs": None}])
+def test_the_old_encoding_key_compressor_is_refused_by_name(tmp_path, extra):
+    ds = xr.Dataset({"v": (("x",), np.arange(4.0))})
+    with pytest.raises(ValueError, match=r"unexpected encoding parameters \['compressor'\]"):
+        xh.to_hurray(ds, tmp_path / "b.hurray", encoding={"v": {"compressor": "lz4", **extra}})
+    assert not any(tmp_path.iterdir())
 
 
 def test_cf_encoding_roundtrips(tmp_path):

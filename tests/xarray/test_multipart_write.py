@@ -27,7 +27,7 @@ from distributed_write import CountingRelay
 from xarray_hurray.container import VERSION, open_reader
 from xarray_hurray.container.verify import verify_file
 from xarray_hurray.io import FsspecSource, pending_uploads
-from xarray_hurray.xarray.writer import to_hurray
+from xarray_hurray.xarray import to_hurray
 
 distributed = pytest.importorskip("distributed")
 
@@ -339,7 +339,7 @@ INTERRUPTED = textwrap.dedent(
     """
     import sys, time
     import dask, dask.array as da, numpy as np, xarray as xr
-    from xarray_hurray.xarray.writer import to_hurray
+    from xarray_hurray.xarray import to_hurray
 
     def slow(block):
         time.sleep(1.0)

@@ -26,8 +26,8 @@ from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape
 from ..write.progress import DaskProgressBar
 from ..xarray.encoding import CF_ENCODING, STRING_ITEMSIZE, auto_chunks
+from ..xarray.hurray_write import to_hurray
 from ..xarray.overviews import multiscale
-from ..xarray.writer import to_hurray
 from ..zarr.conventions import convention_attrs
 from .common import parse_storage_options
 

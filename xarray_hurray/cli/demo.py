@@ -19,9 +19,9 @@ import xarray as xr
 from ..container import ContainerReader
 from ..container.select import OuterSelection
 from ..io import LocalFileSource, MergePolicy
-from ..io.counting import CountingSource
+from ..io.counting_source import CountingSource
 from ..layout import LAYOUT_NAMES
-from ..xarray.writer import to_hurray
+from ..xarray.hurray_write import to_hurray
 
 VARIABLE = "temperature"
 CHUNKS = {"time": 1, "lat": 64, "lon": 64}
@@ -141,7 +141,7 @@ def count_zarr(path: Path, keys: list[tuple[int | slice, ...]], truth: np.ndarra
     """Requests and bytes of each region read by zarr-python, after opening the array."""
     import zarr
 
-    from ..zarr.counting import CountingStore
+    from ..zarr.counting_store import CountingStore
 
     store = CountingStore(zarr.storage.LocalStore(path, read_only=True))
     array = zarr.open_array(store, path=VARIABLE, mode="r")

@@ -17,7 +17,7 @@ from .codecs import ALLOWED_CODECS, parse_codecs
 from .elements import element_type
 from .format import MAGIC, VERSION
 from .metadata import DatasetMeta, VariableMeta, parse_metadata
-from .open import has_magic, open_reader
+from .open_reader import has_magic, open_reader
 from .reader import ContainerReader
 
 if TYPE_CHECKING:

@@ -36,8 +36,9 @@ def _grid(shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
 
 
-def _box(chunk_id: int, grid: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[slice, ...]:
-    """The slices of chunk ``chunk_id`` (row-major) of a ``grid`` of ``chunks``."""
+def chunk_box(chunk_id: int, grid: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[slice, ...]:
+    """The slices of chunk ``chunk_id`` (row-major) of a ``grid`` of ``chunks`` (the
+    last ones may reach past the array's end)."""
     corner = np.unravel_index(chunk_id, grid) if grid else ()
     return tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(corner, chunks, strict=True))
 
@@ -78,7 +79,7 @@ class _ChunkGather:
         # numpy's assignment casts unsafely, as encode's conversion (to_bytes) does
         rows[inside] = self.view[tuple(coord[inside] for coord in coords)]
         for k in np.flatnonzero(~inside).tolist():
-            piece = self.array[_box(int(chunk_ids[k]), self.grid, self.chunks)]
+            piece = self.array[chunk_box(int(chunk_ids[k]), self.grid, self.chunks)]
             rows[k][tuple(slice(0, n) for n in piece.shape)] = piece
         return rows.reshape(len(chunk_ids), -1)
 
@@ -193,7 +194,7 @@ class ChunkCodec:
             flags = np.zeros(len(chunk_ids), dtype=bool)
             inside[:] = False
         for k in np.flatnonzero(~inside).tolist():
-            box = _box(int(chunk_ids[k]), gather.grid, gather.chunks)
+            box = chunk_box(int(chunk_ids[k]), gather.grid, gather.chunks)
             flags[k] = self.is_fill(gather.array[box])
         return [bool(flag) for flag in flags.tolist()]
 
@@ -289,7 +290,7 @@ class ChunkCodec:
                     # a 0-d array (no grid) is its one chunk, kept an array: indexed by
                     # an empty tuple it gives its element, which numpy makes a str
                     # array again, dropping the element's trailing NUL characters
-                    block = array[_box(chunk_id, grid, var.chunks)] if grid else array
+                    block = array[chunk_box(chunk_id, grid, var.chunks)] if grid else array
                     out.append(
                         b"" if not write_empty and self.is_fill(block) else self.encode(block)
                     )

@@ -1,15 +1,17 @@
 """The protocol every sink of a write follows: where stored chunks go, all or nothing.
 
-A sink takes the chunks of a write one of two ways, and says which:
+Every sink is a :class:`Sink` (commit or abort, all or nothing), and takes the
+chunks of a write one of two ways, by its protocol:
 
-- **gathered** (every sink but one): the encoded chunks come to the writing process
-  and the engine hands them to :meth:`ChunkSink.write_chunks`, a run at a time;
-- **in the tasks**: :meth:`ChunkSink.runs_in_tasks` describes how the placement of
+- :class:`ChunkSink` (every sink but one): the encoded chunks come to the writing
+  process and the engine hands them to :meth:`ChunkSink.write_chunks`, a run at a
+  time;
+- :class:`TaskSink`: :meth:`TaskSink.runs_in_tasks` describes how the placement of
   the write is cut into runs and gives a writer of one run (:class:`TaskRuns`).
   The engine has each run written by a task that joins its encoded chunks where
   they were encoded, so that the chunks never reach the writing process, and
-  hands what the tasks returned back to the sink before it commits (a new
-  ``s3://`` object, whose runs the tasks upload as parts).
+  hands what the tasks returned to :meth:`TaskSink.written` before the commit (a
+  new ``s3://`` object, whose runs the tasks upload as parts).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, Protocol, Self, TypeVar
+from typing import Generic, Protocol, Self, TypeVar
 
 import numpy as np
 
@@ -50,16 +52,12 @@ class TaskRuns(Generic[R]):
         bytes of its chunks, in turn (``b""``: a chunk left out), and their CRC-32C
         (0 for a chunk left out).  Picklable: it runs on whichever Dask worker holds
         the chunks.
-    written
-        Takes, in the writing process, what ``write_run`` returned for every run, in
-        run order, once all are written (before :meth:`ChunkSink.commit`).
     label, unit
         What the progress bar calls the write and its runs.
     """
 
     cuts: np.ndarray
     write_run: Callable[[int, Sequence[bytes], Sequence[int]], R]
-    written: Callable[[Sequence[R]], None]
     label: str
     unit: str = "runs"
 
@@ -69,16 +67,14 @@ class TaskRuns(Generic[R]):
         return len(self.cuts) - 1
 
 
-class ChunkSink(ABC):
+class Sink(ABC):
     """Where a write puts stored chunks: a new file, a new version of a file, an
     object.  Its life is open, write runs, then commit or abort:
 
     - opened by its constructor, before any chunk is encoded (so a target that
       cannot be written fails first);
-    - :meth:`write_chunks` takes runs of chunks in the order the sink says (the
-      placement order of the new version for every sink but an in-place commit,
-      which takes any order); or, for a sink whose :meth:`runs_in_tasks` describes
-      them, the runs are written by the tasks;
+    - the runs are written, as its protocol says (:class:`ChunkSink`,
+      :class:`TaskSink`);
     - :meth:`commit` makes the new version the target's at one instant;
       :meth:`abort` gives it up, and the previous version stays.
 
@@ -86,27 +82,6 @@ class ChunkSink(ABC):
     block raises or the commit does.  The error of the write is the one raised: an
     abort that fails too is told in a note on it.
     """
-
-    @abstractmethod
-    def write_chunks(
-        self,
-        name: str,
-        chunk_ids: np.ndarray,
-        data: Sequence[bytes | None],
-        crcs: Sequence[int] | None = None,
-    ) -> None:
-        """Store chunks ``chunk_ids`` (row-major ids in the grid of the new version) of
-        the variable at path ``name`` with the stored bytes ``data``, in turn; None
-        leaves a chunk out (a missing chunk, which reads as the fill).  ``crcs``, where
-        given, are the CRC-32C of ``data``, computed where the chunks were encoded
-        (see :class:`~xarray_hurray.container.chunk.EncodedRun`); None: the sink
-        computes them."""
-
-    def runs_in_tasks(self) -> TaskRuns[Any] | None:
-        """How the tasks that encode the chunks write them, for a sink whose chunks
-        must not reach the writing process; None (the default): the chunks come to
-        :meth:`write_chunks`."""
-        return None
 
     @abstractmethod
     def commit(self) -> None:
@@ -143,3 +118,38 @@ class ChunkSink(ABC):
             error.add_note(f"aborting the write failed too: {failed!r}")
             for note in getattr(failed, "__notes__", ()):
                 error.add_note(note)
+
+
+class ChunkSink(Sink):
+    """A sink that takes the encoded chunks in the writing process, in the order it
+    says (the placement order of the new version for every sink but an in-place
+    commit, which takes any order)."""
+
+    @abstractmethod
+    def write_chunks(
+        self,
+        name: str,
+        chunk_ids: np.ndarray,
+        data: Sequence[bytes | None],
+        crcs: Sequence[int] | None = None,
+    ) -> None:
+        """Store chunks ``chunk_ids`` (row-major ids in the grid of the new version) of
+        the variable at path ``name`` with the stored bytes ``data``, in turn; None
+        leaves a chunk out (a missing chunk, which reads as the fill).  ``crcs``, where
+        given, are the CRC-32C of ``data``, computed where the chunks were encoded
+        (see :class:`~xarray_hurray.container.chunk.EncodedRun`); None: the sink
+        computes them."""
+
+
+class TaskSink(Sink, Generic[R]):
+    """A sink whose chunks never reach the writing process: the tasks that encode
+    them write them, a run at a time."""
+
+    @abstractmethod
+    def runs_in_tasks(self) -> TaskRuns[R]:
+        """How the placement of the write is cut into runs, and the writer of one."""
+
+    @abstractmethod
+    def written(self, results: Sequence[R]) -> None:
+        """Take, in the writing process, what the run writer returned for every run,
+        in run order, once all are written (before :meth:`commit`)."""

@@ -1,10 +1,11 @@
 """Changing an existing Hurray file: one writer at a time, committed at one instant.
 
 An update starts from the version of the file it opened (its *base*), stores the
-chunks that change and keeps every other chunk.  :class:`FileUpdate` holds the
-exclusive lock of a local file for the whole update and opens the base under it; a
-sink then takes the changed chunks and commits them (the write pipeline chooses it,
-:func:`xarray_hurray.write.sinks.update_sink`).  The two sinks of the format are here:
+chunks that change and keeps every other chunk.  The writer holds the exclusive
+lock of a local file (:func:`lock_file`) for the whole update and opens the base
+under it; a sink then takes the changed chunks and commits them (the write
+pipeline chooses it, :func:`xarray_hurray.write.sinks.choose_sink`).  The two sinks
+of the format are here:
 
 - :class:`InPlaceCommit`: the new version appended after the base's bytes and
   committed by the header slot the base does not use (a file whose model takes
@@ -25,21 +26,18 @@ import contextlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 
 from ..errors import HurrayFormatError, HurrayValueError
-from ..io import MergePolicy, UploadTarget, plan_reads, upload_target
-from ..io.source import LocalFileSource
+from ..io import MergePolicy, plan_reads
 from .checksum import chunk_crcs, crc32c, verify
-from .format import INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_HEADER_SIZE, SLOT_SIZE, Slot
+from .format import INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_SIZE, Slot
 from .head import version_slot
 from .index import page_counts
 from .metadata import DatasetMeta, VariableMeta
 from .model import PagedFile
-from .open import open_reader
 from .reader import ContainerReader
 from .sink import ChunkSink
 from .writer import ContainerWriter
@@ -96,58 +94,6 @@ def _stat_or_none(path: str | os.PathLike[str]) -> os.stat_result | None:
         return os.stat(path)
     except FileNotFoundError:
         return None
-
-
-class FileUpdate:
-    """An exclusive update of the Hurray file at ``target``; use as a context manager.
-
-    Entering takes the writer lock of a local file (see :func:`lock_file`) and opens
-    the version of the file the update starts from, :attr:`base`.  Objects cannot be
-    locked: two updates of one object at once both succeed and the last upload wins.
-
-    Parameters
-    ----------
-    target
-        A local path, a URL or an upload target that can also be read.
-    storage_options
-        fsspec options for a URL target.
-
-    Raises
-    ------
-    FileNotFoundError
-        On entering, when there is no file at ``target``.
-    """
-
-    def __init__(
-        self,
-        target: str | os.PathLike[str] | UploadTarget,
-        storage_options: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.target = target
-        self.storage_options = storage_options
-        self.remote = upload_target(target, storage_options)
-        self._stack = contextlib.ExitStack()
-        self.base: ContainerReader
-
-    def __enter__(self) -> FileUpdate:
-        with contextlib.ExitStack() as stack:
-            if self.remote is None:
-                stack.enter_context(lock_file(self.target))  # type: ignore[arg-type]
-            self.base = open_reader(self.target, storage_options=self.storage_options)  # type: ignore[arg-type]
-            if isinstance(self.base.source, LocalFileSource):
-                # the base's descriptor goes with the update, not when its reader is
-                # collected: after a rewrite it alone holds the old version's space
-                stack.callback(self.base.source.close)
-            self._stack = stack.pop_all()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stack.close()
 
 
 def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.ndarray]:
@@ -311,14 +257,11 @@ def storage_order(reader: ContainerReader) -> dict[str, Any]:
     }
 
 
-WRITE_BUFFER = 4 * 2**20
-"""Bytes gathered before one ``pwrite`` while appending a version."""
-
-
 class AppendTarget(ABC):
     """Where an :class:`InPlaceCommit` puts the bytes of the new version: after the
-    end of the base in its file (:class:`FileAppend`), or into a new object that
-    keeps the base's bytes (``xarray_hurray.write.s3.ObjectAppend``)."""
+    end of the base in its file, or into a new object that keeps the base's bytes
+    (``FileAppend`` and ``ObjectAppend``, side by side in
+    ``xarray_hurray.write.sinks.append``)."""
 
     @property
     @abstractmethod
@@ -346,59 +289,6 @@ class AppendTarget(ABC):
         """Give up the new version; ``stored``: some of it may have reached the target."""
 
 
-class FileAppend(AppendTarget):
-    """The bytes of a new version appended to its local file, the header slot written
-    in place.
-
-    Parameters
-    ----------
-    path
-        The file, already locked by the caller.
-    base_length
-        Where the base's bytes end: a discarded version is cut off there.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], base_length: int) -> None:
-        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
-        self._base_length = base_length
-        self._slot_started = False  # from then on the new version may be the file's
-
-    @property
-    def buffer_bytes(self) -> int:
-        return WRITE_BUFFER
-
-    def store(self, data: bytes, offset: int) -> None:
-        _write_at(self._fd, data, offset)
-
-    def header(self) -> bytes:
-        return os.pread(self._fd, SLOT_HEADER_SIZE, 0)
-
-    def sync(self) -> None:
-        os.fsync(self._fd)
-
-    def write_slot(self, slot: bytes, offset: int) -> None:
-        # a pwrite that fails writes nothing (one cut short returns its count), so
-        # until the first one returns no byte of the slot is in the file and discard
-        # may still cut the appended bytes off (a full disk that allocates even to
-        # overwrite); after it, a reader may see the new version, and a torn slot
-        # is accepted only beside the bytes after the version's end
-        done = os.pwrite(self._fd, slot, offset)
-        self._slot_started = True
-        _write_at(self._fd, slot[done:], offset + done)
-        os.fsync(self._fd)
-        os.close(self._fd)
-
-    def discard(self, stored: bool) -> None:
-        """Cut off whatever of the new version reached the file, so that the file ends
-        where the base does and its space is given back, unless a byte of the new
-        slot was written: then its version may be the file's and needs those bytes."""
-        try:
-            if stored and not self._slot_started:
-                os.ftruncate(self._fd, self._base_length)
-        finally:
-            os.close(self._fd)
-
-
 class InPlaceCommit(ChunkSink):
     """Append a new version after the bytes of a base of format 1.1 or later and commit
     it by its header slot, copy on write; the new version's pages and page tables are
@@ -416,7 +306,7 @@ class InPlaceCommit(ChunkSink):
     Parameters
     ----------
     target
-        Where the new version's bytes go: the base's file (:class:`FileAppend`,
+        Where the new version's bytes go: the base's file (``FileAppend``,
         already locked by the caller) or a new object.
     base
         The reader of the version the file holds (format 1.1 or later).
@@ -599,11 +489,3 @@ class InPlaceCommit(ChunkSink):
         too, as readers accept it only beside bytes after the version's end (the
         target knows whether its slot was begun)."""
         self.target.discard(self._reached_file)
-
-
-def _write_at(fd: int, data: bytes, offset: int) -> None:
-    """Write all of ``data`` at ``offset`` (``pwrite`` may write less than asked)."""
-    view = memoryview(data)
-    while view:
-        done = os.pwrite(fd, view, offset)
-        view, offset = view[done:], offset + done

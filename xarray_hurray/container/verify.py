@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import HurrayFormatError
 from ..io import ByteSource, open_source
+from .chunk import chunk_box
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import VariableMeta
 from .reader import ContainerReader
@@ -20,8 +21,8 @@ BATCH = 256
 
 
 def _padding_problem(var: VariableMeta, chunk_id: int, chunk: np.ndarray) -> str | None:
-    corner = np.unravel_index(chunk_id, var.grid_shape)
-    inside = tuple(min(c, n - i * c) for i, c, n in zip(corner, var.chunks, var.shape, strict=True))
+    box = chunk_box(chunk_id, var.grid_shape, var.chunks)
+    inside = tuple(min(k.stop, n) - k.start for k, n in zip(box, var.shape, strict=True))
     mask = np.ones(var.chunks, dtype=bool)
     mask[tuple(slice(0, k) for k in inside)] = False
     padding = chunk[mask]

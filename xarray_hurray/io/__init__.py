@@ -24,7 +24,7 @@ from ..errors import RangeIgnoredWarning, SourceChangedError, SourceReadError
 from ..lazy import lazy_attributes
 from .costs import OBJECT_STORE, PLAIN_HTTP, CostModel
 from .http_source import HttpSource
-from .open import open_source
+from .open_source import open_source
 from .plan import MergePolicy, ReadPlan, as_merge_policy, group_runs, plan_reads
 from .remote import DEFAULT_RETRY, ObjectVersion, RetryPolicy
 from .source import (
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
         MultipartUpload,
         Part,
         PartRules,
+        cut_runs,
         pending_uploads,
-        plan_runs,
         start_multipart,
     )
 
@@ -70,12 +70,12 @@ __all__ = [
     "SourceReadError",
     "UploadTarget",
     "as_merge_policy",
+    "cut_runs",
     "group_runs",
     "is_url",
     "open_source",
     "pending_uploads",
     "plan_reads",
-    "plan_runs",
     "start_multipart",
     "upload_target",
 ]
@@ -89,8 +89,8 @@ __getattr__, __dir__ = lazy_attributes(
             "MultipartUpload",
             "Part",
             "PartRules",
+            "cut_runs",
             "pending_uploads",
-            "plan_runs",
             "start_multipart",
         ],
         "xarray_hurray.io.multipart",

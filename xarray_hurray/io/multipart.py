@@ -10,7 +10,7 @@ was.  This module knows byte ranges only:
   :class:`Part` to complete with) while one process completes or aborts it.
 - :func:`start_multipart`: begin one at a target, where the store offers it
   (``s3://`` through s3fs); None elsewhere.
-- :func:`plan_runs`: cut a sequence of pieces (chunks) into runs of consecutive
+- :func:`cut_runs`: cut a sequence of pieces (chunks) into runs of consecutive
   pieces, one part each, within the store's rules (:class:`PartRules`) and a memory
   budget per part.
 - :func:`pending_uploads`: the uploads in progress at a target (after a client was
@@ -293,7 +293,7 @@ DEFAULT_PART_BYTES = 64 * 2**20
 much per part it builds."""
 
 
-def plan_runs(
+def cut_runs(
     sizes: np.ndarray,
     part_bytes: int = DEFAULT_PART_BYTES,
     rules: PartRules = S3_RULES,

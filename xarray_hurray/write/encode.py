@@ -29,18 +29,12 @@ from dask.core import flatten, get_deps, toposort
 from dask.optimization import cull
 
 from ..container import ChunkCodec, VariableMeta
-from ..container.chunk import EncodedRun
+from ..container.chunk import EncodedRun, chunk_box
 from ..container.writer import PLACEMENT_SLICE
 from .compat import DataNode
 
 Schedule = Callable[..., Sequence[Any]]
 """A Dask scheduler's ``get(graph, keys)``."""
-
-
-def chunk_box(var: VariableMeta, chunk_id: int) -> tuple[slice, ...]:
-    """The slices of ``var`` covered by its chunk ``chunk_id`` (row-major index)."""
-    corner = np.unravel_index(chunk_id, var.grid_shape)
-    return tuple(slice(i * c, (i + 1) * c) for i, c in zip(corner, var.chunks, strict=True))
 
 
 def stored_bytes(codec: ChunkCodec, block: np.ndarray, write_empty: bool) -> bytes:
@@ -75,8 +69,15 @@ class LocalChunks:
     def __init__(self, var: xr.Variable, codec: ChunkCodec, write_empty: bool = False) -> None:
         # in memory: slice the numpy array itself, much faster per chunk than xarray
         self.data = var.data if isinstance(var.data, np.ndarray) else var
+        self.variable = var
         self.codec = codec
         self.write_empty = write_empty
+
+    def in_tasks(self) -> DaskChunks:
+        """The same chunks, encoded by Dask tasks: one per stored chunk."""
+        stored = self.codec.variable
+        chunked = self.variable.chunk(dict(zip(self.variable.dims, stored.chunks, strict=True)))
+        return DaskChunks(chunked.data, stored, self.write_empty)
 
     def encoded(
         self, chunk_ids: np.ndarray, schedule: Schedule, window: int, workers: int
@@ -89,7 +90,8 @@ class LocalChunks:
         run: list[bytes] = []
         held = 0
         for chunk_id in chunk_ids.tolist():
-            block = self.data[chunk_box(self.codec.variable, chunk_id)]
+            stored = self.codec.variable
+            block = self.data[chunk_box(chunk_id, stored.grid_shape, stored.chunks)]
             run.append(stored_bytes(self.codec, block.values, self.write_empty))
             held += len(run[-1])
             if held >= RUN_BYTES:

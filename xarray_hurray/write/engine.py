@@ -8,7 +8,7 @@ sink, which leaves the target as it was:
 - **gathered**: it asks each part's encoder for its chunks in placement order (at
   most ``window`` stored chunks per worker in flight, see
   :mod:`xarray_hurray.write.encode`) and hands them to the sink a run at a time;
-- **in the tasks**, for a sink whose ``runs_in_tasks`` describes its runs: one
+- **in the tasks**, for a :class:`~xarray_hurray.container.sink.TaskSink`: one
   task per run, depending on the encode tasks of its chunks (one per dask chunk),
   joins them and writes the run with the sink's run writer where they were
   encoded; the engine computes the run tasks (on a cluster, as futures when a
@@ -31,7 +31,7 @@ import numpy as np
 from dask.base import compute, get_scheduler
 from dask.delayed import Delayed, delayed
 
-from ..container.sink import ChunkSink, RunReceipt, TaskRuns
+from ..container.sink import ChunkSink, RunReceipt, TaskRuns, TaskSink
 from ..errors import HurrayValueError
 from .encode import DaskChunks, Schedule
 from .plan import WritePart, WritePlan
@@ -100,7 +100,7 @@ def waiting_for_tasks() -> AbstractContextManager[Any]:
     return worker_client()
 
 
-def run(plan: WritePlan, *, window: int = DEFAULT_WINDOW, progress: bool | None = None) -> None:
+def execute(plan: WritePlan, *, window: int = DEFAULT_WINDOW, progress: bool | None = None) -> None:
     """Encode the chunks of every part of ``plan`` and store them in its sink, which
     commits at the end.
 
@@ -125,10 +125,11 @@ def run(plan: WritePlan, *, window: int = DEFAULT_WINDOW, progress: bool | None 
         schedule = current_scheduler()
         try:
             with plan.open_sink() as sink:
-                runs = sink.runs_in_tasks()
-                if runs is not None:
-                    runs.written(compute_runs(run_tasks(plan.parts, runs), schedule, runs, show))
+                if isinstance(sink, TaskSink):
+                    runs = sink.runs_in_tasks()
+                    sink.written(compute_runs(run_tasks(plan.parts, runs), schedule, runs, show))
                     return
+                assert isinstance(sink, ChunkSink)  # the two protocols of a sink
                 # drawn once the sink is open: a target that cannot be written fails
                 # with its error alone
                 total = sum(len(part.chunk_ids) for part in plan.parts)
@@ -146,7 +147,7 @@ def gather(
     the plan's order, counting them on ``bar``."""
     workers = worker_count(schedule)
     for part in plan.parts:
-        stream = part.chunks.encoded(part.source_ids, schedule, window, workers)
+        stream = part.encoder.encoded(part.box_ids, schedule, window, workers)
         done = 0
         for run in stream:
             chunks = run.chunks
@@ -206,14 +207,14 @@ def run_tasks(parts: Sequence[WritePart], runs: TaskRuns[Any]) -> list[Delayed]:
     cells: list[Delayed] = []
     local: list[np.ndarray] = []
     for part in parts:
-        if not isinstance(part.chunks, DaskChunks):
+        if not isinstance(part.encoder, DaskChunks):
             raise HurrayValueError(
                 f"the chunks of {part.name!r} are encoded in the writing process; a sink "
                 "whose runs are written in the tasks takes dask-backed parts only"
             )
-        block, index = part.chunks.blocks.locate(part.source_ids)
+        block, index = part.encoder.blocks.locate(part.box_ids)
         base = len(cells)
-        cells.extend(part.chunks.cells.to_delayed(optimize_graph=False).reshape(-1).tolist())
+        cells.extend(part.encoder.cells.to_delayed(optimize_graph=False).reshape(-1).tolist())
         local.append(np.stack([block + base, index], axis=1))
     picks = np.concatenate([np.zeros((0, 2), np.int64), *local])
     if int(runs.cuts[-1]) != len(picks):

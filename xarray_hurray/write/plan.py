@@ -5,21 +5,21 @@ A :class:`WritePlan` holds the description of the new version (its metadata), th
 parts to write (each a variable's chunks, by row-major id, in placement order, with
 the encoder of their values) and how to open the sink that takes them.  Making one
 reads the target at most (an update plans against the version it finds) and writes
-nothing; :func:`xarray_hurray.write.engine.run` carries it out.
+nothing; :func:`xarray_hurray.write.engine.execute` carries it out.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 import xarray as xr
 
 from ..container import DatasetMeta, VariableMeta
-from ..container.sink import ChunkSink
+from ..container.sink import Sink
 from ..errors import HurrayValueError
 from .encode import DaskChunks, LocalChunks, chunk_encoder
 
@@ -88,16 +88,16 @@ def aligned_chunks(
 class WritePart:
     """The chunks of the stored variable ``var`` that a write stores.
 
-    ``chunks`` encodes the chunks of ``source``: ``var`` itself, or the part of it
+    ``encoder`` encodes the chunks of ``box``: ``var`` itself, or the part of it
     whose first chunk is at chunk-grid position ``grid_offset`` (a box of whole
     chunks, the last ones cut by the end of ``var``).  Which chunks those are is
     worked out only when the write runs: a pending write stays small.
     """
 
     var: VariableMeta
-    source: VariableMeta
+    box: VariableMeta
     grid_offset: tuple[int, ...]
-    chunks: LocalChunks | DaskChunks
+    encoder: LocalChunks | DaskChunks
     path: str | None = None
     """Where ``var`` is in the tree of groups (``"a/b/name"``); None: in the root."""
 
@@ -116,8 +116,16 @@ class WritePart:
         ValueError
             For dask chunks that do not line up with the stored chunks.
         """
-        check_alignment(var.name, data, var.chunks)
+        check_alignment(var.name if path is None else path, data, var.chunks)
         return cls(var, var, (0,) * len(var.shape), chunk_encoder(var, data, write_empty), path)
+
+    def in_tasks(self) -> WritePart:
+        """The part with its chunks encoded by Dask tasks, one per stored chunk where
+        the values are held in the writing process (for a sink whose runs the tasks
+        write)."""
+        if isinstance(self.encoder, DaskChunks):
+            return self
+        return replace(self, encoder=self.encoder.in_tasks())
 
     @property
     def name(self) -> str:
@@ -126,17 +134,17 @@ class WritePart:
 
     @cached_property
     def _ids(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.source is self.var or not self.var.grid_shape:
+        if self.box is self.var or not self.var.grid_shape:
             # the whole variable (a scalar's one chunk is always all of it)
             return self.var.placement, self.var.placement
-        source_ids = np.arange(self.source.chunk_count, dtype=np.int64)
-        cells = np.unravel_index(source_ids, self.source.grid_shape)
+        box_ids = np.arange(self.box.chunk_count, dtype=np.int64)
+        cells = np.unravel_index(box_ids, self.box.grid_shape)
         shifted = tuple(c + o for c, o in zip(cells, self.grid_offset, strict=True))
         chunk_ids = np.ravel_multi_index(shifted, self.var.grid_shape).astype(np.int64)
         rank = np.empty(self.var.chunk_count, dtype=np.int64)
         rank[self.var.placement] = np.arange(self.var.chunk_count)
         order = np.argsort(rank[chunk_ids], kind="stable")  # the file's placement order
-        return chunk_ids[order], source_ids[order]
+        return chunk_ids[order], box_ids[order]
 
     @property
     def chunk_ids(self) -> np.ndarray:
@@ -144,8 +152,8 @@ class WritePart:
         return self._ids[0]
 
     @property
-    def source_ids(self) -> np.ndarray:
-        """The same chunks, row-major in ``source``'s grid."""
+    def box_ids(self) -> np.ndarray:
+        """The same chunks, row-major in ``box``'s grid."""
         return self._ids[1]
 
 
@@ -168,7 +176,7 @@ class WritePlan:
 
     metadata: DatasetMeta
     parts: Sequence[WritePart]
-    open_sink: Callable[[], ChunkSink]
+    open_sink: Callable[[], Sink]
     name: str
 
     def __post_init__(self) -> None:

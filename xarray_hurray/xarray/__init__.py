@@ -24,8 +24,8 @@ from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .backend import HurrayBackendEntrypoint
+    from .hurray_write import to_hurray
     from .overviews import multiscale
-    from .writer import to_hurray
     from .zarr_write import to_zarr
 
 __all__ = ["HurrayBackendEntrypoint", "multiscale", "to_hurray", "to_zarr"]
@@ -37,7 +37,7 @@ __getattr__, __dir__ = lazy_attributes(
     {
         "HurrayBackendEntrypoint": "xarray_hurray.xarray.backend",
         "multiscale": "xarray_hurray.xarray.overviews",
-        "to_hurray": "xarray_hurray.xarray.writer",
+        "to_hurray": "xarray_hurray.xarray.hurray_write",
         "to_zarr": "xarray_hurray.xarray.zarr_write",
     },
 )

@@ -32,7 +32,7 @@ class _Writer:
     ) -> Delayed | None:
         """Write it to ``path``; the arguments and the result are those of
         :func:`xarray_hurray.to_hurray`."""
-        from .writer import to_hurray
+        from .hurray_write import to_hurray
 
         return to_hurray(self._obj, path, **kwargs)
 

@@ -25,6 +25,7 @@ from ..io import MergePolicy, is_url
 from .cf_checks import check_cf_attrs, check_dimension_names
 from .pyramid import level_names
 from .strings import decode_fill_bytes
+from .tree import group_path
 
 
 class HurrayBackendArray(BackendArray):
@@ -75,12 +76,6 @@ def _encoding(var: VariableMeta) -> dict[str, Any]:
         "chunk_axes": tuple(var.dims[a] for a in var.chunk_axes or ()),
         "codecs": list(var.codecs),
     }
-
-
-def group_path(group: str | None) -> str:
-    """``group`` as the path the container uses: ``"a/b"``, ``""`` for the root (from
-    ``None``, ``"/"``, ``"/a/b/"`` or ``"a/b"``)."""
-    return "/".join(part for part in (group or "").split("/") if part)
 
 
 def file_dimensions(metadata: DatasetMeta) -> dict[str, int]:
@@ -251,7 +246,7 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
             max_metadata_containers=arguments["max_metadata_containers"],
         )
         decoders = {key: arguments[key] for key in DECODERS}
-        top = group_path(arguments["group"])
+        top = group_path(arguments["group"], new=False)
         if arguments["group"] is None and not subtree:
             top = finest_level(reader.metadata)
         try:

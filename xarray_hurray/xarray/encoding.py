@@ -23,6 +23,7 @@ from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_conte
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import encode_cf_variable_keeping_bools
 from .strings import FILL_ATTRS, check_fill_value, encode_text
+from .tree import InputTree
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}
@@ -30,10 +31,6 @@ CF_ENCODING |= {"units", "calendar"}
 
 HURRAY_ENCODING = {"chunks", "layout", "chunk_order", "chunk_axes", "codecs"}
 """Encoding keys of this format."""
-
-RENAMED_ENCODING = {"compressor": "codecs"}
-"""Old encoding keys still accepted, with a :class:`DeprecationWarning`, until the next
-release: old name to new name."""
 
 IGNORED_ENCODING = {"source", "original_shape", "preferred_chunks"}
 """Keys that reading adds and writing ignores."""
@@ -129,23 +126,9 @@ def _chunk_axes(
     return tuple(dims.index(d) for d in names)
 
 
-def _hurray_settings(name: Hashable, encoding: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings of this format in a variable's ``encoding``; an old key of
-    :data:`RENAMED_ENCODING` is taken under its new name, with a warning."""
-    settings = {k: v for k, v in encoding.items() if k in HURRAY_ENCODING}
-    for old, new in RENAMED_ENCODING.items():
-        if old not in encoding:
-            continue
-        if new in settings:
-            raise HurrayValueError(f"encoding gives both {old!r} and {new!r}; give {new!r} only")
-        warnings.warn(
-            f"variable {name!r}: encoding key {old!r} is deprecated and will be removed in "
-            f"the next release; use {new!r}",
-            DeprecationWarning,
-            stacklevel=5,  # the caller of to_hurray, past the generator in it
-        )
-        settings[new] = encoding[old]
-    return settings
+def _hurray_settings(encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of this format in a variable's ``encoding``."""
+    return {k: v for k, v in encoding.items() if k in HURRAY_ENCODING}
 
 
 def _fill_value(var: xr.Variable, dtype: str) -> bytes | None:
@@ -172,7 +155,7 @@ def describe_variable(
         Naming the variable, for what the format cannot store.
     """
     try:
-        settings = {**defaults, **_hurray_settings(name, var.encoding)}
+        settings = {**defaults, **_hurray_settings(var.encoding)}
         dtype = element_type(var.dtype)
         if not isinstance(name, str) or not all(isinstance(d, str) for d in var.dims):
             raise HurrayTypeError(
@@ -245,7 +228,7 @@ def _check_names(ds: xr.Dataset) -> None:
 
 
 def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
-    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING | set(RENAMED_ENCODING)
+    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise HurrayKeyError(
@@ -353,7 +336,7 @@ def describe_group(
 
 
 def group_encoding(
-    tree: xr.DataTree, encoding: Mapping[Hashable, Any]
+    tree: InputTree, encoding: Mapping[Hashable, Any]
 ) -> dict[str, Mapping[Hashable, Mapping[str, Any]]]:
     """``encoding`` of a DataTree write by group path (``"a/b"``; ``""`` the root),
     from keys as :meth:`xarray.DataTree.to_zarr` takes them (``"/a/b"``) or ``"a/b"``.
@@ -363,7 +346,7 @@ def group_encoding(
     ValueError
         For an encoding naming a group the tree does not have.
     """
-    paths = {node.path.strip("/") for node in tree.subtree}
+    paths = {node.path for node in tree.subtree()}
     by_path = {str(key).strip("/"): value for key, value in encoding.items()}
     unknown = sorted(set(by_path) - paths)
     if unknown:
@@ -376,7 +359,7 @@ def group_encoding(
 
 
 def describe_tree(
-    tree: xr.DataTree,
+    tree: InputTree,
     encoding: Mapping[Hashable, Any],
     defaults: Mapping[str, Any],
     chunk_bytes: int,
@@ -394,38 +377,16 @@ def describe_tree(
     by_path = group_encoding(tree, encoding)
     variables: dict[str, xr.Variable] = {}
 
-    def describe(node: xr.DataTree) -> DatasetMeta:
-        path = node.path.strip("/")
+    def describe(node: InputTree) -> DatasetMeta:
+        path = node.path
         meta, own = describe_group(
-            node.to_dataset(inherit=False),
-            by_path.get(path, {}),
-            defaults,
-            chunk_bytes,
-            name=str(node.name) if path else "",
+            node.own, by_path.get(path, {}), defaults, chunk_bytes, name=node.name
         )
         variables.update({f"{path}/{key}" if path else key: var for key, var in own.items()})
         groups = tuple(describe(child) for child in node.children.values())
         return replace(meta, groups=groups)
 
     return describe(tree), variables
-
-
-def group_path(group: Any) -> str:
-    """The path of the group ``to_hurray(group=...)`` names (``"a/b"``, ``"/a/b"``),
-    without its outer slashes; ``""`` for the root (``"/"``).
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a group that is not a string, or a part of its path that cannot name a
-        group (``"a//b"``, ``"a/../b"``).
-    """
-    if not isinstance(group, str):
-        raise HurrayTypeError(f"group must be a string such as 'a/b', got {group!r}", value=group)
-    path = group.strip("/")
-    for part in path.split("/") if path else ():
-        check_new_node_name(part, f"a part of the group path {group!r}")
-    return path
 
 
 def _graft(node: DatasetMeta, names: Sequence[str], new: DatasetMeta) -> DatasetMeta:
@@ -446,7 +407,7 @@ def _graft(node: DatasetMeta, names: Sequence[str], new: DatasetMeta) -> Dataset
 
 
 def describe_at(
-    tree: xr.DataTree,
+    tree: InputTree,
     group: str,
     encoding: Mapping[Hashable, Any],
     defaults: Mapping[str, Any],

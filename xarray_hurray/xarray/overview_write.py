@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -14,7 +14,6 @@ import numpy as np
 import xarray as xr
 
 from ..container import DatasetMeta
-from ..container.tempfiles import scratch_directory
 from ..errors import HurrayError, HurrayTypeError, HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .backend import file_dimensions
@@ -271,20 +270,19 @@ def single_pass(
     return xr.DataTree.from_dict(nodes)
 
 
-def write_with_overviews(
-    ds: xr.Dataset,
-    path: Any,
+def new_pyramid(
+    ds: xr.Dataset | xr.DataTree,
     request: LevelsRequest,
-    *,
-    encoding: Mapping[Hashable, Mapping[str, Any]] | None,
-    compute: bool,
-    write: Callable[..., Any],
-    **kwargs: Any,
-) -> Any:
-    """``to_hurray(ds, path, overviews=...)`` making a new pyramid: that of ``ds``
-    written by ``write`` (``to_hurray``) as a tree; with ``compute``, in one pass over
-    ``ds`` (see :func:`single_pass`; :func:`materialize` where the blocks do not fit
-    it), its scratch files in a :func:`~..container.tempfiles.scratch_directory`.
+    encoding: Mapping[Hashable, Mapping[str, Any]],
+    scratch: str | None,
+) -> tuple[xr.DataTree, Mapping[Hashable, Any]]:
+    """The tree of the new pyramid of ``ds`` that ``request`` asks for, and the
+    encoding of its groups (``encoding``, that of ``ds``'s variables, goes to level 0;
+    the other levels take their storage settings from level 0's).  With a
+    ``scratch`` directory, the coarser levels are computed in one pass over ``ds``
+    as the levels are written (see :func:`single_pass`; :func:`materialize` where
+    the blocks do not fit it), their state stored there; without one, each level
+    is computed by the write's own graph.
 
     Raises
     ------
@@ -299,14 +297,11 @@ def write_with_overviews(
         for name, settings in encoding.items():
             if name in ds.variables:
                 ds[name].encoding = {**ds[name].encoding, **settings}
-    pyramid = request.plan(ds)
+    pyramid = request.pyramid(ds)
     tree = pyramid_tree(build_levels(ds, pyramid), pyramid)
-    settings = {"/0": encoding} if encoding else {}
-    if not compute:
-        return write(stored_attrs(tree), path, encoding=settings, compute=False, **kwargs)
-    with scratch_directory("hurray-overviews") as directory:
-        passed = single_pass(ds, pyramid, tree, directory) or materialize(tree, directory)
-        return write(stored_attrs(passed), path, encoding=settings, **kwargs)
+    if scratch is not None:
+        tree = single_pass(ds, pyramid, tree, scratch) or materialize(tree, scratch)
+    return stored_attrs(tree), ({"/0": encoding} if encoding else {})
 
 
 @dataclass(frozen=True)
@@ -317,7 +312,7 @@ class LevelsRequest:
     dims: str | Sequence[Hashable] | None = None
     resampling: str | Mapping[Hashable, str] | None = None
 
-    def plan(self, ds: xr.Dataset) -> Pyramid:
+    def pyramid(self, ds: xr.Dataset) -> Pyramid:
         """The new pyramid of ``ds`` these ask for (see :func:`plan_pyramid`)."""
         return plan_pyramid(ds, self.overviews, self.dims, self.resampling)
 
@@ -425,7 +420,7 @@ def into_levels(
             )
         return ds
     names = check_levels(metadata, pyramid)
-    if isinstance(ds, xr.DataTree):
+    if group or isinstance(ds, xr.DataTree):
         tops = {group.split("/")[0]} if group else {n.path.split("/")[1] for n in ds.subtree}
         inside = sorted(tops & set(names))
         if inside:

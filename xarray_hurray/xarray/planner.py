@@ -1,6 +1,8 @@
-"""Writing into an existing Hurray file: ``to_hurray(mode="a" | "a-" | "r+")``.
+"""The planner of every write: an input tree, a :class:`~.request.WriteRequest` and
+the base version of the file (or none) become the description of the new version
+and the parts to write (:func:`plan_write`).  A new file is a plan against no base.
 
-The modes and their checks are those of ``to_zarr``:
+Into an existing file, the modes and their checks are those of ``to_zarr``:
 
 - ``"a"``: variables of the dataset that the file holds are overwritten, or extended
   along ``append_dim``; new variables are added.
@@ -17,12 +19,9 @@ chunks that change are encoded, and the update commits at one instant (see
 from __future__ import annotations
 
 import errno
-import os
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from dataclasses import replace
-from functools import partial
-from pathlib import Path
-from typing import Any, Literal, cast
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 import dask.array as da
 import numpy as np
@@ -30,57 +29,23 @@ import pandas as pd
 import xarray as xr
 from xarray import conventions
 
-from ..container import ContainerReader, DatasetMeta, VariableMeta, element_type, open_reader
+from ..container import ContainerReader, DatasetMeta, VariableMeta, element_type
 from ..container.elements import parse_element_type
-from ..container.update import FileUpdate
 from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
-from ..io import UploadTarget, open_source
-from ..write import engine
 from ..write.encode import chunk_encoder
-from ..write.plan import WritePart, WritePlan, aligned_chunks, check_alignment
-from ..write.sinks import update_sink
+from ..write.plan import WritePart, aligned_chunks, check_alignment
 from .backend import HurrayDataStore, file_dimensions
 from .encoding import (
     CF_ENCODING,
     describe_at,
     describe_group,
+    describe_tree,
     describe_variable,
     encode_dataset,
     group_encoding,
 )
-from .overview_write import LevelsRequest, into_levels
-
-WRITE_MODES = ("w", "w-", "a", "a-", "r+")
-"""The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""
-
-Region = Mapping[Hashable, slice | Literal["auto"]] | Literal["auto"]
-
-
-def choose_mode(mode: str | None, append_dim: Hashable | None, region: Region | None) -> str:
-    """The write mode: ``mode``, or by default ``"a"`` with ``append_dim``, ``"r+"`` with
-    ``region`` and ``"w"`` otherwise.
-
-    Raises
-    ------
-    ValueError
-        For an unknown mode, or one that does not go with ``append_dim`` or ``region``.
-    """
-    if mode is None:
-        mode = "a" if append_dim is not None else "r+" if region is not None else "w"
-    if mode not in WRITE_MODES:
-        raise HurrayValueError(
-            f"The only supported options for mode are {', '.join(map(repr, WRITE_MODES))}, "
-            f"but mode={mode!r}"
-        )
-    if append_dim is not None and mode not in ("a", "a-"):
-        raise HurrayValueError(
-            f"cannot set append_dim unless mode='a', mode='a-' or mode=None, got {mode!r}"
-        )
-    if region is not None and mode not in ("a", "a-", "r+"):
-        raise HurrayValueError(
-            f"cannot set region unless mode='a', mode='a-', mode='r+' or mode=None, got {mode!r}"
-        )
-    return mode
+from .request import Region, StorageSettings, WriteRequest
+from .tree import InputTree
 
 
 def join_path(group: str, name: str) -> str:
@@ -325,10 +290,8 @@ def _stored_values(
     return out
 
 
-def _held_shape(base: ContainerReader | None, path: str) -> tuple[int, ...] | None:
+def _held_shape(base: ContainerReader, path: str) -> tuple[int, ...] | None:
     """The shape of variable ``path`` in ``base``; None where it has none."""
-    if base is None:
-        return None
     try:
         return base.variable(path).shape
     except KeyError:
@@ -339,13 +302,12 @@ def _part(
     var: VariableMeta,
     source: xr.Variable,
     start: tuple[int, ...],
-    base: ContainerReader | None,
-    write_empty: bool = False,
-    path: str | None = None,
-    safe_chunks: bool = True,
+    base: ContainerReader,
+    settings: StorageSettings,
+    path: str,
 ) -> WritePart:
-    """The chunks of ``var`` (at ``path`` in the tree; by default in the root) that
-    ``source``, placed at ``start``, changes.
+    """The chunks of ``var`` (at ``path`` in the tree) that ``source``, placed at
+    ``start``, changes.
 
     Where ``source`` starts or ends inside a stored chunk (a region off the chunk
     grid, an append to a dimension whose last chunk is partly filled), the values of
@@ -363,15 +325,14 @@ def _part(
         For dask chunks that do not line up with the stored chunks, with
         ``safe_chunks``.
     """
-    name = path or var.name
-    if safe_chunks:
+    if settings.safe_chunks:
         check_alignment(var.name, source, var.chunks, start)
     else:
         source = aligned_chunks(source, var.chunks, start)
     stop = tuple(s + n for s, n in zip(start, source.shape, strict=True))
     corner = tuple(s - s % c for s, c in zip(start, var.chunks, strict=True))
     end = tuple(min(-(-e // c) * c, n) for e, c, n in zip(stop, var.chunks, var.shape, strict=True))
-    held = _held_shape(base, name) or var.shape  # a new variable is written whole
+    held = _held_shape(base, path) or var.shape  # a new variable is written whole
     for axis, (old, new, c) in enumerate(zip(held, var.shape, var.chunks, strict=True)):
         if new > old and old % c:
             # the file's last chunks along an appended axis hold padding past its old
@@ -384,8 +345,7 @@ def _part(
     data: Any = source.data
     if isinstance(data, da.Array):
         for axis, before, key in _border(corner, start, stop, end):
-            assert base is not None  # only a variable of the file is written in part
-            piece = _stored_values(base, name, var, key)
+            piece = _stored_values(base, path, var, key)
             # the piece and the dask chunk beside it fill whole stored chunks together
             blocks = list(data.chunks[axis])
             blocks[0 if before else -1] += piece.shape[axis]
@@ -396,7 +356,6 @@ def _part(
             data = da.concatenate([lazy, data] if before else [data, lazy], axis=axis)
             data = data.rechunk({axis: tuple(blocks)})
     elif corner != start or end != stop:
-        assert base is not None
         values = np.asarray(data)
         box = np.empty(tuple(e - c for c, e in zip(corner, end, strict=True)), values.dtype)
         box[tuple(slice(s - c, e - c) for s, c, e in zip(start, corner, stop, strict=True))] = (
@@ -404,48 +363,37 @@ def _part(
         )
         for _, _, key in _border(corner, start, stop, end):
             local = tuple(slice(k.start - c, k.stop - c) for k, c in zip(key, corner, strict=True))
-            box[local] = _stored_values(base, name, var, key)
+            box[local] = _stored_values(base, path, var, key)
         data = box
     source = xr.Variable(source.dims, data)
     sub = replace(var, shape=source.shape)
     offset = tuple(c // n for c, n in zip(corner, var.chunks, strict=True))
-    return WritePart(var, sub, offset, chunk_encoder(sub, source, write_empty), path)
+    encoder = chunk_encoder(sub, source, settings.write_empty_chunks)
+    return WritePart(var, sub, offset, encoder, path)
 
 
 def whole_part(
-    var: VariableMeta,
-    data: xr.Variable,
-    write_empty: bool = False,
-    path: str | None = None,
-    safe_chunks: bool = True,
+    var: VariableMeta, data: xr.Variable, settings: StorageSettings, path: str | None = None
 ) -> WritePart:
     """:meth:`WritePart.whole`, but without ``safe_chunks`` dask chunks that do not
     line up with the stored chunks are regrouped (:func:`aligned_chunks`) instead of
     refused."""
-    return WritePart.whole(
-        var, data if safe_chunks else aligned_chunks(data, var.chunks), write_empty, path
-    )
+    if not settings.safe_chunks:
+        data = aligned_chunks(data, var.chunks)
+    return WritePart.whole(var, data, settings.write_empty_chunks, path)
 
 
-def plan_update(
+def plan_group(
     ds: xr.Dataset,
     base: ContainerReader,
-    *,
-    mode: str,
-    append_dim: Hashable | None,
-    region: Region | None,
-    encoding: Mapping[Hashable, Mapping[str, Any]],
-    defaults: Mapping[str, Any],
-    chunk_bytes: int,
-    write_empty_chunks: bool = False,
-    safe_chunks: bool = True,
-    group: str = "",
+    request: WriteRequest,
+    group: str,
     coords: xr.Dataset | None = None,
 ) -> tuple[DatasetMeta, list[WritePart]]:
-    """The new description of group ``group`` of the file (by default the root, that
-    is the whole file; its child groups kept as they are) and the chunks to write,
-    for writing ``ds`` into that group of the file ``base`` with ``mode`` ``"a"``,
-    ``"a-"`` or ``"r+"``.  ``coords`` holds the coordinates that place ``ds`` for
+    """The new description of group ``group`` of the file (``""``: the root; its child
+    groups kept as they are) and the chunks to write, for writing ``ds`` into that
+    group of the file ``base`` as ``request`` asks (its ``append_dim`` and ``region``
+    those of this group).  ``coords`` holds the coordinates that place ``ds`` for
     ``region="auto"`` (by default its own).
 
     Raises
@@ -453,10 +401,11 @@ def plan_update(
     ValueError, TypeError, KeyError
         For every way the dataset does not fit the file, as ``to_zarr`` raises them.
     """
+    append_dim, region, settings = request.append_dim, request.region, request.settings
     held = base.metadata.group(group)
     existing = {var.name: var for var in held.variables}
     sizes = file_dimensions(held)
-    for name in encoding:
+    for name in settings.encoding:
         if name in existing:
             raise HurrayValueError(f"variable {name!r} already exists, but encoding was provided")
     resolved: dict[Hashable, slice] = {}
@@ -464,7 +413,7 @@ def plan_update(
         resolved = resolve_region(ds, base, region, append_dim, group, coords)
         ds = ds.drop_vars(ds.indexes)  # a region write leaves the coordinates as they are
     new_names = [k for k in ds.variables if k not in existing]
-    if mode == "r+" and new_names:
+    if not request.adds_variables and new_names:
         raise HurrayValueError(
             f"dataset contains non-pre-existing variables {new_names!r}, which is not "
             "allowed in to_hurray() with mode='r+'. To allow writing new variables, set "
@@ -479,7 +428,7 @@ def plan_update(
         raise HurrayValueError(
             f"append_dim={append_dim!r} does not match any existing dataset dimensions {sizes}"
         )
-    if mode == "a-" and append_dim is not None:
+    if request.keeps_unappended and append_dim is not None:
         ds = ds.drop_vars(
             [k for k, v in ds.variables.items() if k in existing and append_dim not in v.dims]
         )
@@ -497,11 +446,12 @@ def plan_update(
     cf = {
         k: {e: v for e, v in var.encoding.items() if e in CF_ENCODING} for k, var in stored.items()
     }
-    variables, attrs = encode_dataset(ds, {**encoding, **cf})
+    variables, attrs = encode_dataset(ds, {**settings.encoding, **cf})
 
     updated: dict[str, VariableMeta] = {}
     parts: dict[str, WritePart] = {}
     for name, var in variables.items():
+        path = join_path(group, str(name))
         if name in existing:
             old = existing[name]
             var = _check_dims(str(name), var, old, resolved, append_dim)
@@ -512,19 +462,16 @@ def plan_update(
                 start[axis] = old.shape[axis]
                 shape[axis] += var.shape[axis]
             meta = replace(old, shape=tuple(shape))
+            parts[meta.name] = _part(meta, var, tuple(start), base, settings, path)
         else:
-            meta = describe_variable(name, var, defaults, chunk_bytes)
-            start = [0] * var.ndim
+            meta = describe_variable(name, var, settings.defaults, settings.chunk_bytes)
+            parts[meta.name] = whole_part(meta, var, settings, path)
         updated[meta.name] = meta
-        path = join_path(group, meta.name)
-        parts[meta.name] = _part(
-            meta, var, tuple(start), base, write_empty_chunks, path, safe_chunks
-        )
     order = [updated.get(n, v) for n, v in existing.items()]
     order += [v for n, v in updated.items() if n not in existing]
     try:
         metadata = DatasetMeta(
-            attrs=dict(held.attrs) if mode == "r+" else cast(dict[str, Any], dict(attrs)),
+            attrs=dict(held.attrs) if request.keeps_attrs else cast(dict[str, Any], dict(attrs)),
             variables=tuple(order),
             groups=held.groups,  # the groups below are kept as they are
             name=held.name,
@@ -534,7 +481,7 @@ def plan_update(
     return metadata, [parts[v.name] for v in order if v.name in parts]
 
 
-def _tree_region(region: Region | None, own: xr.Dataset, group: str) -> Region | None:
+def _node_region(region: Region | None, own: xr.Dataset, group: str) -> Region | None:
     """The part of ``region`` that applies to a node of a tree whose own variables
     are ``own``: the dimensions it has (groups of a tree have different ones).
 
@@ -558,285 +505,183 @@ def _tree_region(region: Region | None, own: xr.Dataset, group: str) -> Region |
     return mine
 
 
-def _rebuild(
-    path: str,
-    held: DatasetMeta | None,
-    planned: Mapping[str, DatasetMeta],
-    new_groups: Mapping[str, list[str]],
-) -> DatasetMeta:
-    """The group at ``path`` of the new version: as planned (or as the file holds it),
-    with the file's child groups, each rebuilt, then the new ones the tree adds."""
-    meta = planned.get(path, held)
-    assert meta is not None  # a new group is always planned
-    children = [
-        _rebuild(join_path(path, child.name), child, planned, new_groups)
-        for child in (held.groups if held is not None else ())
-    ]
-    children += [_rebuild(p, None, planned, new_groups) for p in new_groups.get(path, [])]
-    return replace(meta, groups=tuple(children))
+def _check_region_dims(tree: InputTree, region: Region | None) -> None:
+    """Refuse region dimensions that no node of ``tree`` has."""
+    if not isinstance(region, Mapping):
+        return
+    dims = tree.dims()
+    unknown = [dim for dim in region if dim not in dims]
+    if unknown:
+        raise HurrayValueError(
+            f"region dimensions {unknown} are dimensions of no group of the tree "
+            f"{sorted(map(str, dims))}",
+            value=unknown,
+        )
 
 
-def plan_tree_update(
-    tree: xr.DataTree,
-    base: ContainerReader,
-    *,
-    mode: str,
-    append_dim: Hashable | None,
-    region: Region | None,
-    encoding: Mapping[Hashable, Any],
-    defaults: Mapping[str, Any],
-    chunk_bytes: int,
-    write_empty_chunks: bool = False,
-    safe_chunks: bool = True,
-    group: str = "",
-) -> tuple[DatasetMeta, list[WritePart]]:
-    """The new description of the file and the chunks to write, for writing every
-    node of ``tree`` into the group of the file at its path, as :func:`plan_update`
-    writes a dataset into the root.  With ``group`` (a group the file holds), the
-    tree's root is written into that group and its nodes below it: the groups above
-    it, and their attributes, are kept as they are.
+@dataclass
+class _TreePlanner:
+    """What the planning of a tree into a file shares between its nodes: the base,
+    the request, the encoding of each node by its path in the tree, and the parts
+    planned so far."""
 
-    Groups of the file that the tree does not hold are kept as they are.  A node the
-    file has no group for becomes a new group (``"a"`` and ``"a-"``; refused by
-    ``"r+"`` and by region writes).  ``append_dim`` extends the groups of the file
-    that have that dimension; in the others the node's variables are written as
-    ``mode`` writes variables without it (overwritten by ``"a"``, left alone by
-    ``"a-"``), and a node that has the dimension there is refused.  ``region`` applies
-    to each node with the dimensions it has; ``"auto"`` finds it from the coordinates
-    the node sees (its own or inherited, in the tree and in the file).  ``encoding``
-    maps group paths (``"/a/b"``) to the encoding of new variables.
+    base: ContainerReader
+    request: WriteRequest
+    encoding: Mapping[str, Mapping[Hashable, Any]]
+    single: bool
+    """The tree is one node (a Dataset): written as a Dataset is."""
+    parts: list[WritePart] = field(default_factory=list)
 
-    Raises
-    ------
-    ValueError, TypeError, KeyError
-        For every way a node does not fit its group, naming the group.
-    """
-    by_path = group_encoding(tree, encoding)
-    if isinstance(region, Mapping):
-        dims = {dim for node in tree.subtree for dim in node.dims}
-        unknown = [dim for dim in region if dim not in dims]
-        if unknown:
-            raise HurrayValueError(
-                f"region dimensions {unknown} are dimensions of no group of the tree "
-                f"{sorted(map(str, dims))}",
-                value=unknown,
-            )
-    planned: dict[str, DatasetMeta] = {}
-    new_groups: dict[str, list[str]] = {}
-    parts: list[WritePart] = []
-    for node in tree.subtree:
-        relative = node.path.strip("/")  # in the tree, as ``encoding`` names groups
-        path = join_path(group, relative)  # in the file
+    def node(self, node: InputTree, path: str, held: DatasetMeta | None) -> DatasetMeta:
+        """Group ``path`` of the new version, without its child groups, for the node
+        ``node`` of the tree (``held``: the file's group there, if any); its parts
+        are added.  A tree of one node is written as a Dataset: its ``append_dim``
+        and ``region`` must fit it; in a larger tree they apply to the groups they
+        fit."""
+        request, base = self.request, self.base
         where = f"group {'/' + path!r}"
-        own = node.to_dataset(inherit=False)
-        try:
-            held = base.metadata.group(path)
-        except KeyError:
-            if mode == "r+" or region is not None:
+        own = node.own
+        settings = replace(request.settings, encoding=self.encoding.get(node.path, {}))
+        if held is None:
+            if request.writes_into_only:
                 raise HurrayValueError(
                     f"{where} is not in the file: mode='r+' and region writes only write "
                     "into groups the file holds; use mode='a' to add it"
-                ) from None
-            meta, variables = describe_group(
-                own, by_path.get(relative, {}), defaults, chunk_bytes, name=str(node.name)
-            )
-            planned[path] = meta
-            new_groups.setdefault(path.rpartition("/")[0], []).append(path)
-            parts += [
-                whole_part(
-                    var,
-                    variables[var.name],
-                    write_empty_chunks,
-                    join_path(path, var.name),
-                    safe_chunks,
                 )
+            meta, variables = describe_group(
+                own, settings.encoding, settings.defaults, settings.chunk_bytes, name=node.name
+            )
+            self.parts += [
+                whole_part(var, variables[var.name], settings, join_path(path, var.name))
                 for var in meta.variables
             ]
-            continue
-        group_append = append_dim
-        if append_dim is not None and append_dim not in file_dimensions(held):
+            return meta
+        append_dim = request.append_dim
+        if append_dim is not None and append_dim not in file_dimensions(held) and not self.single:
             if append_dim in own.dims:
                 raise HurrayValueError(
-                    f"{where}: append_dim={append_dim!r} is a dimension of the tree's node but "
-                    f"not of the group in the file {file_dimensions(held)}"
+                    f"{where}: append_dim={append_dim!r} is a dimension of the tree's node "
+                    f"but not of the group in the file {file_dimensions(held)}"
                 )
-            group_append = None  # its variables are written as those without append_dim
-            if mode == "a-":
+            append_dim = None  # its variables are written as those without append_dim
+            if request.keeps_unappended:
                 own = own.drop_vars([v.name for v in held.variables if v.name in own.variables])
+        region = request.region if self.single else _node_region(request.region, own, path)
+        node_request = replace(request, append_dim=append_dim, region=region, settings=settings)
+        meta, parts = plan_group(own, base, node_request, path, node.placing)
+        self.parts += parts
+        return meta
+
+    def subtree(self, node: InputTree, path: str, held: DatasetMeta | None) -> DatasetMeta:
+        """The group at ``path`` of the new version, with every group below it: the
+        file's groups there (``held``) rebuilt with the nodes of ``node`` written into
+        them, the nodes the file has no group for added, the others kept."""
         try:
-            meta, own_parts = plan_update(
-                own,
-                base,
-                mode=mode,
-                append_dim=group_append,
-                region=_tree_region(region, own, path),
-                encoding=by_path.get(relative, {}),
-                defaults=defaults,
-                chunk_bytes=chunk_bytes,
-                write_empty_chunks=write_empty_chunks,
-                safe_chunks=safe_chunks,
-                group=path,
-                coords=node.to_dataset(inherit=True),
-            )
+            meta = self.node(node, path, held)
         except (ValueError, TypeError, KeyError) as err:
             if not path:
                 raise
-            raise in_context(err, where) from err
-        planned[path] = meta
-        parts += own_parts
-    try:
-        metadata = _rebuild("", base.metadata, planned, new_groups)
-    except ValueError as err:
-        raise HurrayValueError(f"the tree does not fit the file: {err}") from err
-    # in the order of the new version's variables, as its writers take them
-    number = {path: k for k, (path, _) in enumerate(metadata.all_variables())}
-    return metadata, sorted(parts, key=lambda part: number[part.name])
+            raise in_context(err, f"group {'/' + path!r}") from err
+        kept = {child.name: child for child in (held.groups if held is not None else ())}
+        groups = [
+            child
+            if name not in node.children
+            else self.subtree(node.children[name], join_path(path, name), child)
+            for name, child in kept.items()
+        ]
+        groups += [
+            self.subtree(below, join_path(path, str(name)), None)
+            for name, below in node.children.items()
+            if name not in kept
+        ]
+        return replace(meta, groups=tuple(groups))
 
 
-def plan_group_write(
-    tree: xr.DataTree,
-    base: ContainerReader,
-    group: str,
-    *,
-    mode: str,
-    append_dim: Hashable | None,
-    region: Region | None,
-    encoding: Mapping[Hashable, Any],
-    defaults: Mapping[str, Any],
-    chunk_bytes: int,
-    write_empty_chunks: bool = False,
-    safe_chunks: bool = True,
+def plan_write(
+    tree: InputTree, request: WriteRequest, base: ContainerReader | None
 ) -> tuple[DatasetMeta, list[WritePart]]:
-    """The new description of the file and the chunks to write, for writing ``tree``
-    as the group at path ``group`` (not the root) of the file ``base``, with
-    ``to_zarr(group=...)``'s meaning of ``mode``; the groups beside it and above it
-    are kept as they are.
+    """The description of the new version and the chunks to write, for writing
+    ``tree`` (its root at ``request.group``) as ``request`` asks, against the file's
+    current version ``base`` (None: there is none, or it is replaced whole).
 
-    - ``"w"`` replaces the group, and the groups below it, by the tree (the groups
-      above it are made, empty, where the file has none); ``"w-"`` does so where the
-      file has no such group, and refuses otherwise.
-    - ``"a"``, ``"a-"`` and ``"r+"`` write into the group as :func:`plan_tree_update`
-      writes a tree into the file; ``"a"`` and ``"a-"`` make it where the file has
-      no such group (without ``append_dim`` or ``region``, which need one).
+    - A new file holds the tree (and empty groups above ``request.group``).
+    - ``"w"`` of a group replaces the group of ``base``, and the groups below it, by
+      the tree, keeping the groups beside and above it; ``"w-"`` of a group does so
+      where ``base`` has no such group, and refuses otherwise.
+    - ``"a"``, ``"a-"`` and ``"r+"`` write every node of the tree into the group of
+      the file at its path: groups of the file that the tree does not hold are kept
+      as they are; a node the file has no group for becomes a new group (``"a"`` and
+      ``"a-"``; refused by ``"r+"`` and by region writes).  In a tree of several
+      nodes, ``append_dim`` extends the groups of the file that have that dimension;
+      in the others the node's variables are written as ``mode`` writes variables
+      without it, and a node that has the dimension there is refused; ``region``
+      applies to each node with the dimensions it has; ``"auto"`` finds it from the
+      coordinates the node sees (its own or inherited, in the tree and in the file).
+      ``encoding`` maps group paths (``"/a/b"``) to the encoding of new variables.
 
     Raises
     ------
     FileExistsError
-        With ``"w-"``, when the file holds the group.
+        With ``"w-"`` of a group the file holds.
     ValueError, TypeError, KeyError
-        For every way the tree does not fit the file.
+        For every way the tree does not fit the file, naming the group.
     """
-    try:
-        base.metadata.group(group)
-        held = True
-    except KeyError:
-        held = False
+    group, settings = request.group, request.settings
+    held: DatasetMeta | None = None
+    if base is not None and group:
+        try:
+            held = base.metadata.group(group)
+        except KeyError:
+            held = None
+    if base is not None and request.into_file and (held is not None or not group):
+        # every node into the file's group at its path
+        if tree.children:
+            _check_region_dims(tree, request.region)
+        by_path = group_encoding(tree, settings.encoding)
+        planning = _TreePlanner(base, request, by_path, single=not tree.children)
+        placed = planning.subtree(tree, group, base.metadata.group(group))
+        try:
+            metadata = _graft(base.metadata, group, placed)
+        except ValueError as err:
+            raise HurrayValueError(f"the tree does not fit the file: {err}") from err
+        # in the order of the new version's variables, as its writers take them
+        number = {path: k for k, (path, _) in enumerate(metadata.all_variables())}
+        return metadata, sorted(planning.parts, key=lambda part: number[part.name])
     where = f"group {'/' + group!r}"
-    if held and mode in ("a", "a-", "r+"):
-        return plan_tree_update(
-            tree,
-            base,
-            mode=mode,
-            append_dim=append_dim,
-            region=region,
-            encoding=encoding,
-            defaults=defaults,
-            chunk_bytes=chunk_bytes,
-            write_empty_chunks=write_empty_chunks,
-            safe_chunks=safe_chunks,
-            group=group,
-        )
-    if held and mode == "w-":
+    if held is not None and request.refuses_existing:
+        assert base is not None  # a group is held by a file
         raise FileExistsError(
             errno.EEXIST,
             f"the file holds the {where} (mode='w-'); use mode='w' to replace it or "
             "mode='a' to write into it",
             base.source.name,
         )
-    if mode == "r+" or append_dim is not None or region is not None:
+    if request.needs_file:
         raise HurrayValueError(
             f"{where} is not in the file: mode='r+', append_dim and region write only "
             "into groups the file holds; use mode='a' without them to add it",
             value=group,
         )
-    metadata, variables = describe_at(
-        tree, group, encoding, defaults, chunk_bytes, root=base.metadata
-    )
+    describe = (settings.encoding, settings.defaults, settings.chunk_bytes)
+    if group:
+        root = base.metadata if base is not None else None
+        metadata, variables = describe_at(tree, group, *describe, root=root)
+    else:
+        metadata, variables = describe_tree(tree, *describe)
     parts = [
-        whole_part(var, variables[path], write_empty_chunks, path, safe_chunks)
+        whole_part(var, variables[path], settings, path)
         for path, var in metadata.all_variables()
         if path in variables
     ]
     return metadata, parts
 
 
-class PendingUpdate:
-    """One call of ``to_hurray`` into an existing file, run now or later as a Dask task.
-
-    Running it takes the file's writer lock, checks and plans the update against the
-    version it finds (which may be newer than the one checked when it was made), and
-    commits it.  With ``group`` (a path, not the root), ``ds`` is a DataTree written
-    as that group (see :func:`plan_group_write`).  Into a file with overviews, what
-    is written is checked and made by :func:`~.overview_write.into_levels` against
-    the version found (``levels``: the write's ``overviews=``, if given).
-    """
-
-    def __init__(
-        self,
-        ds: xr.Dataset | xr.DataTree,
-        target: str | os.PathLike[str] | UploadTarget,
-        storage_options: Mapping[str, Any] | None,
-        options: Mapping[str, Any],
-        write_options: Mapping[str, Any],
-        group: str = "",
-        levels: LevelsRequest | None = None,
-    ) -> None:
-        self.ds = ds
-        self.target = target
-        self.storage_options = storage_options
-        self.options = options
-        self.write_options = write_options
-        self.group = group
-        self.levels = levels
-
-    def plan(self, base: ContainerReader) -> tuple[DatasetMeta, list[WritePart]]:
-        """The new description of the file ``base`` and the chunks to write."""
-        ds = into_levels(
-            self.ds,
-            base.metadata,
-            self.group,
-            self.options.get("append_dim"),
-            self.options.get("region"),
-            self.levels,
-        )
-        if self.group:
-            assert isinstance(ds, xr.DataTree)  # to_hurray makes a group's tree
-            return plan_group_write(ds, base, self.group, **self.options)
-        if isinstance(ds, xr.DataTree):
-            return plan_tree_update(ds, base, **self.options)
-        return plan_update(ds, base, **self.options)
-
-    def check(self) -> None:
-        """Check the update against the file as it is now, writing nothing."""
-        self.plan(open_reader(self.target, storage_options=self.storage_options))  # type: ignore[arg-type]
-
-    def __call__(self) -> None:
-        with FileUpdate(self.target, self.storage_options) as update:
-            metadata, parts = self.plan(update.base)
-            written = {part.name: part.chunk_ids for part in parts}
-            sink = partial(update_sink, update, metadata, written)
-            plan = WritePlan(metadata, parts, sink, Path(update.base.source.name).name)
-            engine.run(plan, **self.write_options)
-
-
-def target_exists(
-    target: str | os.PathLike[str] | UploadTarget, storage_options: Mapping[str, Any] | None
-) -> bool:
-    """Whether there is a file at ``target`` (a local path, URL or upload target)."""
-    if isinstance(target, str | os.PathLike) and "://" not in os.fspath(target):
-        return os.path.exists(target)
-    try:
-        open_source(target, storage_options).read(0, 1)  # type: ignore[arg-type]
-    except FileNotFoundError:
-        return False
-    return True
+def _graft(root: DatasetMeta, group: str, placed: DatasetMeta) -> DatasetMeta:
+    """``root`` with its group at path ``group`` (``""``: itself) replaced by ``placed``."""
+    if not group:
+        return placed
+    head, _, rest = group.partition("/")
+    children = tuple(
+        _graft(child, rest, placed) if child.name == head else child for child in root.groups
+    )
+    return replace(root, groups=children)

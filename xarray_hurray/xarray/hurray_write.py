@@ -1,52 +1,25 @@
-"""``to_hurray``: the dispatch of a write, a new file or an update of one, to the
-route that writes it."""
+"""``to_hurray``: a write's arguments made into one request, run as one job (see
+:mod:`.job`)."""
 
 from __future__ import annotations
 
-import enum
-import errno
 import os
-import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import xarray as xr
 from dask.delayed import Delayed, delayed
 
 from ..container.codecs import CodecSpec
-from ..container.tempfiles import writable_target
-from ..errors import HurrayValueError, TargetExistsError
-from ..io import UploadTarget, upload_target
-from ..io.multipart import DEFAULT_PART_BYTES, multipart_target
+from ..io import UploadTarget
+from ..io.multipart import DEFAULT_PART_BYTES
 from ..layout import Layout
-from ..write import engine
-from ..write.engine import DEFAULT_WINDOW, check_window
-from ..write.multipart import multipart_plan
-from ..write.plan import WritePart, WritePlan, aligned_chunks
-from ..write.sinks import new_file_sink, target_name
+from ..write.engine import DEFAULT_WINDOW
+from ..write.target import WriteTarget
 from .dataarray import array_dataset
-from .encoding import DEFAULT_CHUNK_BYTES, describe_at, describe_group, describe_tree, group_path
-from .overview_write import LevelsRequest, stored_attrs, write_with_overviews
-from .update import PendingUpdate, Region, choose_mode, target_exists
-
-
-class _NotGiven(enum.Enum):
-    """Marks an argument left out (where ``None`` is a meaningful value)."""
-
-    NOT_GIVEN = enum.auto()
-
-
-def _check_local_target(path: str | os.PathLike[str]) -> None:
-    """Refuse, before any work, a local target the finished file cannot replace."""
-    writable_target(path)  # a FIFO, device or socket
-    if os.path.isdir(path):
-        raise IsADirectoryError(
-            errno.EISDIR, "cannot write a Hurray file over a directory", os.fspath(path)
-        )
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(errno.ENOENT, "no directory to write the file in", parent)
+from .encoding import DEFAULT_CHUNK_BYTES
+from .job import WriteJob
+from .request import Region, StorageSettings, WriteRequest
 
 
 def to_hurray(
@@ -64,7 +37,6 @@ def to_hurray(
     storage_options: Mapping[str, Any] | None = None,
     write_empty_chunks: bool = False,
     part_bytes: int = DEFAULT_PART_BYTES,
-    compressor: CodecSpec | Sequence[CodecSpec] | _NotGiven = _NotGiven.NOT_GIVEN,
     mode: str | None = None,
     append_dim: Hashable | None = None,
     region: Region | None = None,
@@ -108,8 +80,6 @@ def to_hurray(
         the others stay outermost; by default every dimension but those cut one
         element per chunk, such as time steps, see :func:`default_chunk_axes`) and
         ``codecs``, which override the arguments.
-        The old key ``compressor`` is still taken for ``codecs``, with a
-        :class:`DeprecationWarning`, until the next release.
         A variable without an entry here uses its own ``encoding``, less the storage
         settings read from a file that no longer fit it (chunks of another rank, the
         layout fitted to them, chunk axes naming dimensions it lacks).
@@ -150,9 +120,6 @@ def to_hurray(
         For an ``s3://`` target: bytes of input (before compression) per uploaded
         part, what one worker holds while it builds a part (at least 5 MiB; raised
         when the output would need more than 10,000 parts).
-    compressor
-        Deprecated old name of ``codecs``, taken in its place with a
-        :class:`DeprecationWarning` until the next release.
     mode
         As in ``to_zarr``: ``"w"`` creates or replaces the file, ``"w-"`` creates it
         and fails if it exists, ``"a"`` writes into it (variables it holds are
@@ -167,7 +134,7 @@ def to_hurray(
         storage settings (``encoding``, ``layout``, ``codecs``...) apply to new
         variables only, the others keep the file's.  A DataTree is written into the
         file group by group, all in one commit (see
-        :func:`~xarray_hurray.xarray.update.plan_tree_update`): a node the file has
+        :func:`~xarray_hurray.xarray.planner.plan_write`): a node the file has
         no group for becomes one (not with ``"r+"`` or ``region``), groups the tree
         does not hold are kept.
     append_dim
@@ -238,123 +205,24 @@ def to_hurray(
     """
     if isinstance(ds, xr.DataArray):
         ds = array_dataset(ds)
-    group = group_path(group or "")
-    levels = None if overviews is None else LevelsRequest(overviews, overview_dims, resampling)
-    if levels is not None and group:
-        raise HurrayValueError(
-            "overviews= writes the levels as the top groups of the file; it does "
-            f"not take group= (got {group!r})",
-            value=group,
-        )
-    mode = choose_mode(mode, append_dim, region)
-    remote = upload_target(path, storage_options)
-    if remote is None and isinstance(path, str | os.PathLike):
-        _check_local_target(path)
-    exists = target_exists(path, storage_options) if mode != "w" or group else True
-    into_file = mode in ("a", "a-", "r+") and bool(exists or mode == "r+" or append_dim or region)
-    if levels is not None and not into_file:
-        # a new pyramid; a write into a file goes into its levels (see into_levels)
-        return write_with_overviews(  # type: ignore[no-any-return]
-            cast(xr.Dataset, ds),
-            path,
-            levels,
-            encoding=encoding,
-            compute=compute,
-            write=to_hurray,
-            layout=layout,
-            chunk_order=chunk_order,
-            codecs=codecs,
-            chunk_bytes=chunk_bytes,
-            progress=progress,
-            window=window,
-            storage_options=storage_options,
-            write_empty_chunks=write_empty_chunks,
-            part_bytes=part_bytes,
-            compressor=compressor,
-            mode=mode,
-            safe_chunks=safe_chunks,
-        )
-    if isinstance(ds, xr.DataTree):
-        ds = stored_attrs(ds)
-    # by variable; for a tree, by group path, then by variable
-    settings: Mapping[Hashable, Any] = encoding or {}
-    if group and isinstance(ds, xr.Dataset):
-        # a group is written as a tree whose root is that group
-        ds, settings = xr.DataTree(dataset=ds), {"/": settings}
-    if mode == "w-" and exists and not group:
-        raise FileExistsError(errno.EEXIST, "a file exists at the target (mode='w-')", str(path))
-    if compressor is not _NotGiven.NOT_GIVEN:
-        warnings.warn(
-            "to_hurray(compressor=...) is deprecated and will be removed in the next "
-            "release; use codecs=...",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        codecs = compressor
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
-    options: dict[str, Any] = {"mode": mode, "append_dim": append_dim, "region": region}
-    options |= {"encoding": settings, "defaults": defaults, "chunk_bytes": chunk_bytes}
-    options |= {"write_empty_chunks": write_empty_chunks, "safe_chunks": safe_chunks}
-    write_options = {"window": window, "progress": progress}
-    if into_file or (group and exists):
-        update = PendingUpdate(ds, path, storage_options, options, write_options, group, levels)
-        if not compute:
-            update.check()  # errors now, as for a new file; the lock is taken when it runs
-            pending: Delayed = delayed(update, pure=False)()
-            return pending
-        update()
-        return None
-    if group:
-        assert isinstance(ds, xr.DataTree)  # made above
-        metadata, variables = describe_at(ds, group, settings, defaults, chunk_bytes)
-    elif isinstance(ds, xr.DataTree):
-        metadata, variables = describe_tree(ds, settings, defaults, chunk_bytes)
-    else:
-        metadata, variables = describe_group(ds, settings, defaults, chunk_bytes)
-    if not safe_chunks:
-        variables = {
-            name: aligned_chunks(var, metadata.variable(name).chunks)
-            for name, var in variables.items()
-        }
-    # "a" creating a file must not replace one another writer created meanwhile, nor
-    # may a write of one group replace the other groups of a file made meanwhile
-    exclusive = mode != "w" or bool(group)
-    multipart = multipart_target(remote)
-    if multipart is not None:
-        plan = multipart_plan(
-            *multipart,
-            metadata,
-            variables,
-            part_bytes=part_bytes,
-            write_empty_chunks=write_empty_chunks,
-            exclusive=exclusive,
-        )
-    else:
-        parts = [
-            WritePart.whole(var, variables[path], write_empty_chunks, path)
-            for path, var in metadata.all_variables()
-        ]
-        sink = partial(new_file_sink, path, metadata, remote, exclusive)
-        plan = WritePlan(metadata, parts, sink, target_name(path))
-    check_window(window)
-    # a group's file made by another writer meanwhile: the group is written into it
-    retry = None
-    if group:
-        retry = PendingUpdate(ds, path, storage_options, options, write_options, group)
+    settings = StorageSettings(
+        encoding or {}, defaults, chunk_bytes, write_empty_chunks, safe_chunks, part_bytes
+    )
+    request = WriteRequest.parse(
+        mode=mode,
+        group=group,
+        append_dim=append_dim,
+        region=region,
+        settings=settings,
+        levels=(overviews, overview_dims, resampling),
+        window=window,
+        progress=progress,
+    )
+    job = WriteJob(ds, WriteTarget.resolve(path, storage_options), request, pending=not compute)
     if not compute:
-        whole: Delayed = delayed(_create, pure=False)(plan, write_options, retry)
-        return whole
-    _create(plan, write_options, retry)
+        job.check()  # errors now; the lock is taken, and the base read, when it runs
+        pending: Delayed = delayed(job.write, pure=False)()
+        return pending
+    job.write()
     return None
-
-
-def _create(plan: WritePlan, write_options: Mapping[str, Any], retry: PendingUpdate | None) -> None:
-    """Write the new file of ``plan``; where another writer created a file at its
-    target meanwhile (the exclusive commit refused to replace it), run ``retry``, the
-    same write into that file, under its lock."""
-    try:
-        engine.run(plan, **write_options)
-    except TargetExistsError:
-        if retry is None:
-            raise
-        retry()

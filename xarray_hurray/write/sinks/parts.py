@@ -2,9 +2,9 @@
 upload themselves.
 
 The placement sequence of every stored chunk is cut into runs of consecutive
-chunks (:func:`~xarray_hurray.io.multipart.plan_runs`, :class:`PartLayout`), at
-planning; the sink, :class:`ObjectUpload`, has the engine write each run in a
-task (:meth:`~xarray_hurray.container.sink.ChunkSink.runs_in_tasks`), which joins
+chunks (:func:`~xarray_hurray.io.multipart.cut_runs`, :class:`PartLayout`), when
+the sink is chosen; the sink, :class:`ObjectUpload`, has the engine write each run
+in a task (:meth:`~xarray_hurray.container.sink.TaskSink.runs_in_tasks`), which joins
 the run's encoded chunks, uploads them as one part (:class:`PartWriter`) and
 returns only their sizes and CRCs.  Its commit packs the head
 (:func:`~xarray_hurray.container.head.pack_head`), uploads it as part 1 and
@@ -18,29 +18,25 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-import dask.array as da
 import numpy as np
-import xarray as xr
 
-from ..container import DatasetMeta, VariableMeta
-from ..container.elements import parse_element_type
-from ..container.format import INDEX_ENTRY
-from ..container.head import HeadPlan, pack_head
-from ..container.sink import ChunkSink, TaskRuns
-from ..errors import HurrayValueError
-from ..io.multipart import (
+from ...container import DatasetMeta, VariableMeta
+from ...container.elements import parse_element_type
+from ...container.format import INDEX_ENTRY
+from ...container.head import HeadPlan, pack_head
+from ...container.sink import TaskRuns, TaskSink
+from ...errors import HurrayValueError
+from ...io.multipart import (
     DEFAULT_PART_BYTES,
     S3_RULES,
     MultipartUpload,
     Part,
     PartRules,
-    plan_runs,
+    cut_runs,
     start_multipart,
 )
-from .plan import WritePart, WritePlan, check_alignment
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +69,7 @@ class PartLayout:
     """Where the parts of a new object go: part 1 the head, then one part per run,
     then the pages that follow the chunks, if any.
 
-    Made by :meth:`plan` before anything is uploaded, so that an object that cannot
+    Made by :meth:`of` before anything is uploaded, so that an object that cannot
     be written (a head larger than a part, more parts than the store takes) is
     refused first.
     """
@@ -87,7 +83,7 @@ class PartLayout:
     rules: PartRules
 
     @classmethod
-    def plan(
+    def of(
         cls,
         url: str,
         metadata: DatasetMeta,
@@ -113,7 +109,7 @@ class PartLayout:
         # parts kept besides the runs: the head, and the pages uploaded after the runs
         # (at most every page, in parts of the largest size) when they may go there
         page_parts = -(-head.page_bytes // rules.max_part) if head.pages_may_follow else 0
-        cuts = plan_runs(
+        cuts = cut_runs(
             np.concatenate([np.zeros(0, np.int64), *raw]),
             part_bytes,
             rules,
@@ -170,7 +166,7 @@ class PartWriter:
         return RunResult(self.upload.upload_part(k + 2, data), len(data), sizes, crcs)
 
 
-class ObjectUpload(ChunkSink):
+class ObjectUpload(TaskSink[RunResult]):
     """The sink of a new ``s3://`` object: one multipart upload, whose runs of chunks
     the tasks that encode them upload (:meth:`runs_in_tasks`); the object appears
     at the commit, when the upload completes.  Aborted (on any failure, or an
@@ -212,24 +208,11 @@ class ObjectUpload(ChunkSink):
             layout.page_parts > 0,
         )
         self._started = time.perf_counter()
-        return TaskRuns(layout.cuts, writer, self._written, f"uploading {self.url}", "parts")
+        return TaskRuns(layout.cuts, writer, f"uploading {self.url}", "parts")
 
-    def _written(self, results: Sequence[RunResult]) -> None:
+    def written(self, results: Sequence[RunResult]) -> None:
         self._results = results
         self._runs_done = time.perf_counter()
-
-    def write_chunks(
-        self,
-        name: str,
-        chunk_ids: np.ndarray,
-        data: Sequence[bytes | None],
-        crcs: Sequence[int] | None = None,
-    ) -> None:
-        """Refused: the chunks of a new object never reach the writing process."""
-        raise HurrayValueError(
-            f"the chunks of {self.url} are uploaded by the tasks that encode them "
-            "(runs_in_tasks), not handed to the writing process"
-        )
 
     def commit(self) -> None:
         """Pack and upload the head and the pages, and complete the upload."""
@@ -299,53 +282,3 @@ class ObjectUpload(ChunkSink):
             parts.append(upload.upload_part(number, index.pages[at : at + layout.rules.max_part]))
             number += 1
         return parts
-
-
-def multipart_plan(
-    url: str,
-    storage_options: Mapping[str, Any],
-    metadata: DatasetMeta,
-    variables: Mapping[str, xr.Variable],
-    *,
-    part_bytes: int = DEFAULT_PART_BYTES,
-    write_empty_chunks: bool = False,
-    exclusive: bool = False,
-) -> WritePlan:
-    """The plan of a write of a CF-encoded dataset to a new ``s3://`` object.
-
-    Checks the dask chunks and plans the parts; nothing is uploaded until the plan
-    runs.  Variables not backed by dask are chunked into dask arrays of their
-    stored chunks, so that every chunk is encoded, and uploaded, by a task.
-
-    Parameters
-    ----------
-    url, storage_options
-        The target object and the s3fs options.
-    metadata
-        The dataset description.
-    variables
-        The CF-encoded variables, by path.
-    part_bytes
-        Bytes of input per run (see :func:`~xarray_hurray.io.multipart.plan_runs`):
-        what a worker holds while it builds a part.
-    write_empty_chunks
-        Store chunks that hold only the fill value; by default they are left out.
-    exclusive
-        See :class:`ObjectUpload`.
-
-    Raises
-    ------
-    ValueError
-        For dask chunks that do not line up with the stored chunks, and for an object
-        that cannot be written in parts (see :meth:`PartLayout.plan`).
-    """
-    parts = []
-    for path, var in metadata.all_variables():
-        data = variables[path]
-        check_alignment(path, data, var.chunks)  # naming the variable by its path
-        if not isinstance(data.data, da.Array):
-            data = data.chunk(dict(zip(data.dims, var.chunks, strict=True)))
-        parts.append(WritePart.whole(var, data, write_empty_chunks, path))
-    layout = PartLayout.plan(url, metadata, part_bytes)
-    sink = partial(ObjectUpload, url, dict(storage_options), layout, exclusive)
-    return WritePlan(metadata, parts, sink, url)

@@ -1,18 +1,85 @@
-"""Where the commit of an update of an ``s3://`` object puts its new version: a new
-object, put together by a multipart upload that the store completes at one instant."""
+"""Where an :class:`~xarray_hurray.container.update.InPlaceCommit` puts the bytes of a
+new version, side by side: :class:`FileAppend`, after the base's end in its local
+file; :class:`ObjectAppend`, into a new ``s3://`` object put together by a multipart
+upload that the store completes at one instant."""
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
 
 import numpy as np
 
-from ..container import ContainerReader
-from ..container.format import SLOT_HEADER_SIZE
-from ..container.update import AppendTarget
-from ..errors import HurrayFormatError, HurrayValueError
-from ..io.multipart import MultipartUpload, Part
+from ...container import ContainerReader
+from ...container.format import SLOT_HEADER_SIZE
+from ...container.update import AppendTarget
+from ...errors import HurrayFormatError, HurrayValueError
+from ...io.multipart import MultipartUpload, Part
+
+WRITE_BUFFER = 4 * 2**20
+"""Bytes gathered before one ``pwrite`` while appending a version."""
+
+
+class FileAppend(AppendTarget):
+    """The bytes of a new version appended to its local file, the header slot written
+    in place.
+
+    Parameters
+    ----------
+    path
+        The file, already locked by the caller.
+    base_length
+        Where the base's bytes end: a discarded version is cut off there.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], base_length: int) -> None:
+        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+        self._base_length = base_length
+        self._slot_started = False  # from then on the new version may be the file's
+
+    @property
+    def buffer_bytes(self) -> int:
+        return WRITE_BUFFER
+
+    def store(self, data: bytes, offset: int) -> None:
+        _write_at(self._fd, data, offset)
+
+    def header(self) -> bytes:
+        return os.pread(self._fd, SLOT_HEADER_SIZE, 0)
+
+    def sync(self) -> None:
+        os.fsync(self._fd)
+
+    def write_slot(self, slot: bytes, offset: int) -> None:
+        # a pwrite that fails writes nothing (one cut short returns its count), so
+        # until the first one returns no byte of the slot is in the file and discard
+        # may still cut the appended bytes off (a full disk that allocates even to
+        # overwrite); after it, a reader may see the new version, and a torn slot
+        # is accepted only beside the bytes after the version's end
+        done = os.pwrite(self._fd, slot, offset)
+        self._slot_started = True
+        _write_at(self._fd, slot[done:], offset + done)
+        os.fsync(self._fd)
+        os.close(self._fd)
+
+    def discard(self, stored: bool) -> None:
+        """Cut off whatever of the new version reached the file, so that the file ends
+        where the base does and its space is given back, unless a byte of the new
+        slot was written: then its version may be the file's and needs those bytes."""
+        try:
+            if stored and not self._slot_started:
+                os.ftruncate(self._fd, self._base_length)
+        finally:
+            os.close(self._fd)
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` (``pwrite`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
 
 
 class ObjectAppend(AppendTarget):

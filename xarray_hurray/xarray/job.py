@@ -1,0 +1,147 @@
+"""One write, resolved once and run: :class:`WriteJob`.
+
+A job holds the input, the :class:`~xarray_hurray.write.target.WriteTarget` and the
+:class:`~.request.WriteRequest`.  Running it takes the target's writer lock, reads
+the file's current version (the *base*) once, or none where there is no file or
+the write replaces it whole; expands the overview levels against that base (a new
+pyramid, or a write into every level of the file's); plans the new version
+against the base (:func:`~.planner.plan_write`); has the sink chosen from the
+target and the base (:func:`~xarray_hurray.write.sinks.choose_sink`); and runs the
+plan.  Everything the write decides is decided there, under the lock, from the
+version it writes over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from dataclasses import dataclass, replace
+
+import xarray as xr
+
+from ..container import ContainerReader
+from ..container.tempfiles import scratch_directory
+from ..errors import TargetExistsError
+from ..write import engine
+from ..write.plan import WritePlan
+from ..write.sinks import choose_sink
+from ..write.target import WriteTarget
+from .overview_write import into_levels, new_pyramid, stored_attrs
+from .planner import plan_write
+from .request import WriteRequest
+from .tree import InputTree
+
+
+@dataclass(frozen=True, eq=False)
+class WriteJob:
+    """A write of ``data`` to ``target`` as ``request`` asks; run now (:meth:`write`) or
+    later as a Dask task (``dask.delayed(job.write)``, ``pending``), the same job either
+    way."""
+
+    data: xr.Dataset | xr.DataTree
+    target: WriteTarget
+    request: WriteRequest
+    pending: bool = False
+
+    def inputs(
+        self, base: ContainerReader | None, scratch: str | None
+    ) -> tuple[InputTree, WriteRequest]:
+        """The tree to write, rooted at the request's group, and the request with its
+        encoding by group path: the input, or the levels of a new pyramid of it, or
+        the tree that writes it into every level of the pyramid ``base`` holds."""
+        data, request = self.data, self.request
+        settings = request.settings
+        if base is not None:
+            data = into_levels(
+                data, base.metadata, request.group, request.append_dim, request.region,
+                request.levels,
+            )  # fmt: skip
+        elif request.levels is not None:
+            tree, encoding = new_pyramid(data, request.levels, settings.encoding, scratch)
+            request = replace(request, settings=replace(settings, encoding=encoding))
+            return InputTree.of(tree), request
+        if isinstance(data, xr.Dataset):
+            # a Dataset is a tree of one node, its encoding that node's
+            request = replace(
+                request, settings=replace(settings, encoding={"/": settings.encoding})
+            )
+            return InputTree.of(data), request
+        return InputTree.of(stored_attrs(data)), request
+
+    def plan(self, base: ContainerReader | None, scratch: str | None = None) -> WritePlan:
+        """The plan of the write against ``base`` (None: a new file)."""
+        tree, request = self.inputs(base, scratch)
+        metadata, parts = plan_write(tree, request, base)
+        written = {part.name: part.chunk_ids for part in parts} if base is not None else {}
+        chosen = choose_sink(
+            self.target,
+            base,
+            metadata,
+            written,
+            exclusive=request.exclusive,
+            part_bytes=request.settings.part_bytes,
+        )
+        if chosen.in_tasks:
+            parts = [part.in_tasks() for part in parts]
+        return WritePlan(metadata, parts, chosen.open, self.target.name)
+
+    def reads_base(self, exists: bool) -> bool:
+        """Whether the write starts from the file at the target (when there is one):
+        a write into it, or of one of its groups.  A write of a whole file replaces
+        it without reading it.
+
+        Raises
+        ------
+        FileExistsError
+            With ``"w-"`` of the whole file, when there is a file.
+        FileNotFoundError
+            When the write needs a file to write into and there is none.
+        """
+        request = self.request
+        if exists and request.refuses_existing and not request.group:
+            where = str(self.target.location)
+            if self.pending:  # checked when it was asked for: made since
+                raise TargetExistsError(
+                    f"{where}: another writer created a file there while this one was "
+                    "pending; it was left as it is",
+                    value=where,
+                )
+            raise FileExistsError(errno.EEXIST, "a file exists at the target (mode='w-')", where)
+        if not exists and request.into_file and request.needs_file:
+            with self.target.open():  # raises the reader's own error
+                pass
+        return exists and (request.into_file or bool(request.group))
+
+    def check(self) -> None:
+        """Plan the write against the file as it is now, writing nothing: a pending
+        write fails now where it would fail when it runs (it plans again then, under
+        the lock, against the version it finds)."""
+        with contextlib.ExitStack() as stack:
+            base = None
+            if replace(self, pending=False).reads_base(self.target.exists()):
+                base = stack.enter_context(self.target.open())
+            self.plan(base)
+
+    def write(self) -> None:
+        """Take the lock, read the base, plan, and write.  Where a new file finds one
+        made meanwhile by another writer (its exclusive commit refused to replace
+        it), the write is planned again into that file, under its lock; ``"w-"``
+        fails instead."""
+        try:
+            self._write_once()
+        except TargetExistsError:
+            if self.request.refuses_existing and not self.request.group:
+                raise
+            self._write_once()
+
+    def _write_once(self) -> None:
+        with contextlib.ExitStack() as stack:
+            exists = stack.enter_context(self.target.lock())
+            base = None
+            if self.reads_base(exists):
+                base = stack.enter_context(self.target.open())
+            scratch = None
+            if base is None and self.request.levels is not None:
+                scratch = stack.enter_context(scratch_directory("hurray-overviews"))
+            plan = self.plan(base, scratch)
+            engine.execute(plan, window=self.request.window, progress=self.request.progress)
