@@ -512,8 +512,8 @@ def test_obstore_write_then_open_dataset(ds, s3, obstore_s3):
     assert s3fs_of(s3).ls(f"{s3.bucket}/o") == [f"{s3.bucket}/o/x.hurray"]
     source = CountingSource(ObstoreSource(obstore_s3, "o/x.hurray"))
     with xr.open_dataset(source, engine="hurray") as out:
-        # the head, then the "x" coordinate that xarray loads to index it
-        assert source.requests[0] == (0, HEAD_SIZE) and len(source.requests) == 2
+        # the head alone: the "x" coordinate that xarray loads to index it lies there
+        assert source.requests == [(0, HEAD_SIZE)]
         assert_same(out, ds)
     clone = pickle.loads(pickle.dumps(ObstoreSource(obstore_s3, "o/x.hurray")))
     assert clone.read(0, 8) == source.read(0, 8)

@@ -4,7 +4,8 @@ whichever writer makes it; an update of an older file in place writes that file'
 pages (:attr:`~.model.PagedFile.pages`), and a rewrite the current version.
 
 Every writer of a new file lays it out the same way: the head (header, metadata,
-root and page tables) at offset 0, the chunks after it in placement order, and the
+root and page tables) at offset 0, the chunks after it in placement order (the
+variables every open reads first, :attr:`HeadPlan.placed`), and the
 index pages either in the head (so that opening the file reads them too) or after
 the chunks, leaving out the pages that hold no stored chunk.  The head's length
 depends on the metadata alone, so a writer that cannot seek back (a multipart
@@ -36,6 +37,7 @@ from .format import (
     Slot,
     pack_slot_header,
 )
+from .front import placement_order
 from .index import page_counts, page_format
 from .metadata import DatasetMeta
 
@@ -56,6 +58,10 @@ class HeadPlan:
         self.metadata = metadata
         self.metadata_bytes = metadata.to_bytes()
         self.variables = metadata.all_variables()
+        """Every variable with its path, in variable number order (the root's)."""
+        self.placed = placement_order(metadata)
+        """The same, in the order their chunks follow the head: the variables every
+        open reads first (:mod:`~.front`), so that the head's read covers them."""
         self.root_offset = SLOT_HEADER_SIZE + len(self.metadata_bytes)
         self.table_offsets: dict[str, int] = {}
         """Offset of each variable's page table, by path."""
