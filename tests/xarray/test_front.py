@@ -77,7 +77,7 @@ def test_a_new_file_places_coordinates_bounds_and_small_variables_first(tmp_path
     reader = open_reader(path)
     order = [p for p, _ in placement_order(reader.metadata)]
     assert reader.metadata.all_variables()[0][0] == "v"
-    assert order == ["time", "y", "x", "x_bnds", "crs", "v"]
+    assert order == ["time", "y", "x", "x_bnds", "crs", "v"]  # crs: small, after them
     ends = {p: int((reader.index(p)["offset"] + reader.index(p)["size"]).max()) for p in order}
     first_v = int(reader.index("v")["offset"].min())
     assert max(ends[p] for p in order[:-1]) <= min(first_v, HEAD_SIZE)

@@ -50,9 +50,10 @@ def bounds_names(group: DatasetMeta) -> set[str]:
 
 
 def front_variables(metadata: DatasetMeta) -> list[tuple[str, VariableMeta]]:
-    """The variables of ``metadata`` a new file stores first, in variable number
-    order: index coordinates and bounds variables (any size), and every variable of at
-    most :data:`SMALL_BYTES` decoded."""
+    """The variables of ``metadata`` a new file stores first (in variable number
+    order; :func:`placement_order` gives the order they are stored in): index
+    coordinates and bounds variables (any size), and every variable of at most
+    :data:`SMALL_BYTES` decoded."""
     return [
         (path, var)
         for path, var, opened in _kinds(metadata)
@@ -85,7 +86,15 @@ def _kinds(metadata: DatasetMeta) -> list[tuple[str, VariableMeta, bool]]:
 
 def placement_order(metadata: DatasetMeta) -> list[tuple[str, VariableMeta]]:
     """Every variable of ``metadata`` in the order a new file places its chunks: the
-    :func:`front_variables` first, then the others, each in variable number order."""
-    front = front_variables(metadata)
-    first = {path for path, _ in front}
-    return front + [(path, var) for path, var in metadata.all_variables() if path not in first]
+    :func:`front_variables`, index coordinates and bounds variables first (what every
+    open through xarray reads), then the other small ones, then all others, each in
+    variable number order."""
+    kinds = _kinds(metadata)
+    small = {path for path, _ in front_variables(metadata)}
+    opened = [(path, var) for path, var, index in kinds if index]
+    rest = [(path, var) for path, var, index in kinds if not index]
+    return (
+        opened
+        + [(path, var) for path, var in rest if path in small]
+        + [(path, var) for path, var in rest if path not in small]
+    )
