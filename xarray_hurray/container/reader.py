@@ -29,6 +29,7 @@ from .front import held_variables
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta
 from .model import FileBytes, FileModel, open_model
+from .readahead import AHEAD_STEPS, Box, ahead_bytes, box_of, next_boxes
 from .select import Key, OuterSelection
 from .threads import ordered_map, run_as_produced, scratch
 
@@ -136,6 +137,10 @@ class ContainerReader:
         self._held_bytes: list[tuple[int, bytes]] = [(0, self.model.data.head)]
         """Bytes of the file already fetched, as ``(offset, bytes)``: the head, and
         while :meth:`hold` decodes, what it fetched."""
+        self._boxes: dict[str, Box] = {}
+        """The box each variable's last read of unit-step slices took (a pan's step)."""
+        self._ahead: dict[str, list[tuple[int, bytes]]] = {}
+        """Chunk bytes of each variable read ahead of a pan, as ``(offset, bytes)``."""
 
     @cached_property
     def holdable(self) -> frozenset[str]:
@@ -173,17 +178,26 @@ class ContainerReader:
             self._held[path] = found  # two threads may both read it: the same values
         return found
 
-    def _inside_held(self, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-        """Which ranges ``[starts[k], stops[k])`` lie inside bytes already fetched."""
+    def _fetched_for(self, name: str | None) -> list[tuple[int, bytes]]:
+        """The bytes already fetched that reads of ``name`` may be cut from: the head
+        (for a variable of :attr:`holdable`, or None: any), and what was read ahead."""
+        head = self._held_bytes if name is None or name in self.holdable else []
+        return head + self._ahead.get(name or "", [])
+
+    def _inside_held(
+        self, starts: np.ndarray, stops: np.ndarray, name: str | None = None
+    ) -> np.ndarray:
+        """Which ranges ``[starts[k], stops[k])`` lie inside bytes already fetched
+        (for reads of ``name``, see :meth:`_fetched_for`)."""
         inside = np.zeros(len(starts), dtype=bool)
-        for offset, blob in self._held_bytes:
+        for offset, blob in self._fetched_for(name):
             inside |= (starts >= offset) & (stops <= offset + len(blob))
         return inside
 
-    def _fetched(self, start: int, stop: int) -> bytes | None:
-        """Bytes ``[start, stop)`` cut from bytes already fetched, None where they are
-        not all there."""
-        for offset, blob in self._held_bytes:
+    def _fetched(self, start: int, stop: int, name: str | None = None) -> bytes | None:
+        """Bytes ``[start, stop)`` cut from bytes already fetched (for reads of
+        ``name``, see :meth:`_fetched_for`), None where they are not all there."""
+        for offset, blob in self._fetched_for(name):
             if offset <= start and stop <= offset + len(blob):
                 return blob[start - offset : stop - offset]
         return None
@@ -192,27 +206,74 @@ class ContainerReader:
         """Bytes ``[start, stop)`` of chunks of ``name``: for a variable of
         :attr:`holdable`, from bytes already fetched where they are there; else one
         request."""
-        found = self._fetched(start, stop) if name in self.holdable else None
+        found = self._fetched(start, stop, name)
         return self.source.read(start, stop) if found is None else found
 
-    def _answers(self, name: str, requests: np.ndarray) -> Iterator[tuple[int, bytes]]:
+    def _answers(
+        self, name: str, requests: np.ndarray, ahead: np.ndarray | None = None
+    ) -> Iterator[tuple[int, bytes]]:
         """``(request, bytes)`` for each of ``requests`` of chunks of ``name``, as they
-        come: for a variable of :attr:`holdable`, those inside bytes already fetched
-        first; the others sent together to the source."""
+        come: those inside bytes already fetched first (:meth:`_fetched_for`); the
+        others sent together to the source, with the requests ``ahead`` of a pan when
+        any goes out (their answers kept for the reads to come)."""
         if not len(requests):
             return
-        inside = self._inside_held(requests[:, 0], requests[:, 1])
-        if name not in self.holdable:
-            inside[:] = False
+        inside = self._inside_held(requests[:, 0], requests[:, 1], name)
         for k in np.flatnonzero(inside).tolist():
             start, stop = requests[k].tolist()
-            found = self._fetched(start, stop)
+            found = self._fetched(start, stop, name)
             assert found is not None
             yield k, found
         rest = np.flatnonzero(~inside)
-        if len(rest):
-            for k, blob in self.source.read_ranges_as_completed(requests[rest]):
+        if not len(rest):
+            return
+        extra = np.zeros((0, 2), np.int64) if ahead is None else ahead
+        got: list[tuple[int, bytes]] = []
+        sent = np.concatenate([requests[rest], extra]).astype(np.int64)
+        for k, blob in self.source.read_ranges_as_completed(sent):
+            if k < len(rest):
                 yield int(rest[k]), blob
+            else:
+                got.append((int(sent[k][0]), blob))
+        if len(extra):
+            # this wave's bytes ahead, and the last wave's, which the pan may still use
+            self._ahead[name] = self._ahead.get(name, [])[-len(extra) :] + got
+
+    def _read_ahead(self, name: str, key: Sequence[Key] | None, fetch: ChunkFetch) -> np.ndarray:
+        """The requests that fetch ahead of a pan whose step is ``key`` (read by
+        ``fetch``): the stored chunks of the boxes to come, not read here nor already
+        fetched, in the order of the boxes, as many as :func:`~.readahead.ahead_bytes`
+        allows; no request where ``key`` is no step of a pan."""
+        var = self.variable(name)
+        box = box_of(key, var.shape)
+        last = self._boxes.get(name)
+        none = np.zeros((0, 2), np.int64)
+        if box is None:
+            return none
+        self._boxes[name] = box
+        budget = ahead_bytes(self.policy)
+        if self.source.local or budget <= 0:
+            return none
+        ids: list[np.ndarray] = []
+        for ahead in next_boxes(last, box, var.shape, AHEAD_STEPS):
+            keys = tuple(slice(a, b) for a, b in ahead)
+            ids.append(OuterSelection.build(keys, var.shape, var.chunks).chunk_ids())
+        if not ids:
+            return none
+        order = np.concatenate(ids)
+        _, first = np.unique(order, return_index=True)
+        chosen = order[np.sort(first)]
+        chosen = chosen[~np.isin(chosen, fetch.chunk_ids)]
+        entries = self.entries(name, chosen)
+        entries = entries[self.model.chunk_index(name).stored(entries)]
+        starts = entries["offset"].astype(np.int64)
+        stops = starts + entries["size"].astype(np.int64)
+        keep = ~self._inside_held(starts, stops, name)
+        starts, stops = starts[keep], stops[keep]
+        within = np.cumsum(stops - starts) <= budget
+        if not within.any():
+            return none
+        return plan_reads(starts[within], stops[within], self.policy).requests
 
     @property
     def header(self) -> Header | Slot:
@@ -462,7 +523,7 @@ class ContainerReader:
         chunk_id = self._one_chunk(name, key)
         if chunk_id is not None:
             found = self._read_chunk(name, chunk_id)
-            if found is not None:
+            if found is not None:  # one whole chunk (a dask task's): never read ahead
                 return found
         selection, out = self._selection(name, key)
         if out.size:
@@ -472,7 +533,8 @@ class ContainerReader:
                     partial(self._read_piece, fetch, *piece) for piece in self._pieces(fetch)
                 ]
             else:
-                parts = self._answered(fetch, self._answers(name, fetch.plan.requests))
+                ahead = self._read_ahead(name, key, fetch)
+                parts = self._answered(fetch, self._answers(name, fetch.plan.requests, ahead))
             self._fill(out, selection, fetch, rows, parts)
         return out.reshape(selection.result_shape)
 
@@ -648,6 +710,7 @@ class ContainerReader:
         state["_codecs"] = {}  # made again where the reader goes
         state["_held"] = {}  # read again where needed, not shipped to every task
         state["_held_bytes"] = state["_held_bytes"][:1]
+        state["_boxes"], state["_ahead"] = {}, {}
         return state
 
 
