@@ -19,8 +19,10 @@ from scripts import ROOT
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader
 from xarray_hurray.container.format import HEAD_SIZE
-from xarray_hurray.container.front import SMALL_BYTES, placement_order
+from xarray_hurray.container.front import placement_order
+from xarray_hurray.container.model import first_read_bytes
 from xarray_hurray.io import open_source
+from xarray_hurray.io.costs import PLAIN_HTTP
 from xarray_hurray.testing import CountingSource
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -148,9 +150,9 @@ def test_coordinates_read_again_make_no_request(tmp_path, server):
 
 
 def test_coordinates_too_large_for_the_first_read_come_in_one_wave(tmp_path, server):
-    # three coordinates of 96 kB each that do not compress: past the first 64 KiB
+    # two coordinates of 800 kB that do not compress: past the first read
     rng = np.random.default_rng(1)
-    side = 12_000
+    side = 100_000
     ds = xr.Dataset(
         {"v": (("y", "x"), np.zeros((4, side), "f4")), "w": (("z", "x"), np.ones((2, side)))},
         coords={"x": rng.random(side), "y": rng.random(4), "z": rng.random(2)},
@@ -158,11 +160,11 @@ def test_coordinates_too_large_for_the_first_read_come_in_one_wave(tmp_path, ser
     ds = ds.assign_coords(x2=("x", rng.random(side))).swap_dims(x="x2").rename(x="xx")
     ds = ds.assign_coords(t=("t", rng.random(side)))
     xh.to_hurray(ds, tmp_path / "big.hurray")
-    assert 8 * side > SMALL_BYTES
+    assert 8 * side > first_read_bytes(PLAIN_HTTP.merge_policy())
     requests, trips, opened = rounds(
         server, lambda: xr.open_dataset(server.url("big.hurray"), engine="hurray")
     )
-    assert (requests, trips) == (2, 2)  # the head, then every coordinate at once
+    assert (requests, trips) == (2, 2)  # the first read, then every coordinate at once
     xr.testing.assert_identical(opened.load(), ds)
 
 
