@@ -2,11 +2,12 @@
 under the selection (1.1 and 1.2; the whole index of the variable in 1.0) and merged
 range requests for the chunks it touches.
 
-What every open reads is read once: chunks that lie in the head (a new file places
-the index coordinates and the small variables right after it, see :mod:`.front`)
-are cut from the bytes of the open's first request, and those variables, once read
-whole, are held decoded, so that xarray asking for a coordinate again makes no
-request.  :meth:`ContainerReader.hold` reads several of them in one wave."""
+What every open reads is read once: the chunks of index coordinates and bounds
+that lie in the open's first read (a new file places them right after the head, see
+:mod:`.front`) are cut from its bytes, and such a variable, once read whole, is
+held decoded, so that xarray asking for a coordinate again makes no request;
+:meth:`ContainerReader.hold` reads several of them in one wave.  A pan's next boxes
+are read ahead (:mod:`.readahead`)."""
 
 from __future__ import annotations
 
