@@ -17,7 +17,7 @@ import xarray as xr
 from scripts import ROOT
 
 import xarray_hurray as xh
-from xarray_hurray.container import open_reader
+from xarray_hurray.container import open_reader, verify_file
 from xarray_hurray.container.format import HEAD_SIZE
 from xarray_hurray.container.front import placement_order
 from xarray_hurray.container.model import first_read_bytes
@@ -147,6 +147,23 @@ def test_coordinates_read_again_make_no_request(tmp_path, server):
         np.testing.assert_array_equal(reader.read("x"), cube().x.values)
         np.testing.assert_array_equal(reader.read("x", (slice(3, 9),)), cube().x.values[3:9])
     assert server.requests == 0
+
+
+def test_the_pages_of_coordinates_go_in_the_head_when_not_all_pages_fit(tmp_path, server):
+    # 24,576 chunks: 480 kB of pages, past the head; the coordinates' go in it
+    ds = cube(24, 256)
+    xh.to_hurray(ds, tmp_path / "c.hurray", encoding={"v": {"chunks": (1, 8, 8)}})
+    reader = open_reader(tmp_path / "c.hurray")
+    for path in ("time", "y", "x", "x_bnds"):  # crs, all fill, stores no chunk
+        offset = int(reader.page_table(path)["offset"][0])
+        assert 0 < offset < HEAD_SIZE, path
+    assert int(reader.page_table("v")["offset"].min()) > int(reader.index("v")["offset"].max())
+    assert verify_file(tmp_path / "c.hurray") == []
+    requests, trips, opened = rounds(
+        server, lambda: xr.open_dataset(server.url("c.hurray"), engine="hurray")
+    )
+    assert (requests, trips) == (1, 1)
+    xr.testing.assert_identical(opened.load(), ds)
 
 
 def test_coordinates_too_large_for_the_first_read_come_in_one_wave(tmp_path, server):

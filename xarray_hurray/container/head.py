@@ -247,8 +247,7 @@ def pack_pages(
     # the tables as they lie in their arrays, joined once: a giant grid's table is
     # copied only into the head
     head: list[Bytes] = [pack_slot_header(slot), meta, root_bytes, *(t.data for t in tables)]
-    if front:
-        head.append(page_bytes)
+    head.append(page_bytes)  # those of the pages that go in the head
     size = sum(memoryview(part).nbytes for part in head)
     # the plan promised this length before any chunk was placed after it
     assert size <= plan.length
