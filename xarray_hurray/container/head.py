@@ -235,7 +235,6 @@ def pack_pages(
     root_bytes = root.tobytes()
     page_bytes = b"".join(data for _, _, _, data in head_pages)
     trailing = b"".join(data for _, _, _, data in trailing_pages)
-    front = not trailing
     meta = plan.metadata_bytes
     slot = version_slot(
         1,

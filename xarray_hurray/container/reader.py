@@ -240,11 +240,18 @@ class ContainerReader:
             # this wave's bytes ahead, and the last wave's, which the pan may still use
             self._ahead[name] = self._ahead.get(name, [])[-len(extra) :] + got
 
+    def _index_in_head(self, name: str) -> bool:
+        """Whether the whole index of ``name`` came with the open's first read, so that
+        the entries of chunks ahead of a pan cost no request before the read's own."""
+        end = len(self.model.data.head)
+        return all(offset + length <= end for offset, length in self.index_parts(name))
+
     def _read_ahead(self, name: str, key: Sequence[Key] | None, fetch: ChunkFetch) -> np.ndarray:
         """The requests that fetch ahead of a pan whose step is ``key`` (read by
         ``fetch``): the stored chunks of the boxes to come, not read here nor already
         fetched, in the order of the boxes, as many as :func:`~.readahead.ahead_bytes`
-        allows; no request where ``key`` is no step of a pan."""
+        allows; no request where ``key`` is no step of a pan, or where finding the
+        chunks ahead would need index pages not read yet (a request of its own)."""
         var = self.variable(name)
         box = box_of(key, var.shape)
         last = self._boxes.get(name)
@@ -253,7 +260,7 @@ class ContainerReader:
             return none
         self._boxes[name] = box
         budget = ahead_bytes(self.policy)
-        if self.source.local or budget <= 0:
+        if self.source.local or budget <= 0 or not self._index_in_head(name):
             return none
         ids: list[np.ndarray] = []
         for ahead in next_boxes(last, box, var.shape, AHEAD_STEPS):
