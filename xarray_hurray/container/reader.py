@@ -223,8 +223,10 @@ class ContainerReader:
         for k in np.flatnonzero(inside).tolist():
             start, stop = requests[k].tolist()
             found = self._fetched(start, stop, name)
-            assert found is not None
-            yield k, found
+            if found is None:  # let go of meanwhile (by another thread's hold)
+                inside[k] = False
+            else:
+                yield k, found
         rest = np.flatnonzero(~inside)
         if not len(rest):
             return
