@@ -32,7 +32,7 @@ from round_trips import waves
 sys.path.insert(0, str(Path(__file__).parents[1] / "container"))
 from test_hurray_golden import GOLDEN_1_1, GOLDEN_1_2, golden_dataset_1_1, golden_tree_1_2
 
-LATENCY = 0.03
+LATENCY = 0.05  # waves apart by more than half of it, even on a loaded machine
 GOLDEN_FRONT = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_2_front.hurray"
 
 
