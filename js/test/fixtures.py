@@ -84,6 +84,13 @@ def make_files(out: Path) -> list[str]:
     )
     to_hurray(pyramid, out / "pyramid.hurray", overviews=3, encoding={"t": {"chunks": (64, 64)}})
     write_quadrants(out / "quadrants.hurray")
+    # coordinates placed before the field, whose pages (7,200 chunks) do not all fit
+    # the head: the coordinates' pages go there, the field's after its chunks
+    front = xr.Dataset(
+        {"t": (("time", "y", "x"), np.stack([field(120, 120)] * 2))},
+        coords={"time": np.array([0, 6], "i8"), "y": np.arange(120.0), "x": -np.arange(120.0)},
+    )
+    to_hurray(front, out / "front_pages.hurray", encoding={"t": {"chunks": (1, 2, 2)}})
     return [
         "float_nan",
         "ints_morton_lz4",
@@ -93,6 +100,7 @@ def make_files(out: Path) -> list[str]:
         "groups",
         "pyramid",
         "quadrants",
+        "front_pages",
     ]
 
 

@@ -322,7 +322,9 @@ def test_a_failed_commit_cuts_an_uncommitted_tail_only_once_it_wrote(tmp_path, b
     if reached:  # written before the failing variable, as it comes first
         new["big"] = ("time", "y", "x"), data(0, STEPS, seed=2)["v"].values
         encoding = {"/new": {"big": {"codecs": None}}}
-    new["failing"] = ("k", "j"), da.zeros((4, 8), chunks=(2, 8)).map_blocks(_boom, dtype="f8")
+    # 128 KiB: not a small variable, which a new file would place first
+    failing = da.zeros((256, 64), chunks=(128, 64)).map_blocks(_boom, dtype="f8")
+    new["failing"] = ("k", "j"), failing
     tree = xr.DataTree.from_dict({"/new": new})
     with pytest.raises(Boom):
         xh.to_hurray(tree, path, mode="a", encoding=encoding)

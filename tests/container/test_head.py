@@ -21,7 +21,7 @@ def _chunks_and_entries(path) -> tuple[HeadPlan, dict[str, np.ndarray], list[byt
     plan = HeadPlan(reader.metadata)
     blob = path.read_bytes()
     entries, chunks = {}, []
-    for name, var in plan.variables:
+    for name, var in plan.placed:  # the order the chunks are written in
         rows = reader.entries(name, var.placement)
         entries[name] = rows
         chunks += [blob[o : o + s] for o, s in zip(rows["offset"], rows["size"], strict=True)]

@@ -2,7 +2,11 @@
 
 ``hurray_file_golden.hurray`` was written by the format 1.0 writer and
 ``hurray_file_golden_1_1.hurray`` by the 1.1 writer: they are read, for ever, never
-written again.  ``hurray_file_golden_1_2.hurray`` is what the writer writes today.
+written again.  ``hurray_file_golden_1_2.hurray`` was written by the 1.2 writer
+before it placed index coordinates and small variables first (container/front.py),
+and is read for ever too; ``hurray_file_golden_1_2_placed.hurray`` is what the
+writer writes today, the same content in the same version with its chunks placed
+so.
 When the format changes on purpose, bump ``xarray_hurray.container.VERSION`` and add
 a new golden file for the new version (``python tests/container/test_hurray_golden.py``
 writes it); never rewrite an old one.
@@ -26,6 +30,7 @@ from xarray_hurray.testing.old_versions import write_1_1
 GOLDEN = Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray"
 GOLDEN_1_1 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_1.hurray"
 GOLDEN_1_2 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_2.hurray"
+GOLDEN_1_2_PLACED = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_2_placed.hurray"
 
 
 def golden_dataset() -> xr.Dataset:
@@ -98,7 +103,7 @@ def test_golden_files_are_of_their_versions():
 
 def test_writing_gives_the_golden_bytes(tmp_path):
     write_golden(tmp_path / "new.hurray")
-    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN_1_2.read_bytes(), (
+    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN_1_2_PLACED.read_bytes(), (
         "the bytes of a write changed: bump the format VERSION and add a golden file"
     )
 
@@ -123,14 +128,19 @@ def _rewritten_in_1_1(path: Path, directory: Path) -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("path", "rewrite"),
-    [(GOLDEN_1_1, _rewritten_in_1_1), (GOLDEN_1_2, _rewritten)],
-    ids=["1.1", "1.2"],
+    ("path", "rewrite", "golden"),
+    [
+        (GOLDEN_1_1, _rewritten_in_1_1, GOLDEN_1_1),
+        (GOLDEN_1_2, _rewritten, GOLDEN_1_2_PLACED),
+        (GOLDEN_1_2_PLACED, _rewritten, GOLDEN_1_2_PLACED),
+    ],
+    ids=["1.1", "1.2", "1.2 placed"],
 )
-def test_a_rewrite_in_the_files_version_gives_its_golden_bytes(tmp_path, path, rewrite):
-    """A rewrite writes 1.2 as the golden file holds it, and the 1.1 files of tests
-    are laid out exactly as the 1.1 writer laid them out."""
-    assert rewrite(path, tmp_path) == path.read_bytes()
+def test_a_rewrite_in_the_files_version_gives_its_golden_bytes(tmp_path, path, rewrite, golden):
+    """A rewrite writes 1.2 as today's golden file holds it (a file of the earlier
+    placement gets today's), and the 1.1 files of tests are laid out exactly as the
+    1.1 writer laid them out."""
+    assert rewrite(path, tmp_path) == golden.read_bytes()
 
 
 def test_the_1_1_golden_file_leaves_out_the_fill_chunks():
@@ -149,8 +159,9 @@ def test_the_1_2_golden_file_lists_only_stored_chunks():
     assert stored.tolist() == [*range(0, 1100, 100), 1050]
 
 
-def test_the_1_2_golden_file_holds_the_golden_tree():
-    with xr.open_datatree(GOLDEN_1_2, engine="hurray") as tree:
+@pytest.mark.parametrize("path", [GOLDEN_1_2, GOLDEN_1_2_PLACED], ids=["1.2", "1.2 placed"])
+def test_the_1_2_golden_file_holds_the_golden_tree(path):
+    with xr.open_datatree(path, engine="hurray") as tree:
         xr.testing.assert_identical(tree.load(), golden_tree_1_2())
 
 
@@ -169,4 +180,4 @@ def test_golden_file_holds_the_golden_dataset(path, make):
 
 
 if __name__ == "__main__":
-    write_golden(GOLDEN_1_2)
+    write_golden(GOLDEN_1_2_PLACED)

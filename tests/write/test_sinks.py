@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -185,17 +185,25 @@ def test_a_new_local_file_is_a_container_writer_and_an_abort_leaves_nothing(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.hurray"]
 
 
-def test_a_plan_runs_its_parts_in_its_metadata_order_and_refuses_others(tmp_path):
-    ds = xr.Dataset({"a": ("x", np.arange(4.0)), "b": ("x", -np.arange(4.0))})
+def test_a_plan_runs_its_parts_in_placement_order_and_refuses_others(tmp_path):
+    # "a" is large, "b" small: "b" is placed first, whatever the order of the parts
+    ds = xr.Dataset({"a": ("x", np.arange(2.0**14)), "b": ("x", -np.arange(2.0**14) % 7)})
+    ds["b"] = ds.b.astype("i1")
     xh.to_hurray(ds, tmp_path / "ref.hurray")
     metadata = open_reader(tmp_path / "ref.hurray").metadata
     parts = [WritePart.whole(var, ds.variables[var.name]) for var in metadata.variables]
     sink = choose_sink(WriteTarget.resolve(tmp_path / "new.hurray"), None, metadata, {}).open
-    for wrong in (parts[::-1], parts + parts[:1]):
-        with pytest.raises(ValueError, match="in the metadata's order"):
+    foreign = WritePart.whole(replace(metadata.variables[0], name="c"), ds.variables["a"])
+    for wrong in (parts + parts[:1], [*parts, foreign]):
+        with pytest.raises(ValueError, match="must be variables of its metadata"):
             WritePlan(metadata, wrong, sink, "new.hurray")
-    engine.execute(WritePlan(metadata, parts, sink, "new.hurray"))
+    plan = WritePlan(metadata, parts, sink, "new.hurray")
+    assert [part.name for part in plan.parts] == ["b", "a"]
+    assert [part.name for part in WritePlan(metadata, parts[::-1], sink, "-").parts] == ["b", "a"]
+    engine.execute(plan)
     assert (tmp_path / "new.hurray").read_bytes() == (tmp_path / "ref.hurray").read_bytes()
+    reader = open_reader(tmp_path / "new.hurray")
+    assert reader.index("b")["offset"].max() < reader.index("a")["offset"].min()
 
 
 def test_a_new_object_takes_its_runs_in_the_tasks_never_in_the_writing_process(s3, tmp_path):

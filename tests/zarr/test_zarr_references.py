@@ -265,9 +265,13 @@ def test_stale_references_are_found_by_check(tmp_path, capsys, change) -> None:
     stale = stale_references(ContainerReader(LocalFileSource(path)), json.loads(refs.read_text()))
     assert f"{len(stale)} references are stale" in err and repr(stale[0]) in err
     assert any(key.startswith("v/c/") for key in stale)
-    if change == "compact":  # every stored chunk moved
+    if change == "compact":
+        # every stored chunk moved but the coordinates', placed right after the head
+        # in both versions (the region write appended the new chunks of "v" and "n")
         assert {k for k in stale if "/c/" in k} == {
-            k for k in json.loads(refs.read_text())["refs"] if "/c/" in k
+            k
+            for k in json.loads(refs.read_text())["refs"]
+            if "/c/" in k and k.split("/")[0] not in ("x", "y")
         }
 
 

@@ -4,7 +4,8 @@ whichever writer makes it; an update of an older file in place writes that file'
 pages (:attr:`~.model.PagedFile.pages`), and a rewrite the current version.
 
 Every writer of a new file lays it out the same way: the head (header, metadata,
-root and page tables) at offset 0, the chunks after it in placement order, and the
+root and page tables) at offset 0, the chunks after it in placement order (the
+variables every open reads first, :attr:`HeadPlan.placed`), and the
 index pages either in the head (so that opening the file reads them too) or after
 the chunks, leaving out the pages that hold no stored chunk.  The head's length
 depends on the metadata alone, so a writer that cannot seek back (a multipart
@@ -14,13 +15,14 @@ anywhere after it, and packs the head last.
 A page's length depends on which chunks are stored, known only at the end: the head
 reserves room for the pages up to the first :data:`~.format.HEAD_SIZE` bytes (no
 more than the pages could take), and the pages go there when they fit, the rest of
-the room left as zeros; otherwise they follow the chunks and the whole room stays
-zeros.
+the room left as zeros; otherwise the pages of the variables placed first (those
+every open reads) go there as far as they fit, a variable's pages all together,
+and the others follow the chunks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +38,7 @@ from .format import (
     Slot,
     pack_slot_header,
 )
+from .front import placement_order
 from .index import page_counts, page_format
 from .metadata import DatasetMeta
 
@@ -56,6 +59,10 @@ class HeadPlan:
         self.metadata = metadata
         self.metadata_bytes = metadata.to_bytes()
         self.variables = metadata.all_variables()
+        """Every variable with its path, in variable number order (the root's)."""
+        self.placed = placement_order(metadata)
+        """The same, in the order their chunks follow the head: the variables every
+        open reads first (:mod:`~.front`), so that the head's read covers them."""
         self.root_offset = SLOT_HEADER_SIZE + len(self.metadata_bytes)
         self.table_offsets: dict[str, int] = {}
         """Offset of each variable's page table, by path."""
@@ -163,6 +170,26 @@ def pack_head(plan: HeadPlan, entries: Mapping[str, np.ndarray], chunks_end: int
     return pack_pages(plan, pages, chunks_end)
 
 
+def _pages_in_head(
+    plan: HeadPlan, packed: Sequence[tuple[str, np.ndarray, int, bytes]]
+) -> set[str]:
+    """The variables whose pages go in the room the head keeps for them: every
+    variable's when they all fit; else, in the order their chunks are placed (the
+    variables every open reads first), each variable whose pages fit in the room
+    its predecessors left.  A variable's pages stay together, back to back."""
+    sizes: dict[str, int] = {}
+    for path, _, _, data in packed:
+        sizes[path] = sizes.get(path, 0) + len(data)
+    if sum(sizes.values()) <= plan.reserve:
+        return set(sizes)
+    chosen, room = set(), plan.reserve
+    for path, _ in plan.placed:
+        if 0 < sizes.get(path, 0) <= room:
+            chosen.add(path)
+            room -= sizes[path]
+    return chosen
+
+
 def pack_pages(
     plan: HeadPlan, pages: Mapping[str, Iterable[tuple[int, np.ndarray]]], chunks_end: int
 ) -> PackedHead:
@@ -181,7 +208,7 @@ def pack_pages(
     """
     root = np.zeros(len(plan.variables), dtype=REFERENCE)
     tables: list[np.ndarray] = []
-    packed: list[tuple[np.ndarray, int, bytes]] = []  # (table, page number, bytes)
+    packed: list[tuple[str, np.ndarray, int, bytes]] = []  # (path, table, page, bytes)
     for path, var in plan.variables:
         table = np.zeros(-(-var.chunk_count // PAGE_ENTRIES), dtype=PAGES.reference)
         last = -1
@@ -193,21 +220,21 @@ def pack_pages(
                     f"{len(table)} come in ascending order, each with an entry per position"
                 )
             last = page
-            packed.append((table, page, PAGES.pack(rows)))
+            packed.append((path, table, page, PAGES.pack(rows)))
         tables.append(table)
-    # the pages go in the head when they fit in the room kept for them; the bytes of
-    # the room they leave are zeros
-    front = sum(len(data) for _, _, data in packed) <= plan.reserve
-    page_at = plan.page_offset if front else chunks_end
-    for table, page, data in packed:
-        PAGES.set_reference(table, page, page_at, data)
-        page_at += len(data)
+    in_head = _pages_in_head(plan, packed)
+    head_pages = [item for item in packed if item[0] in in_head]
+    trailing_pages = [item for item in packed if item[0] not in in_head]
+    for pages_here, page_at in ((head_pages, plan.page_offset), (trailing_pages, chunks_end)):
+        for _, table, page, data in pages_here:
+            PAGES.set_reference(table, page, page_at, data)
+            page_at += len(data)
     for number, (path, _) in enumerate(plan.variables):
         if len(tables[number]):
             root[number] = (plan.table_offsets[path], crc32c(tables[number].data))
     root_bytes = root.tobytes()
-    page_bytes = b"".join(data for _, _, data in packed)
-    trailing = b"" if front else page_bytes
+    page_bytes = b"".join(data for _, _, _, data in head_pages)
+    trailing = b"".join(data for _, _, _, data in trailing_pages)
     meta = plan.metadata_bytes
     slot = version_slot(
         1,
@@ -219,8 +246,7 @@ def pack_pages(
     # the tables as they lie in their arrays, joined once: a giant grid's table is
     # copied only into the head
     head: list[Bytes] = [pack_slot_header(slot), meta, root_bytes, *(t.data for t in tables)]
-    if front:
-        head.append(page_bytes)
+    head.append(page_bytes)  # those of the pages that go in the head
     size = sum(memoryview(part).nbytes for part in head)
     # the plan promised this length before any chunk was placed after it
     assert size <= plan.length

@@ -1,6 +1,13 @@
 """Reading a Hurray file: one request for the head, then, per read, the index pages
 under the selection (1.1 and 1.2; the whole index of the variable in 1.0) and merged
-range requests for the chunks it touches."""
+range requests for the chunks it touches.
+
+What every open reads is read once: the chunks of index coordinates and bounds
+that lie in the open's first read (a new file places them right after the head, see
+:mod:`.front`) are cut from its bytes, and such a variable, once read whole, is
+held decoded, so that xarray asking for a coordinate again makes no request;
+:meth:`ContainerReader.hold` reads several of them in one wave.  A pan's next boxes
+are read ahead (:mod:`.readahead`)."""
 
 from __future__ import annotations
 
@@ -19,9 +26,11 @@ from .checksum import Bytes, crc32c, verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
 from .format import INDEX_ENTRY, Header, Slot
+from .front import held_variables
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta
 from .model import FileBytes, FileModel, open_model
+from .readahead import AHEAD_STEPS, Box, ahead_bytes, box_of, next_boxes
 from .select import Key, OuterSelection
 from .threads import ordered_map, run_as_produced, scratch
 
@@ -124,6 +133,157 @@ class ContainerReader:
         )
         """The file as parsed: header, metadata and the index of each variable."""
         self._codecs: dict[str, ChunkCodec] = {}
+        self._held: dict[str, np.ndarray] = {}
+        """The variables read whole once, decoded, by path (:meth:`hold`)."""
+        self._held_bytes: list[tuple[int, bytes]] = [(0, self.model.data.head)]
+        """Bytes of the file already fetched, as ``(offset, bytes)``: the head, and
+        while :meth:`hold` decodes, what it fetched."""
+        self._boxes: dict[str, Box] = {}
+        """The box each variable's last read of unit-step slices took (a pan's step)."""
+        self._ahead: dict[str, list[tuple[int, bytes]]] = {}
+        """Chunk bytes of each variable read ahead of a pan, as ``(offset, bytes)``."""
+
+    @cached_property
+    def holdable(self) -> frozenset[str]:
+        """The variables held once read whole, and read from the head where their
+        chunks lie there: index coordinates and bounds (:func:`~.front.held_variables`)."""
+        return frozenset(held_variables(self.metadata))
+
+    def hold(self, paths: Iterable[str]) -> None:
+        """Read the variables ``paths`` of :attr:`holdable` not held yet, and hold
+        them: all their index entries first, then all their chunks in one wave of
+        requests merged under the reader's policy (chunks inside the head take none).
+        Other paths are left alone."""
+        todo = [p for p in dict.fromkeys(paths) if p in self.holdable and p not in self._held]
+        fetches = [self._fetch(p, np.arange(self.variable(p).chunk_count)) for p in todo]
+        starts = np.concatenate([np.zeros(0, np.int64), *(f.starts for f in fetches)])
+        stops = np.concatenate([np.zeros(0, np.int64), *(f.stops for f in fetches)])
+        outside = ~self._inside_held(starts, stops)
+        plan = plan_reads(starts[outside], stops[outside], self.policy)
+        fetched = self.source.read_ranges(plan.requests) if len(plan.requests) else []
+        got = [(int(r[0]), blob) for r, blob in zip(plan.requests, fetched, strict=True)]
+        self._held_bytes.extend(got)
+        try:
+            for path in todo:
+                self._whole(path)
+        finally:
+            # decoded, the bytes are no longer needed
+            del self._held_bytes[len(self._held_bytes) - len(got) :]
+
+    def _whole(self, path: str) -> np.ndarray:
+        """Every value of the held variable ``path``, read once (read-only)."""
+        found = self._held.get(path)
+        if found is None:
+            found = self._read(path, None)
+            found.flags.writeable = False
+            self._held[path] = found  # two threads may both read it: the same values
+        return found
+
+    def _fetched_for(self, name: str | None) -> list[tuple[int, bytes]]:
+        """The bytes already fetched that reads of ``name`` may be cut from: the head
+        (for a variable of :attr:`holdable`, or None: any), and what was read ahead."""
+        head = self._held_bytes if name is None or name in self.holdable else []
+        return head + self._ahead.get(name or "", [])
+
+    def _inside_held(
+        self, starts: np.ndarray, stops: np.ndarray, name: str | None = None
+    ) -> np.ndarray:
+        """Which ranges ``[starts[k], stops[k])`` lie inside bytes already fetched
+        (for reads of ``name``, see :meth:`_fetched_for`)."""
+        inside = np.zeros(len(starts), dtype=bool)
+        for offset, blob in self._fetched_for(name):
+            inside |= (starts >= offset) & (stops <= offset + len(blob))
+        return inside
+
+    def _fetched(self, start: int, stop: int, name: str | None = None) -> bytes | None:
+        """Bytes ``[start, stop)`` cut from bytes already fetched (for reads of
+        ``name``, see :meth:`_fetched_for`), None where they are not all there."""
+        for offset, blob in self._fetched_for(name):
+            if offset <= start and stop <= offset + len(blob):
+                return blob[start - offset : stop - offset]
+        return None
+
+    def _range(self, name: str, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of chunks of ``name``: for a variable of
+        :attr:`holdable`, from bytes already fetched where they are there; else one
+        request."""
+        found = self._fetched(start, stop, name)
+        return self.source.read(start, stop) if found is None else found
+
+    def _answers(
+        self, name: str, requests: np.ndarray, ahead: np.ndarray | None = None
+    ) -> Iterator[tuple[int, bytes]]:
+        """``(request, bytes)`` for each of ``requests`` of chunks of ``name``, as they
+        come: those inside bytes already fetched first (:meth:`_fetched_for`); the
+        others sent together to the source, with the requests ``ahead`` of a pan when
+        any goes out (their answers kept for the reads to come)."""
+        if not len(requests):
+            return
+        inside = self._inside_held(requests[:, 0], requests[:, 1], name)
+        for k in np.flatnonzero(inside).tolist():
+            start, stop = requests[k].tolist()
+            found = self._fetched(start, stop, name)
+            if found is None:  # let go of meanwhile (by another thread's hold)
+                inside[k] = False
+            else:
+                yield k, found
+        rest = np.flatnonzero(~inside)
+        if not len(rest):
+            return
+        extra = np.zeros((0, 2), np.int64) if ahead is None else ahead
+        got: list[tuple[int, bytes]] = []
+        sent = np.concatenate([requests[rest], extra]).astype(np.int64)
+        for k, blob in self.source.read_ranges_as_completed(sent):
+            if k < len(rest):
+                yield int(rest[k]), blob
+            else:
+                got.append((int(sent[k][0]), blob))
+        if len(extra):
+            # this wave's bytes ahead, and the last wave's, which the pan may still use
+            self._ahead[name] = self._ahead.get(name, [])[-len(extra) :] + got
+
+    def _index_in_head(self, name: str) -> bool:
+        """Whether the whole index of ``name`` came with the open's first read, so that
+        the entries of chunks ahead of a pan cost no request before the read's own."""
+        end = len(self.model.data.head)
+        return all(offset + length <= end for offset, length in self.index_parts(name))
+
+    def _read_ahead(self, name: str, key: Sequence[Key] | None, fetch: ChunkFetch) -> np.ndarray:
+        """The requests that fetch ahead of a pan whose step is ``key`` (read by
+        ``fetch``): the stored chunks of the boxes to come, not read here nor already
+        fetched, in the order of the boxes, as many as :func:`~.readahead.ahead_bytes`
+        allows; no request where ``key`` is no step of a pan, or where finding the
+        chunks ahead would need index pages not read yet (a request of its own)."""
+        var = self.variable(name)
+        box = box_of(key, var.shape)
+        last = self._boxes.get(name)
+        none = np.zeros((0, 2), np.int64)
+        if box is None:
+            return none
+        self._boxes[name] = box
+        budget = ahead_bytes(self.policy)
+        if self.source.local or budget <= 0 or not self._index_in_head(name):
+            return none
+        ids: list[np.ndarray] = []
+        for ahead in next_boxes(last, box, var.shape, AHEAD_STEPS):
+            keys = tuple(slice(a, b) for a, b in ahead)
+            ids.append(OuterSelection.build(keys, var.shape, var.chunks).chunk_ids())
+        if not ids:
+            return none
+        order = np.concatenate(ids)
+        _, first = np.unique(order, return_index=True)
+        chosen = order[np.sort(first)]
+        chosen = chosen[~np.isin(chosen, fetch.chunk_ids)]
+        entries = self.entries(name, chosen)
+        entries = entries[self.model.chunk_index(name).stored(entries)]
+        starts = entries["offset"].astype(np.int64)
+        stops = starts + entries["size"].astype(np.int64)
+        keep = ~self._inside_held(starts, stops, name)
+        starts, stops = starts[keep], stops[keep]
+        within = np.cumsum(stops - starts) <= budget
+        if not within.any():
+            return none
+        return plan_reads(starts[within], stops[within], self.policy).requests
 
     @property
     def header(self) -> Header | Slot:
@@ -337,12 +497,43 @@ class ContainerReader:
         are read a piece at a time by the threads that decode them
         (:meth:`_pieces`); from others all requests go out at once and each answer
         is decoded as it arrives.  A selection that is one whole stored chunk is
-        that chunk as decoded, with no copy into an array of the selection.
+        that chunk as decoded, with no copy into an array of the selection.  A
+        variable of :attr:`holdable` read whole once is held, and read from there
+        after.
         """
+        if name in self._held or (name in self.holdable and self._whole_key(name, key)):
+            return self._from_held(name, key)
+        return self._read(name, key)
+
+    def _whole_key(self, name: str, key: Sequence[Key] | None) -> bool:
+        """Whether ``key`` selects every element of ``name`` in order."""
+        if key is None:
+            return True
+        shape = self.variable(name).shape
+        return len(key) == len(shape) and all(
+            isinstance(k, slice) and k.indices(n) == (0, n, 1)
+            for k, n in zip(key, shape, strict=True)
+        )
+
+    def _from_held(self, name: str, key: Sequence[Key] | None) -> np.ndarray:
+        """Outer selection ``key`` of the holdable variable ``name`` (read whole
+        first, if it is not held yet), an array of the caller's own."""
+        whole = self._whole(name)
+        key = tuple(slice(None) for _ in whole.shape) if key is None else tuple(key)
+        # the whole variable as one chunk: the selection's machinery maps the key
+        selection = OuterSelection.build(key, whole.shape, tuple(max(n, 1) for n in whole.shape))
+        out = np.empty(selection.out_shape, dtype=whole.dtype)
+        if out.size:
+            out_index, in_index = selection.piece(0)
+            out[out_index] = whole[in_index]
+        return out.reshape(selection.result_shape)
+
+    def _read(self, name: str, key: Sequence[Key] | None) -> np.ndarray:
+        """:meth:`read`, never from held values."""
         chunk_id = self._one_chunk(name, key)
         if chunk_id is not None:
             found = self._read_chunk(name, chunk_id)
-            if found is not None:
+            if found is not None:  # one whole chunk (a dask task's): never read ahead
                 return found
         selection, out = self._selection(name, key)
         if out.size:
@@ -352,9 +543,8 @@ class ContainerReader:
                     partial(self._read_piece, fetch, *piece) for piece in self._pieces(fetch)
                 ]
             else:
-                parts = self._answered(
-                    fetch, self.source.read_ranges_as_completed(fetch.plan.requests)
-                )
+                ahead = self._read_ahead(name, key, fetch)
+                parts = self._answered(fetch, self._answers(name, fetch.plan.requests, ahead))
             self._fill(out, selection, fetch, rows, parts)
         return out.reshape(selection.result_shape)
 
@@ -363,8 +553,11 @@ class ContainerReader:
 
         The chunk bytes come from the source's :meth:`~ByteSource.read_ranges_async`;
         the first read of a variable's index and the decoding run in a thread, so the
-        event loop is never blocked.
+        event loop is never blocked.  A held variable (:attr:`holdable`) is read as
+        :meth:`read` reads it.
         """
+        if name in self._held or (name in self.holdable and self._whole_key(name, key)):
+            return await asyncio.to_thread(self._from_held, name, key)
         selection, out = self._selection(name, key)
         if out.size:
             fetch, rows = await asyncio.to_thread(self._plan, name, selection)
@@ -448,7 +641,7 @@ class ContainerReader:
         if found is None:  # missing
             return None
         start, size, expected = found
-        data = self.source.read(start, start + size)
+        data = self._range(name, start, start + size)
         self._check_whole(start, start + size, data)
         # decompressed into an array of its own, which a row-major chunk is a view of
         into = np.empty(codec.raw_bytes, dtype=np.uint8)
@@ -466,7 +659,7 @@ class ContainerReader:
     ) -> tuple[list[int], list[Bytes]]:
         """Stored ``chunks`` of ``fetch`` and their bytes, read as the one range
         ``[start, stop)`` (a piece of :meth:`_pieces`)."""
-        return chunks, self._cut(fetch, chunks, start, stop, self.source.read(start, stop))
+        return chunks, self._cut(fetch, chunks, start, stop, self._range(fetch.name, start, stop))
 
     def _answered(self, fetch: ChunkFetch, answers: Iterable[tuple[int, bytes]]) -> Iterator[Part]:
         """The chunks of each answer ``(request, bytes)`` to the requests of ``fetch``,
@@ -525,6 +718,9 @@ class ContainerReader:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_codecs"] = {}  # made again where the reader goes
+        state["_held"] = {}  # read again where needed, not shipped to every task
+        state["_held_bytes"] = state["_held_bytes"][:1]
+        state["_boxes"], state["_ahead"] = {}, {}
         return state
 
 

@@ -152,7 +152,7 @@ class StagedRewrite(ChunkSink):
     def _copy_stream(self) -> Iterator[bytes]:
         """The stored bytes of every kept chunk, in the order the new file holds them,
         read from the base in batches of at most :data:`COPY_BYTES`."""
-        for path, var in self._writer.metadata.all_variables():
+        for path, var in self._writer.placed:
             old = self._old.get(path)
             if not old:
                 continue

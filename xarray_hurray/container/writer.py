@@ -20,7 +20,7 @@ from ..errors import HurrayValueError, TargetExistsError
 from .checksum import chunk_crcs, crc32c
 from .format import INDEX_ENTRY
 from .head import HeadPlan, pack_head
-from .metadata import DatasetMeta
+from .metadata import DatasetMeta, VariableMeta
 from .sink import ChunkSink
 from .tempfiles import keep_mode, remove_leftovers, temporary_path, writable_target
 
@@ -33,8 +33,9 @@ class ContainerWriter(ChunkSink):
     """Stream a dataset into a Hurray file of the current format version.
 
     The metadata is fixed up front; the index root and the page tables are reserved
-    after it, chunks follow in placement order (variable by variable, in variable
-    number order, each along its chunk curve), and committing writes the index pages
+    after it, chunks follow in placement order (variable by variable, first the
+    variables every open reads, then the others, each along its chunk curve: see
+    :attr:`~.head.HeadPlan.placed`), and committing writes the index pages
     that hold a stored chunk, then fills in the page tables, the root and the header.
     Bytes go to a temporary file beside ``path`` that replaces ``path`` only when
     the whole file is written, so a failed write leaves ``path`` as it was.  Use as
@@ -63,7 +64,7 @@ class ContainerWriter(ChunkSink):
         self.metadata = metadata
         self.exclusive = exclusive
         self._head = HeadPlan(metadata)
-        self._variables = dict(self._head.variables)
+        self._variables = dict(self._head.placed)
         # entries in placement order: a variable's chunks arrive in that order
         self._entries = {
             name: np.zeros(var.chunk_count, dtype=INDEX_ENTRY)
@@ -94,6 +95,11 @@ class ContainerWriter(ChunkSink):
         except BaseException:
             self.abort()
             raise
+
+    @property
+    def placed(self) -> list[tuple[str, VariableMeta]]:
+        """Every variable with its path, in the order their chunks are written."""
+        return self._head.placed
 
     def placement(self) -> Iterator[tuple[str, int]]:
         """Every ``(variable path, row-major chunk index)`` in the order chunks are

@@ -13,7 +13,7 @@
 - :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
   imply (``OBJECT_STORE`` for object stores, ``PLAIN_HTTP`` for plain http(s)).
 - :func:`upload_target`: where a write to a URL or a store uploads the finished file.
-- :func:`start_multipart`, :class:`MultipartUpload`, :func:`plan_runs`,
+- :func:`start_multipart`, :class:`MultipartUpload`, :func:`cut_runs`,
   :func:`pending_uploads` (module ``multipart``): one object uploaded as parts from
   any number of processes, within the store's part rules.
 """

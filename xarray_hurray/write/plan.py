@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from ..container import DatasetMeta, VariableMeta
+from ..container.front import placement_order
 from ..container.sink import Sink
 from ..errors import HurrayValueError
 from .encode import DaskChunks, LocalChunks, chunk_encoder
@@ -166,7 +167,9 @@ class WritePlan:
     metadata
         The description of the new version.
     parts
-        The chunks written, variable by variable in the order of ``metadata``.
+        The chunks written, a part per variable of ``metadata``; kept in the order
+        a new file places the variables
+        (:func:`~xarray_hurray.container.front.placement_order`).
     open_sink
         Opens the sink that takes the chunks and commits them (a picklable callable,
         so that a pending write can run on a Dask worker).
@@ -180,11 +183,13 @@ class WritePlan:
     name: str
 
     def __post_init__(self) -> None:
-        # the sinks that stream a file take its variables in this order
-        number = {path: k for k, (path, _) in enumerate(self.metadata.all_variables())}
-        order = [number.get(part.name, -1) for part in self.parts]
-        if -1 in order or order != sorted(set(order)):
+        # the sinks that stream a file take its variables in the order a new file
+        # places them (the variables every open reads first): the parts go in it
+        number = {path: k for k, (path, _) in enumerate(placement_order(self.metadata))}
+        names = [part.name for part in self.parts]
+        if any(name not in number for name in names) or len(set(names)) != len(names):
             raise HurrayValueError(
-                f"the parts of a write {[p.name for p in self.parts]} must be variables of "
-                f"its metadata, each once, in the metadata's order {list(number)}"
+                f"the parts of a write {names} must be variables of its metadata "
+                f"{list(number)}, each once"
             )
+        object.__setattr__(self, "parts", sorted(self.parts, key=lambda part: number[part.name]))

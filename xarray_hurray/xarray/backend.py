@@ -18,6 +18,7 @@ from xarray.core.utils import Frozen, FrozenDict
 
 from ..container import ContainerReader, DatasetMeta, VariableMeta, has_magic, open_reader
 from ..container.elements import STRING, parse_element_type
+from ..container.front import is_index_coordinate
 from ..container.limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from ..container.metadata import dots_only
 from ..errors import HurrayValueError
@@ -76,6 +77,13 @@ def _encoding(var: VariableMeta) -> dict[str, Any]:
         "chunk_axes": tuple(var.dims[a] for a in var.chunk_axes or ()),
         "codecs": list(var.codecs),
     }
+
+
+def _names(drop: str | Iterable[str] | None) -> list[str]:
+    """The names ``drop_variables`` gives: one name, several, or none."""
+    if drop is None:
+        return []
+    return [drop] if isinstance(drop, str) else list(drop)
 
 
 def file_dimensions(metadata: DatasetMeta) -> dict[str, int]:
@@ -254,11 +262,21 @@ class HurrayBackendEntrypoint(BackendEntrypoint):
         except KeyError as err:  # as xarray's other engines say a group is missing
             raise OSError(err.args[0]) from None
         paths = [path for path, _ in node.walk()] if subtree else [""]
+        groups = [f"{top}/{path}".strip("/") for path in paths]
+        # xarray reads every index coordinate whole to build its indexes: all in one
+        # wave of requests (none where they lie in the head), not one after another
+        dropped = set(_names(arguments["drop_variables"]))
+        reader.hold(
+            f"{group}/{var.name}".strip("/")
+            for group in groups
+            for var in reader.metadata.group(group).variables
+            if is_index_coordinate(var) and var.name not in dropped
+        )
         return {
             "/" + path: StoreBackendEntrypoint().open_dataset(
-                HurrayDataStore(reader, f"{top}/{path}".strip("/")), **decoders
+                HurrayDataStore(reader, group), **decoders
             )
-            for path in paths
+            for path, group in zip(paths, groups, strict=True)
         }
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> xr.DataTree:

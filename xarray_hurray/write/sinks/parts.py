@@ -77,7 +77,7 @@ class PartLayout:
     head: HeadPlan
     cuts: np.ndarray
     """Run ``k`` holds positions ``[cuts[k], cuts[k + 1])`` of the placement of every
-    chunk (variable by variable, in the metadata's order)."""
+    chunk (variable by variable, in the order of ``head.placed``)."""
     page_parts: int
     """Parts kept after the runs for the pages that follow the chunks."""
     rules: PartRules
@@ -105,7 +105,7 @@ class PartLayout:
                 f"than one part holds ({rules.max_part}); use larger chunks or split the "
                 "dataset into several files"
             )
-        raw = [np.full(v.chunk_count, _raw_bytes(v), dtype=np.int64) for _, v in head.variables]
+        raw = [np.full(v.chunk_count, _raw_bytes(v), dtype=np.int64) for _, v in head.placed]
         # parts kept besides the runs: the head, and the pages uploaded after the runs
         # (at most every page, in parts of the largest size) when they may go there
         page_parts = -(-head.page_bytes // rules.max_part) if head.pages_may_follow else 0
@@ -265,7 +265,7 @@ class ObjectUpload(TaskSink[RunResult]):
             rows["crc32c"] = result.crcs
         by_path: dict[str, np.ndarray] = {}
         start = 0
-        for path, var in layout.head.variables:
+        for path, var in layout.head.placed:
             by_path[path] = entries[start : start + var.chunk_count]
             start += var.chunk_count
         index = pack_head(layout.head, by_path, int(starts[-1]))

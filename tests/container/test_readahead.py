@@ -1,0 +1,144 @@
+"""Reading ahead on a pan (``container/readahead.py``): the boxes predicted against
+brute force, and a pan over a real HTTP server in fewer round trips, values equal
+to numpy's."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+from hypothesis import given
+from hypothesis import strategies as st
+from scripts import ROOT
+
+import xarray_hurray as xh
+from xarray_hurray.container import open_reader
+from xarray_hurray.container.readahead import ahead_bytes, box_of, next_boxes
+from xarray_hurray.io import MergePolicy
+from xarray_hurray.io.costs import PLAIN_HTTP
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from latency_server import LatencyServer
+from round_trips import waves
+
+LATENCY = 0.05  # waves apart by more than half of it, even on a loaded machine
+
+
+def test_a_box_is_unit_step_slices_of_positive_length_only():
+    assert box_of((slice(2, 5), slice(None)), (10, 4)) == ((2, 5), (0, 4))
+    assert box_of((slice(-3, None), slice(0, 4)), (10, 4)) == ((7, 10), (0, 4))
+    for key in [(slice(0, 4, 2), slice(None)), (3, slice(None)), (slice(5, 5), slice(None))]:
+        assert box_of(key, (10, 4)) is None
+    assert box_of(None, (10, 4)) is None
+    assert box_of((np.array([1, 2]), slice(None)), (10, 4)) is None
+
+
+@given(
+    shape=st.tuples(st.integers(1, 40), st.integers(1, 40)),
+    start=st.tuples(st.integers(0, 39), st.integers(0, 39)),
+    size=st.tuples(st.integers(1, 12), st.integers(1, 12)),
+    axis=st.integers(0, 1),
+    sign=st.sampled_from([1, -1]),
+    count=st.integers(1, 6),
+)
+def test_next_boxes_continue_a_step_up_to_the_edge(shape, start, size, axis, sign, count):
+    last = tuple((s, s + n) for s, n in zip(start, size, strict=True))
+    box = list(last)
+    shift = sign * size[axis]
+    box[axis] = (last[axis][0] + shift, last[axis][1] + shift)
+    found = next_boxes(last, tuple(box), shape, count)
+    # brute force: each step moved once more, clipped, until nothing is left
+    expected = []
+    for step in range(2, count + 2):
+        lo = max(last[axis][0] + step * shift, 0)
+        hi = min(last[axis][1] + step * shift, shape[axis])
+        if hi <= lo:
+            break
+        moved = list(last)
+        moved[axis] = (lo, hi)
+        expected.append(tuple(moved))
+    assert found == expected
+
+
+def test_reads_that_are_no_step_of_a_pan_predict_nothing():
+    box = ((0, 4), (4, 8))
+    assert next_boxes(None, box, (16, 16), 3) == []
+    assert next_boxes(((0, 4), (0, 4)), ((4, 8), (4, 8)), (16, 16), 3) == []  # diagonal
+    assert next_boxes(((0, 4), (1, 5)), box, (16, 16), 3) == []  # overlapping
+    assert next_boxes(((0, 4), (0, 3)), box, (16, 16), 3) == []  # another size
+    assert next_boxes(box, box, (16, 16), 3) == []  # the same box
+
+
+def test_the_budget_is_what_the_link_moves_in_one_latency():
+    assert ahead_bytes(PLAIN_HTTP.merge_policy()) == int(PLAIN_HTTP.latency * PLAIN_HTTP.bandwidth)
+    assert ahead_bytes(MergePolicy()) == 0  # no cost model stated: no readahead
+
+
+@pytest.fixture
+def field(tmp_path):
+    side, tile = 1024, 64
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((side, side)).astype("f4")
+    xh.to_hurray(
+        xr.Dataset({"v": (("y", "x"), values)}),
+        tmp_path / "f.hurray",
+        encoding={"v": {"chunks": (tile, tile)}},
+    )
+    return tmp_path, values, tile
+
+
+def _pan(reader, tile, y0, steps, backwards=False):
+    order = range(steps - 1, -1, -1) if backwards else range(steps)
+    return [
+        (k, reader.read("v", (slice(y0, y0 + tile), slice(k * tile, (k + 1) * tile))))
+        for k in order
+    ]
+
+
+@pytest.mark.parametrize("backwards", [False, True])
+def test_a_pan_over_http_reads_ahead_in_fewer_round_trips(field, backwards):
+    root, values, tile = field
+    y0 = 5 * tile + tile // 2  # two chunks per tile
+    found = {}
+    with LatencyServer(root, latency=LATENCY) as server:
+        for name, policy in [("ahead", PLAIN_HTTP.merge_policy()), ("plain", MergePolicy())]:
+            reader = open_reader(server.url("f.hurray"), merge_policy=policy)
+            server.reset()
+            tiles = _pan(reader, tile, y0, 16, backwards)
+            time.sleep(LATENCY)
+            found[name] = (server.requests, waves(server.arrivals, LATENCY))
+            for k, got in tiles:
+                np.testing.assert_array_equal(
+                    got, values[y0 : y0 + tile, k * tile : (k + 1) * tile]
+                )
+    assert found["plain"][1] == 16  # a round trip per tile
+    # the first tile, the second with the rest of the pan ahead of it
+    assert found["ahead"][1] <= 3, found
+
+
+def test_reads_that_are_no_pan_read_nothing_ahead(field):
+    root, values, tile = field
+    with LatencyServer(root, latency=LATENCY) as server:
+        reader = open_reader(server.url("f.hurray"), merge_policy=PLAIN_HTTP.merge_policy())
+        server.reset()
+        for y, x in [(0, 0), (3, 7), (9, 2), (1, 12)]:
+            got = reader.read(
+                "v", (slice(y * tile, (y + 1) * tile + 5), slice(x * tile, (x + 1) * tile + 5))
+            )
+            np.testing.assert_array_equal(
+                got, values[y * tile : (y + 1) * tile + 5, x * tile : (x + 1) * tile + 5]
+            )
+        read = sum(entry[2] for entry in server.log)
+    # the four boxes' chunks only: 4 chunks each
+    index = reader.index("v")
+    grid = values.shape[1] // tile
+    ids = [
+        a * grid + b
+        for y, x in [(0, 0), (3, 7), (9, 2), (1, 12)]
+        for a in (y, y + 1)
+        for b in (x, x + 1)
+    ]
+    assert read <= int(index["size"][ids].sum()) + 4 * PLAIN_HTTP.merge_policy().max_gap
