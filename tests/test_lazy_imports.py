@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -24,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(xh.__file__).parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from latency_server import LatencyServer  # noqa: E402
+from scripts import run_code  # noqa: E402
 
 HEAVY = ("xarray", "pandas", "dask", "zarr", "fsspec")
 """What a reader must not load."""
@@ -37,16 +37,7 @@ def run_python(*parts: str) -> str:
     output (the test fails, with standard error, on an error)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE.parent), env.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [sys.executable, "-c", "\n".join(textwrap.dedent(part) for part in parts)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+    return run_code("\n".join(textwrap.dedent(part) for part in parts), env=env, timeout=120)
 
 
 def heavy_loaded(code: str) -> list[str]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import xarray as xr
+from scripts import run_code
 
 from xarray_hurray.cli import main
 
@@ -26,15 +25,7 @@ def blocks(language: str, page: Path = PAGE) -> list[str]:
 def test_the_readmes_use_block_runs_as_pasted(tmp_path):
     """In an empty folder, in a process of its own, without a warning."""
     (code,) = [b for b in blocks("python", ROOT / "README.md") if "to_hurray" in b]
-    result = subprocess.run(
-        [sys.executable, "-W", "error::UserWarning", "-W", "error::RuntimeWarning", "-c", code],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    run_code(code, flags=["-W", "error::UserWarning", "-W", "error::RuntimeWarning"], cwd=tmp_path)
     with xr.open_dataset(tmp_path / "field.hurray", engine="hurray") as field:
         assert field.sizes["time"] == 4  # the two days and the two appended
     with xr.open_datatree(tmp_path / "tree.hurray", engine="hurray") as tree:
@@ -49,15 +40,7 @@ def test_python_blocks_run_in_order(tmp_path):
     # The S3 block needs a bucket and credentials; examples/s3_region_read.py runs the
     # same calls against a local server in test_examples.py.
     code = "\n".join(block for block in blocks("python") if "s3://" not in block)
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    run_code(code, cwd=tmp_path)
     assert (tmp_path / "temperature.hurray").exists() and (tmp_path / "anomaly.hurray").exists()
     xr.testing.assert_identical(
         xr.open_dataset(tmp_path / "anomaly.hurray", engine="hurray"),
