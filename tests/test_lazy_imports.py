@@ -85,10 +85,11 @@ def test_reading_a_region_loads_nothing_heavy(written, where):
         reader = xarray_hurray.open_reader({target!r})
         print(json.dumps(reader.read("v", (slice(10, 50), slice(30, 71))).tolist()))
         """
-        lines = run_python(code, REPORT_HEAVY).splitlines()
+        lines = run_python(code, REPORT_HEAVY, "print('asyncio' in sys.modules)").splitlines()
     region = np.arange(96 * 80, dtype="f4").reshape(96, 80)[10:50, 30:71]
     np.testing.assert_array_equal(np.array(json.loads(lines[0]), dtype="f4"), region)
     assert json.loads(lines[1]) == []
+    assert lines[2] == "False"  # asyncio too: a read that never awaits skips it
 
 
 ACCESSORS = """

@@ -11,7 +11,8 @@ are read ahead (:mod:`.readahead`)."""
 
 from __future__ import annotations
 
-import asyncio
+# asyncio is imported in the functions that await: a reader that never awaits skips
+# its import (25 ms of a cold process)
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -556,6 +557,8 @@ class ContainerReader:
         event loop is never blocked.  A held variable (:attr:`holdable`) is read as
         :meth:`read` reads it.
         """
+        import asyncio
+
         if name in self._held or (name in self.holdable and self._whole_key(name, key)):
             return await asyncio.to_thread(self._from_held, name, key)
         selection, out = self._selection(name, key)

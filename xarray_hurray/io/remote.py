@@ -18,7 +18,8 @@ failure.  The bytes of a failed or short attempt are never returned.
 
 from __future__ import annotations
 
-import asyncio
+# asyncio is imported in the functions that await: a reader that never awaits skips
+# its import (25 ms of a cold process)
 import random
 import re
 import threading
@@ -142,6 +143,8 @@ async def with_retries(
     SourceReadError
         When every attempt failed, naming ``what`` and the last failure.
     """
+    import asyncio
+
     last = ""
     for number in range(policy.retries + 1):
         if number:

@@ -7,7 +7,8 @@ Reads past the end return fewer bytes: callers decide whether that is an error.
 
 from __future__ import annotations
 
-import asyncio
+# asyncio is imported in the functions that await: a reader that never awaits skips
+# its import (25 ms of a cold process)
 import os
 import queue
 import reprlib
@@ -64,6 +65,8 @@ class ByteSource(ABC):
     async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
         """:meth:`read_ranges` as a coroutine; by default it runs in a thread, so the
         event loop goes on while the blocking read waits."""
+        import asyncio
+
         return await asyncio.to_thread(self.read_ranges, ranges)
 
     def size(self) -> int | None:
@@ -402,6 +405,8 @@ class PooledSource(RemoteSource):
         """:meth:`read_ranges` as a coroutine: every range waits in this source's pool
         of threads, not in the event loop's default one (a few threads on a small
         machine), so concurrent reads keep all their requests in flight."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         pool = self._threads()
         fetches = [loop.run_in_executor(pool, self._fetch, int(a), int(b)) for a, b in ranges]
@@ -481,6 +486,8 @@ class FsspecSource(RemoteSource):
         from the caller's without a thread; other file systems read in a thread."""
         if len(ranges) == 0:
             return []
+        import asyncio
+
         fs, path = await asyncio.to_thread(self._resolve)
         fetch = self._ranged_fetch(fs)
         if fetch is None:
@@ -501,6 +508,8 @@ class FsspecSource(RemoteSource):
         fetch = self._ranged_fetch(fs)
         if fetch is None:
             return enumerate(self._read_checked_by_info(fs, path, ranges))
+        import asyncio
+
         arrived: queue.SimpleQueue[tuple[int, bytes] | None] = queue.SimpleQueue()
         future = asyncio.run_coroutine_threadsafe(
             self._gather(fs, path, fetch, ranges, arrived.put), fs.loop
@@ -520,6 +529,8 @@ class FsspecSource(RemoteSource):
         """Fetch every range with ``fetch`` on ``fs``'s event loop, at most
         ``OBJECT_STORE.concurrency`` at a time (the number the merge policy plans for);
         each answer is also handed to ``arrived`` as ``(row, bytes)`` once it is in."""
+        import asyncio
+
         slots = asyncio.Semaphore(OBJECT_STORE.concurrency)
 
         async def one(row: int, start: int, stop: int) -> bytes:
