@@ -345,7 +345,7 @@ INTERRUPTED = textwrap.dedent(
         time.sleep(1.0)
         return block
 
-    data = da.random.random((2048, 2048), chunks=(256, 512)).astype("f4").map_blocks(slow)
+    data = da.random.random((4096, 2048), chunks=(256, 512)).astype("f4").map_blocks(slow)
     options = {"key": "testing", "secret": "testing",
                "client_kwargs": {"endpoint_url": sys.argv[2], "region_name": "us-west-2"}}
     with dask.config.set(scheduler="threads", num_workers=2):
@@ -365,9 +365,9 @@ def test_interrupted_client_aborts(s3):
         while not pending_uploads(url, s3.storage_options):  # the upload has begun
             assert child.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
-        # while its first runs are being encoded: 32 blocks of a second each on two
+        # while its first runs are being encoded: 64 blocks of a second each on two
         # threads, the first part's 5 MiB after ten of them, so that the signal comes
-        # seconds before the end however late the upload is seen on a busy machine
+        # half a minute before the end however late the upload is seen on a busy machine
         time.sleep(0.5)
         child.send_signal(signal.SIGINT)
         assert child.wait(60) != 0

@@ -2,7 +2,7 @@
 
 An update starts from the version of the file it opened (its *base*), stores the
 chunks that change and keeps every other chunk.  The writer holds the exclusive
-lock of a local file (:func:`lock_file`) for the whole update and opens the base
+lock of a local file (:func:`~.lock.lock_file`) for the whole update and opens the base
 under it; a sink then takes the changed chunks and commits them (the write
 pipeline chooses it, :func:`xarray_hurray.write.sinks.choose_sink`).  The two sinks
 of the format are here:
@@ -22,7 +22,6 @@ it exactly as it was.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -42,58 +41,11 @@ from .reader import ContainerReader
 from .sink import ChunkSink
 from .writer import ContainerWriter
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
 COPY_BYTES = 32 * 2**20
 """Largest batch of unchanged chunk bytes read from the base at a time."""
 
 COPY_POLICY = MergePolicy(max_gap=0, max_request=COPY_BYTES)
 """Copies read the chunks they need and nothing between them."""
-
-
-@contextlib.contextmanager
-def lock_file(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Hold the exclusive writer lock of the existing file ``path``.
-
-    The lock is ``flock(LOCK_EX)`` on the file itself: a second writer waits until the
-    first one finishes.  A write replaces the file by a rename, so after waiting the
-    lock may be held on a file no longer at ``path``; it is then taken again on the
-    new one.  Locks are advisory (only writers of this package take them) and, over
-    network file systems, only as reliable as the file system's ``flock``.
-
-    Raises
-    ------
-    FileNotFoundError
-        When there is no file at ``path``.
-    NotImplementedError
-        Where ``fcntl`` does not exist (Windows).
-    """
-    if fcntl is None:  # pragma: no cover - Windows
-        raise NotImplementedError("changing an existing Hurray file needs fcntl.flock (POSIX)")
-    while True:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            # the lock is on an inode: held only if path still names that inode
-            held, current = os.fstat(fd), _stat_or_none(path)
-            if current is not None and (held.st_dev, held.st_ino) == (
-                current.st_dev,
-                current.st_ino,
-            ):
-                yield
-                return
-        finally:
-            os.close(fd)  # releases the lock
-
-
-def _stat_or_none(path: str | os.PathLike[str]) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        return None
 
 
 def kept_chunks(old: VariableMeta, new: VariableMeta) -> tuple[np.ndarray, np.ndarray]:

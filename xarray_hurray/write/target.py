@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..container import ContainerReader, open_reader
+from ..container.lock import lock_file
 from ..container.tempfiles import writable_target
-from ..container.update import lock_file
 from ..io import UploadTarget, open_source, upload_target
 from ..io.multipart import multipart_target
 from ..io.source import LocalFileSource
