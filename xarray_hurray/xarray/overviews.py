@@ -26,7 +26,7 @@ of the cells a coarse cell holds), and CF cell bounds (the ``bounds`` attribute)
 the outermost edges of those cells; variables without the pyramid's dimensions are
 the same at every level.
 
-By default a pyramid coarsens the spatial dimensions (:func:`default_dims`) and
+By default a pyramid coarsens the spatial dimensions (:func:`~.dims.default_dims`) and
 stores its two-dimensional fields in tiles of :data:`TILE` cells a side.
 """
 
@@ -42,6 +42,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import HurrayTypeError, HurrayValueError
+from .dims import default_dims
 from .encoding import auto_chunks
 from .pyramid import (
     PYRAMID_ATTR,
@@ -163,94 +164,6 @@ def useful_levels(ds: xr.Dataset, dims: Sequence[str]) -> tuple[int, str]:
                     f"{dim!r} there, in chunks of {c})"
                 )
     return max(first, 1), why
-
-
-# -- the default dimensions: the spatial ones
-
-SPATIAL_NAMES = frozenset(
-    {
-        "longitude",
-        "latitude",
-        "grid_longitude",
-        "grid_latitude",
-        "projection_x_coordinate",
-        "projection_y_coordinate",
-        "projection_x_angular_coordinate",
-        "projection_y_angular_coordinate",
-    }
-)
-"""CF standard names of horizontal coordinates."""
-
-LON_LAT_UNITS = frozenset(
-    f"{degree}{side}"
-    for degree in ("degree", "degrees")
-    for side in ("_east", "_e", "e", "_north", "_n", "n")
-)
-"""CF units of longitude and latitude (lowercase)."""
-
-TIME_NAMES = frozenset({"time", "forecast_reference_time", "forecast_period"})
-"""CF standard names of time coordinates."""
-
-VERTICAL_NAMES = frozenset(
-    {"altitude", "height", "depth", "air_pressure", "model_level_number", "geopotential_height"}
-)
-"""CF standard names of vertical coordinates (besides the parametric ones, whose
-names begin ``atmosphere_`` or ``ocean_``)."""
-
-PRESSURE_UNITS = frozenset({"pa", "hpa", "kpa", "mbar", "millibar", "bar", "dbar", "decibar"})
-"""Units of pressure, which CF takes as the mark of a vertical coordinate (lowercase)."""
-
-
-def _attr_text(var: xr.Variable, key: str) -> str:
-    value = var.attrs.get(key, var.encoding.get(key))
-    return value.strip() if isinstance(value, str) else ""
-
-
-def is_spatial(var: xr.Variable) -> bool:
-    """Whether the coordinate ``var`` is a horizontal one: CF ``axis`` X or Y, or the
-    standard name or units of a longitude, latitude or projection coordinate."""
-    return (
-        _attr_text(var, "axis").upper() in ("X", "Y")
-        or _attr_text(var, "standard_name") in SPATIAL_NAMES
-        or _attr_text(var, "units").lower() in LON_LAT_UNITS
-    )
-
-
-def is_time_or_vertical(var: xr.Variable) -> bool:
-    """Whether the coordinate ``var`` is a time or a vertical one (CF: ``axis`` T or
-    Z, times or units "... since ...", a ``positive`` attribute, a standard name of
-    either kind, or units of pressure)."""
-    name = _attr_text(var, "standard_name")
-    return (
-        var.dtype.kind in "mM"
-        or _attr_text(var, "axis").upper() in ("T", "Z")
-        or " since " in _attr_text(var, "units")
-        or "positive" in var.attrs
-        or name in TIME_NAMES
-        or name in VERTICAL_NAMES
-        or name.startswith(("atmosphere_", "ocean_"))
-        or _attr_text(var, "units").lower() in PRESSURE_UNITS
-    )
-
-
-def default_dims(ds: xr.Dataset) -> tuple[str, ...]:
-    """The dimensions a pyramid coarsens by default: the spatial ones, those of the
-    coordinates :func:`is_spatial` finds, else the last two of each data variable,
-    never one whose coordinate :func:`is_time_or_vertical` finds; in the order the
-    data variables have them."""
-    excluded = {
-        str(var.dims[0])
-        for var in ds.coords.values()
-        if var.ndim == 1 and is_time_or_vertical(var.variable)
-    }
-    spatial = {str(d) for var in ds.coords.values() if is_spatial(var.variable) for d in var.dims}
-    dims: list[str] = []
-    for var in ds.data_vars.values():
-        own = [str(d) for d in var.dims if str(d) not in excluded]
-        for dim in [d for d in own if d in spatial] if spatial else own[-2:]:
-            if dim not in dims:
-                dims.append(dim)
-    return tuple(dims)
 
 
 def _flags(var: xr.Variable) -> bool:
@@ -480,7 +393,7 @@ def _cell_methods(attrs: Mapping[str, Any], dims: Sequence[str], method: str) ->
 
 def _chosen_dims(ds: xr.Dataset, dims: str | Sequence[Hashable] | None) -> tuple[str, ...]:
     """The dimensions a pyramid of ``ds`` coarsens: ``dims`` (one name, or several),
-    checked, else :func:`default_dims`.
+    checked, else :func:`~.dims.default_dims`.
 
     Raises
     ------
@@ -694,7 +607,7 @@ def multiscale(
         The dimensions coarsened; by default the spatial ones (CF ``axis`` X or Y, the
         standard names or units of longitude, latitude or projection coordinates),
         else the last two of each data variable, never a time or a vertical dimension
-        (see :func:`default_dims`).
+        (see :func:`~.dims.default_dims`).
     resampling
         ``"mean"``, ``"nearest"``, ``"mode"``, ``"min"``, ``"max"``, or a mapping of
         variable names to those.  By default ``"mode"`` for integers, booleans and
