@@ -7,6 +7,7 @@
 
 import { hilbertKeys } from "./curves.js";
 import { HurrayFormatError } from "./errors.js";
+import { describeJson } from "./json.js";
 
 /**
  * @typedef {object} Layout
@@ -36,7 +37,7 @@ function isInteger(value) {
  */
 export function parseLayout(config, chunks) {
 	const bad = (/** @type {string} */ why) =>
-		new HurrayFormatError(`invalid layout ${JSON.stringify(config)} for chunks [${chunks}]: ${why}`);
+		new HurrayFormatError(`invalid layout ${describeJson(config)} for chunks [${chunks}]: ${why}`);
 	if (typeof config !== "object" || config === null || Array.isArray(config)) {
 		throw bad("a layout descriptor is an object");
 	}

@@ -5,7 +5,7 @@
 import { CODEC_IDS } from "./codecs.js";
 import { elementType, isScalarValue } from "./elements.js";
 import { HurrayFormatError, HurrayUnsupportedError } from "./errors.js";
-import { JsonFloat } from "./json.js";
+import { describeJson as describe, JsonFloat } from "./json.js";
 import { parseLayout } from "./layouts.js";
 import {
 	ATTRIBUTE_ALLOWANCE,
@@ -89,11 +89,6 @@ function integers(value, what, minimum) {
 		}
 		return v;
 	});
-}
-
-/** @param {unknown} value */
-function describe(value) {
-	return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof JsonFloat ? v.value : v));
 }
 
 /**

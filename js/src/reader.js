@@ -302,11 +302,14 @@ export class HurrayFile {
 		const ids = [...chunks.keys()];
 		const entries = await this.entries(v, ids, [...chunks.values()]);
 		const outs = selections.map((s) => newResult(v, s.count));
-		if (ids.some((_, k) => entries.sizes[k] === 0)) {
+		// a chunk of no bytes is a missing chunk in 1.1 and 1.2; in 1.0, where every
+		// chunk is stored, it is a chunk of no bytes, which no codec decodes
+		const missing = this.version[1] >= 1 ? (/** @type {number} */ k) => entries.sizes[k] === 0 : () => false;
+		if (ids.some((_, k) => missing(k))) {
 			const fill = fillElement(v);
 			outs.forEach((out) => fillResult(out, fill, v));
 		}
-		const stored = ids.map((_, k) => k).filter((k) => entries.sizes[k] > 0);
+		const stored = ids.map((_, k) => k).filter((k) => !missing(k));
 		const plan = planReads(
 			stored.map((k) => entries.offsets[k]),
 			stored.map((k) => entries.offsets[k] + entries.sizes[k]),

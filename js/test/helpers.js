@@ -37,14 +37,32 @@ export function fixtures() {
 }
 
 /**
- * Serve the files of `dir` on 127.0.0.1 with single Range requests, counting them.
+ * What the server does with a request for bytes [start, stop) of file `name` (the
+ * `count`-th Range request it gets, from 0): answer `status` with no body instead,
+ * wait `delay` milliseconds first, and send `headers` with the answer.
+ * @typedef {(request: {name: string, start: number, stop: number, count: number}) =>
+ *   {status?: number, delay?: number, headers?: Record<string, string>} | undefined} Intercept
+ */
+
+/**
+ * Serve the files of `dir` on 127.0.0.1 with single Range requests, counting them;
+ * `server.intercept`, when set, chooses what an answer is (see Intercept).  A file
+ * is read again for every request: a test may replace it.
  * @param {string} dir
- * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], close: () => Promise<void>}>}
+ * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], intercept: Intercept | null, close: () => Promise<void>}>}
  */
 export async function rangeServer(dir) {
 	const log = [];
-	const server = http.createServer((request, response) => {
-		const file = path.join(dir, decodeURIComponent(new URL(request.url, "http://x").pathname));
+	const served = {
+		url: (name) => `http://127.0.0.1:${port}/${name}`,
+		log,
+		/** @type {Intercept | null} */
+		intercept: null,
+		close: () => new Promise((resolve) => server.close(resolve)),
+	};
+	const server = http.createServer(async (request, response) => {
+		const name = decodeURIComponent(new URL(request.url, "http://x").pathname).slice(1);
+		const file = path.join(dir, name);
 		if (!file.startsWith(dir) || !fs.existsSync(file)) {
 			response.writeHead(404).end();
 			return;
@@ -57,20 +75,28 @@ export async function rangeServer(dir) {
 		}
 		const start = Number(match[1]);
 		const stop = Math.min(Number(match[2]) + 1, data.length);
+		const chosen = served.intercept?.({ name, start, stop, count: log.length }) ?? {};
 		log.push({ start, stop });
+		if (chosen.delay) {
+			await new Promise((resolve) => setTimeout(resolve, chosen.delay));
+		}
+		if (chosen.status) {
+			response.writeHead(chosen.status).end();
+			return;
+		}
 		if (start >= data.length) {
 			response.writeHead(416, { "Content-Range": `bytes */${data.length}` }).end();
 			return;
 		}
 		response
-			.writeHead(206, { "Content-Range": `bytes ${start}-${stop - 1}/${data.length}`, "Content-Length": stop - start })
+			.writeHead(206, {
+				"Content-Range": `bytes ${start}-${stop - 1}/${data.length}`,
+				"Content-Length": stop - start,
+				...chosen.headers,
+			})
 			.end(data.subarray(start, stop));
 	});
 	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 	const { port } = server.address();
-	return {
-		url: (name) => `http://127.0.0.1:${port}/${name}`,
-		log,
-		close: () => new Promise((resolve) => server.close(resolve)),
-	};
+	return served;
 }

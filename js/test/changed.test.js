@@ -1,0 +1,105 @@
+// A file replaced on the server after it was opened, by another version of the same
+// size: the read that meets the change fails with a HurrayChangedError naming it,
+// never with a checksum mismatch, and never returns the new version's chunks under
+// the old version's index, whether chunk checksums are checked or not and whether
+// the server sends an ETag, a Last-Modified or neither.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, beforeEach, test } from "node:test";
+
+import { HurrayChangedError, openHurray } from "../src/hurray.js";
+import { fixtures, rangeServer } from "./helpers.js";
+
+const { dir } = fixtures();
+const served = fs.mkdtempSync(path.join(os.tmpdir(), "hurray-changed-"));
+const LIVE = path.join(served, "live.hurray");
+const [A, B] = ["version_a.hurray", "version_b.hurray"].map((name) => fs.readFileSync(path.join(dir, name)));
+// a box of "t" (200 x 200 in chunks of 50) whose chunk lies past the first read
+const BOX = [
+	[150, 160],
+	[150, 160],
+];
+let server;
+/** The version being served, "a" or "b", and the validators the server sends. */
+let version = "a";
+let validators = () => ({});
+
+before(async () => {
+	assert.equal(A.length, B.length);
+	server = await rangeServer(served);
+	server.intercept = () => ({ headers: validators() });
+});
+
+beforeEach(() => {
+	fs.writeFileSync(LIVE, A);
+	version = "a";
+	validators = () => ({});
+});
+
+after(async () => {
+	await server.close();
+	fs.rmSync(served, { recursive: true, force: true });
+});
+
+/** Serve the other version from now on. */
+function replace() {
+	fs.writeFileSync(LIVE, B);
+	version = "b";
+}
+
+const changed = (/** @type {RegExp} */ what) => (/** @type {Error} */ error) => {
+	assert.ok(error instanceof HurrayChangedError, `${error.name}: ${error.message}`);
+	assert.match(error.message, /live\.hurray was replaced or modified after it was first read/);
+	assert.match(error.message, what);
+	return true;
+};
+
+for (const verifyChecksums of [true, false]) {
+	test(`without validators, a replaced file is named as changed (verifyChecksums ${verifyChecksums})`, async () => {
+		const file = await openHurray(server.url("live.hurray"), { verifyChecksums });
+		const before = await file.read("t", BOX);
+		replace();
+		await assert.rejects(file.read("t", BOX), changed(/its header changed/));
+		// the values were A's, and no read mixed in B's
+		const a = await (await openHurray(new Uint8Array(A))).read("t", BOX);
+		assert.deepEqual(before.data, a.data);
+	});
+}
+
+test("an ETag that changes names the change", async () => {
+	validators = () => ({ ETag: `"${version}"` });
+	const file = await openHurray(server.url("live.hurray"), { verifyChecksums: false });
+	replace();
+	await assert.rejects(file.read("t", BOX), changed(/ETag "a" became "b"/));
+});
+
+test("a Last-Modified that changes names the change", async () => {
+	validators = () => ({ "Last-Modified": version === "a" ? "Mon, 01 Jan 2024 00:00:00 GMT" : "Mon, 01 Jan 2024 00:00:01 GMT" });
+	const file = await openHurray(server.url("live.hurray"), { verifyChecksums: false });
+	replace();
+	await assert.rejects(file.read("t", BOX), changed(/Last-Modified Mon, 01 Jan 2024 00:00:00 GMT became/));
+});
+
+test("a size that changes names the change", async () => {
+	const file = await openHurray(server.url("live.hurray"));
+	fs.writeFileSync(LIVE, Buffer.concat([A, Buffer.alloc(10)]));
+	await assert.rejects(file.read("t", BOX), changed(/its size \d+ became \d+/));
+});
+
+test("unchanged, a read without chunk checksums reads the header again after its chunks; with an ETag it need not", async () => {
+	const count = async (/** @type {() => Record<string, string>} */ sent) => {
+		validators = sent;
+		const file = await openHurray(server.url("live.hurray"), { verifyChecksums: false });
+		const first = server.log.length;
+		const { data } = await file.read("t", BOX);
+		assert.deepEqual(data, (await (await openHurray(new Uint8Array(A))).read("t", BOX)).data);
+		return server.log.slice(first);
+	};
+	const unpinned = await count(() => ({}));
+	assert.deepEqual(unpinned.at(-1), { start: 0, stop: 144 }); // the header, last
+	const pinned = await count(() => ({ ETag: '"a"' }));
+	assert.equal(pinned.length, unpinned.length - 1);
+});
