@@ -32,7 +32,13 @@ import xarray as xr
 from xarray_hurray import HurrayError, open_reader, to_hurray
 from xarray_hurray.container.bounded import decode_bounded
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import PREFIX, SLOT, SLOT_HEADER_SIZE, SLOT_SIZE, pack_slot_header
+from xarray_hurray.container.format import (
+    PREFIX,
+    SLOT,
+    SLOT_HEADER_SIZE,
+    SLOT_SIZE,
+    pack_slot_header,
+)
 from xarray_hurray.container.head import version_slot
 from xarray_hurray.io import MergePolicy, plan_reads
 from xarray_hurray.layout.hilbert import hilbert_encode
@@ -160,7 +166,9 @@ def wide_fill_variable() -> dict[str, Any]:
     return variable("t", [2], [1], f"U{WIDE}", fill.hex())
 
 
-def variable(name: str, shape: list[int], chunks: list[int], dtype: str, fill: str) -> dict[str, Any]:
+def variable(
+    name: str, shape: list[int], chunks: list[int], dtype: str, fill: str
+) -> dict[str, Any]:
     """The metadata of a 1.2 variable of row-major chunks, no codec."""
     return {
         "name": name,
@@ -303,7 +311,9 @@ def past_2_53(out: Path) -> dict[str, Any]:
         key=lambda a: SLOT.unpack_from(data, a)[0],
     )
     struct.pack_into("<Q", data, at, 2**53 + 1)
-    struct.pack_into("<I", data, at + SLOT.size, crc32c(bytes(data[: PREFIX.size] + data[at : at + SLOT.size])))
+    struct.pack_into(
+        "<I", data, at + SLOT.size, crc32c(bytes(data[: PREFIX.size] + data[at : at + SLOT.size]))
+    )
     path.write_bytes(data)
     values = open_reader(path).read("v")
     assert values.tolist() == list(range(6)), values
@@ -335,7 +345,14 @@ def curve_keys(rng: np.random.Generator) -> list[dict[str, Any]]:
             )
     point = np.zeros(32, dtype=int)
     point[0] = 1  # the point whose digit needs bit 31
-    out.append({"point": point.tolist(), "order": 1, "hilbert": str(int(hilbert_encode(point[None], 1)[0])), "morton": str(2**31)})
+    out.append(
+        {
+            "point": point.tolist(),
+            "order": 1,
+            "hilbert": str(int(hilbert_encode(point[None], 1)[0])),
+            "morton": str(2**31),
+        }
+    )
     return out
 
 
@@ -387,17 +404,29 @@ def codec_frames(rng: random.Random, count: int) -> list[dict[str, Any]]:
         else:
             codec = numcodecs.Zstd()
             log = rng.choice([10, 17, 27, 31, 32, 33, 41])
-            data = bytearray(b"\x28\xb5\x2f\xfd\x80" + bytes([(log - 10) << 3]) + struct.pack("<I", n))
+            data = bytearray(
+                b"\x28\xb5\x2f\xfd\x80" + bytes([(log - 10) << 3]) + struct.pack("<I", n)
+            )
             block = min(2**log, 2**17)  # raw blocks of at most the block maximum
             for at in range(0, n, block):
                 last = int(at + block >= n)
-                data += struct.pack("<I", (len(raw[at : at + block]) << 3) | last)[:3] + raw[at : at + block]
+                data += (
+                    struct.pack("<I", (len(raw[at : at + block]) << 3) | last)[:3]
+                    + raw[at : at + block]
+                )
         try:
             decoded = bytes(decode_bounded([codec], bytes(data), cap))
             digest: str | None = hashlib.sha256(decoded).hexdigest()
         except (ValueError, RuntimeError):
             digest = None
         out.append({"codec": which, "frame": bytes(data).hex(), "python": digest})
+    # a block of 1000 bytes of a 3-byte type, split into 3 streams of 333: refused
+    # (c-blosc leaves its last byte undefined); of 999 bytes, read
+    streams = b"".join(struct.pack("<I", 333) + bytes([k]) * 333 for k in range(3))
+    body = struct.pack("<i", 20) + streams
+    for nbytes, digest in [(1000, None), (999, hashlib.sha256(bytes([0, 1, 2]) * 333).hexdigest())]:
+        frame = bytes([2, 1, 0x21, 3]) + struct.pack("<III", nbytes, nbytes, 16 + len(body)) + body
+        out.append({"codec": "blosc", "frame": frame.hex(), "python": digest})
     return out
 
 
@@ -408,7 +437,9 @@ def mutants(out: Path, per_seed: int, rng_seed: int) -> list[dict[str, Any]]:
     records = []
     for m in corpus(per_seed, rng_seed):
         (out / f"{m.name}.hurray").write_bytes(m.blob)
-        records.append({"file": f"{m.name}.hurray", "kind": m.kind, "python": python_outcome(m.blob)})
+        records.append(
+            {"file": f"{m.name}.hurray", "kind": m.kind, "python": python_outcome(m.blob)}
+        )
     return records
 
 
@@ -520,7 +551,10 @@ def main() -> None:
     manifest = {
         "files": names,
         "cases": cases,
-        "damaged": [*damage(out / "float_nan.hurray", out), damaged_page(out / "front_pages.hurray", out)],
+        "damaged": [
+            *damage(out / "float_nan.hurray", out),
+            damaged_page(out / "front_pages.hurray", out),
+        ],
         "plans": plans(rng),
         "unsupported": [past_2_53(out)],
         "objects": too_many_objects(out),
