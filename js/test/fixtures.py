@@ -116,6 +116,9 @@ def make_files(out: Path) -> list[str]:
     wide = np.array(["\u00e9" + "x" * (WIDE - 2) + "\U0001f600"], dtype=f"U{WIDE}")
     to_hurray(xr.Dataset({"w": ("n", wide)}), out / "text_wide.hurray")
     (out / "text_wide_fill.hurray").write_bytes(missing_only(wide_fill_variable()))
+    # text whose first character is a byte-order mark, which UTF-8 decoding keeps
+    marked = np.array(["\ufeffmarked", "b\ufeff", ""], dtype=object)
+    to_hurray(xr.Dataset({"s": ("n", marked)}), out / "text_bom.hurray")
     write_hilbert_chunk(out / HILBERT_CHUNK)
     for name, sign in VERSIONS.items():
         # two versions of one file, of the same size (no codec): their chunks past
@@ -134,6 +137,7 @@ def make_files(out: Path) -> list[str]:
         "front_pages",
         "text_wide",
         "text_wide_fill",
+        "text_bom",
         "version_a",
         "version_b",
     ]
