@@ -140,7 +140,7 @@ function parseGroup(obj, minor, path, budget, counter) {
 	if (!isObject(obj.attrs) || !Array.isArray(obj.variables)) {
 		throw bad("attrs must be an object and variables a list");
 	}
-	const groups = obj.groups ?? [];
+	const groups = minor >= 1 ? obj.groups : [];
 	if (!Array.isArray(groups)) {
 		throw bad(`groups must be a list, got ${describe(groups)}`);
 	}

@@ -470,11 +470,20 @@ def hostile() -> dict[str, tuple[list[str], bytes]]:
             }
         ],
     }
+    null_groups = {"attrs": {}, "variables": [], "groups": [_group("g") | {"groups": None}]}
+    null_fill = variable("v", [2], [1], "int8", "00") | {"fill_value": None}
     return {
+        "null groups": (["groups must be a list"], head_only(null_groups)),
+        "null fill": (["fill_value must be lowercase hexadecimal bytes"], missing_only(null_fill)),
         "nested": (["nested deeper than 32"], head_only(deep)),
         "containers": (["131072"], head_only(wide)),
         "huge chunks": (["2147483648"], head_only(big, root=bytes(12))),
     }
+
+
+def _group(name: str) -> dict[str, Any]:
+    """The metadata of an empty group."""
+    return {"name": name, "attrs": {}, "variables": [], "groups": []}
 
 
 def head_only(metadata: dict[str, Any], root: bytes = b"", tail: bytes = b"\x00") -> bytes:
