@@ -21,7 +21,7 @@ function hilbertForward(X, order) {
 	const x0 = X[0];
 	const n = x0.length;
 	for (let q = order - 1; q >= 1; q--) {
-		const low = 2 ** q - 1;
+		const low = (1 << q) - 1; // q < order ≤ 30: within 31 bits
 		for (let i = 0; i < rank; i++) {
 			const xi = X[i];
 			for (let k = 0; k < n; k++) {
@@ -43,9 +43,11 @@ function hilbertForward(X, order) {
 	for (let k = 0; k < n; k++) {
 		let t = 0;
 		for (let q = order - 1; q >= 1; q--) {
-			if ((last[k] >>> q) & 1) t ^= 2 ** q - 1;
+			if ((last[k] >>> q) & 1) t ^= (1 << q) - 1;
 		}
-		for (let i = 0; i < rank; i++) X[i][k] ^= t;
+		if (t !== 0) {
+			for (let i = 0; i < rank; i++) X[i][k] ^= t;
+		}
 	}
 }
 
@@ -136,9 +138,10 @@ export function hilbertKeys(X, order, out) {
 	const n = out.length;
 	out.fill(0);
 	// the key's bits from the most significant: bit b of axis 0, ..., of axis rank - 1
+	// (a shift into bit 31 gives a negative number, whose bits a Uint32Array keeps)
 	for (let b = order - 1; b >= 0; b--) {
 		for (const xd of X) {
-			for (let k = 0; k < n; k++) out[k] = out[k] * 2 + ((xd[k] >>> b) & 1);
+			for (let k = 0; k < n; k++) out[k] = (out[k] << 1) | ((xd[k] >>> b) & 1);
 		}
 	}
 }

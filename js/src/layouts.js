@@ -146,23 +146,30 @@ const COLUMN = 2 ** 16;
 
 /**
  * The positions of the Hilbert layout of order `order`: the points of the box are
- * made into columns of coordinates, a block of COLUMN points at a time, and keyed
- * together.
+ * made into columns of coordinates, whole runs along its last axis of up to COLUMN
+ * points at a time, and keyed together.
  * @param {number} order
  * @returns {Layout["positions"]}
  */
 function hilbertPositions(order) {
 	return (lo, hi, out) => {
 		const rank = lo.length;
-		const shape = lo.map((l, d) => hi[d] - l);
-		const count = shape.reduce((a, b) => a * b, 1);
-		const columns = shape.map(() => new Uint32Array(Math.min(count, COLUMN)));
-		const x = lo.slice(); // the next point, in the box's row-major order
-		for (let start = 0; start < count; start += COLUMN) {
-			const n = Math.min(COLUMN, count - start);
-			for (let k = 0; k < n; k++) {
-				for (let d = 0; d < rank; d++) columns[d][k] = x[d];
-				let d = rank - 1;
+		const last = rank - 1;
+		const run = hi[last] - lo[last];
+		const count = lo.reduce((n, l, d) => n * (hi[d] - l), 1);
+		// whole runs along the last axis at a time: at least one, and COLUMN points
+		const rows = Math.max(1, Math.floor(COLUMN / run));
+		const columns = lo.map(() => new Uint32Array(Math.min(count, rows * run)));
+		// the last axis's coordinates are the same in every run
+		const along = Uint32Array.from({ length: run }, (_, k) => lo[last] + k);
+		const x = lo.slice(); // the first point of the next run, in the box's row-major order
+		for (let start = 0; start < count; ) {
+			let n = 0;
+			for (let r = 0; r < rows && start + n < count; r++) {
+				for (let d = 0; d < last; d++) columns[d].fill(x[d], n, n + run);
+				columns[last].set(along, n);
+				n += run;
+				let d = last - 1;
 				while (d >= 0 && ++x[d] === hi[d]) {
 					x[d] = lo[d];
 					d--;
@@ -173,6 +180,7 @@ function hilbertPositions(order) {
 				order,
 				out.subarray(start, start + n),
 			);
+			start += n;
 		}
 	};
 }
