@@ -2,6 +2,7 @@
 // element takes and which typed array holds decoded values.
 
 import { HurrayFormatError } from "./errors.js";
+import { describeJson } from "./json.js";
 
 /**
  * @typedef {object} ElementType
@@ -54,7 +55,7 @@ export function elementType(name) {
 			: { name, kind: "text", itemsize: 4 * n, units: n, Array: Uint32Array };
 	}
 	throw new HurrayFormatError(
-		`invalid metadata: unknown element type ${JSON.stringify(name)}; expected one of ` +
+		`invalid metadata: unknown element type ${describeJson(name)}; expected one of ` +
 			`${Object.keys(FIXED).join(", ")}, S<n>, U<n> or string`,
 	);
 }

@@ -472,7 +472,12 @@ def hostile() -> dict[str, tuple[list[str], bytes]]:
     }
     null_groups = {"attrs": {}, "variables": [], "groups": [_group("g") | {"groups": None}]}
     null_fill = variable("v", [2], [1], "int8", "00") | {"fill_value": None}
+    huge_type = {"attrs": {"a": {"dtype": 2**70, "shape": [], "data": [1]}}, "variables": []}
     return {
+        "huge type": (
+            ["unknown element type", str(2**70)],
+            head_only(huge_type | {"groups": []}),
+        ),
         "null groups": (["groups must be a list"], head_only(null_groups)),
         "null fill": (["fill_value must be lowercase hexadecimal bytes"], missing_only(null_fill)),
         "nested": (["nested deeper than 32"], head_only(deep)),
