@@ -1,9 +1,9 @@
 // Element layouts inside a chunk (docs/spec/layouts.md, docs/spec/data-model.md):
 // the descriptor's validity rules, the buffer size, and where the elements of a box
 // of a chunk lie in its buffer, computed for the whole box at once: per axis for the
-// row-major and Morton layouts (a position is a sum of one term per axis), and a
-// column of points at a time for Hilbert, as the Python reader does
-// (xarray_hurray/layout/hilbert.py).
+// row-major and Morton layouts (a position is a sum of one term per axis), and on
+// columns of points for Hilbert, as the Python reader does
+// (xarray_hurray/layout/hilbert.py), once per chunk shape for small chunks.
 
 import { hilbertKeys } from "./curves.js";
 import { HurrayFormatError } from "./errors.js";
@@ -81,7 +81,7 @@ export function parseLayout(config, chunks) {
 		if (r !== rank || r < 2 || p <= 0 || r * p > 64 || chunks.some((s) => s !== 2 ** p)) {
 			throw bad("hilbert needs hilbert_rank >= 2 axes, each of 2**hilbert_order, rank * order <= 64");
 		}
-		return { name: "hilbert", order: p, bufferSize: 2 ** (r * p), positions: hilbertPositions(p) };
+		return { name: "hilbert", order: p, bufferSize: 2 ** (r * p), positions: hilbertPositions(p, chunks) };
 	}
 	throw bad("the name is none of row-major, morton, hilbert");
 }
@@ -145,42 +145,78 @@ function mortonTerm(bits) {
 const COLUMN = 2 ** 16;
 
 /**
- * The positions of the Hilbert layout of order `order`: the points of the box are
- * made into columns of coordinates, whole runs along its last axis of up to COLUMN
- * points at a time, and keyed together.
+ * Elements of a chunk up to which its Hilbert positions are computed once, for the
+ * whole chunk, and kept (4 bytes each): a read of many small chunks computes them
+ * once; a read of a tile of a large chunk computes the tile's alone.
+ */
+const TABLE_ELEMENTS = 2 ** 20;
+
+/**
+ * The positions of the Hilbert layout of order `order` for chunks of shape `chunks`:
+ * from a table of the whole chunk's, made at the first read, for chunks of up to
+ * TABLE_ELEMENTS elements; else those of the box alone, computed as `boxKeys` does.
  * @param {number} order
+ * @param {number[]} chunks
  * @returns {Layout["positions"]}
  */
-function hilbertPositions(order) {
+function hilbertPositions(order, chunks) {
+	const elements = chunks.reduce((a, b) => a * b, 1);
+	if (elements > TABLE_ELEMENTS) {
+		return (lo, hi, out) => boxKeys(order, lo, hi, out);
+	}
+	/** @type {Uint32Array | null} */
+	let table = null;
+	// the row-major index of each element of a box, then its position from the table
+	const strides = chunks.map((_, d) => chunks.slice(d + 1).reduce((a, b) => a * b, 1));
+	const rowMajor = separable((d, x) => x * strides[d]);
 	return (lo, hi, out) => {
-		const rank = lo.length;
-		const last = rank - 1;
-		const run = hi[last] - lo[last];
-		const count = lo.reduce((n, l, d) => n * (hi[d] - l), 1);
-		// whole runs along the last axis at a time: at least one, and COLUMN points
-		const rows = Math.max(1, Math.floor(COLUMN / run));
-		const columns = lo.map(() => new Uint32Array(Math.min(count, rows * run)));
-		// the last axis's coordinates are the same in every run
-		const along = Uint32Array.from({ length: run }, (_, k) => lo[last] + k);
-		const x = lo.slice(); // the first point of the next run, in the box's row-major order
-		for (let start = 0; start < count; ) {
-			let n = 0;
-			for (let r = 0; r < rows && start + n < count; r++) {
-				for (let d = 0; d < last; d++) columns[d].fill(x[d], n, n + run);
-				columns[last].set(along, n);
-				n += run;
-				let d = last - 1;
-				while (d >= 0 && ++x[d] === hi[d]) {
-					x[d] = lo[d];
-					d--;
-				}
-			}
-			hilbertKeys(
-				columns.map((c) => c.subarray(0, n)),
-				order,
-				out.subarray(start, start + n),
-			);
-			start += n;
+		if (table === null) {
+			table = new Uint32Array(elements);
+			boxKeys(order, new Array(chunks.length).fill(0), chunks, table);
 		}
+		rowMajor(lo, hi, out);
+		for (let k = 0; k < out.length; k++) out[k] = table[out[k]];
 	};
+}
+
+/**
+ * The Hilbert keys (buffer positions) of the box `[lo, hi)` of a chunk, in the box's
+ * row-major order, written to `out`: the points are made into columns of
+ * coordinates, whole runs along the last axis of up to COLUMN points at a time, and
+ * keyed together.
+ * @param {number} order
+ * @param {number[]} lo
+ * @param {number[]} hi
+ * @param {Uint32Array} out
+ */
+function boxKeys(order, lo, hi, out) {
+	const rank = lo.length;
+	const last = rank - 1;
+	const run = hi[last] - lo[last];
+	const count = lo.reduce((n, l, d) => n * (hi[d] - l), 1);
+	// whole runs along the last axis at a time: at least one, and COLUMN points
+	const rows = Math.max(1, Math.floor(COLUMN / run));
+	const columns = lo.map(() => new Uint32Array(Math.min(count, rows * run)));
+	// the last axis's coordinates are the same in every run
+	const along = Uint32Array.from({ length: run }, (_, k) => lo[last] + k);
+	const x = lo.slice(); // the first point of the next run, in the box's row-major order
+	for (let start = 0; start < count; ) {
+		let n = 0;
+		for (let r = 0; r < rows && start + n < count; r++) {
+			for (let d = 0; d < last; d++) columns[d].fill(x[d], n, n + run);
+			columns[last].set(along, n);
+			n += run;
+			let d = last - 1;
+			while (d >= 0 && ++x[d] === hi[d]) {
+				x[d] = lo[d];
+				d--;
+			}
+		}
+		hilbertKeys(
+			columns.map((c) => c.subarray(0, n)),
+			order,
+			out.subarray(start, start + n),
+		);
+		start += n;
+	}
 }
