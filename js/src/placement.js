@@ -64,6 +64,17 @@ export class Placement {
 		const probe = digits.slice();
 		for (let below = this.order - 1; below >= 0; below--) {
 			const side = 2 ** below;
+			// a sub-cube inside the grid holds every chunk of the children before
+			// the chunk's: the digit (unsigned: a digit of 32 axes fills a word) times
+			// a child's chunks, with nothing to decode (and so do the sub-cubes below
+			// it, so the probe is not needed again)
+			const whole = moving.every(
+				(a, k) => coords[a] - (coords[a] % (2 * side)) + 2 * side <= sizes[k],
+			);
+			if (whole) {
+				rank += (digits[below] >>> 0) * 2 ** (n * below);
+				continue;
+			}
 			// the points of this level's digits 0 and 2**m in the chunk's sub-cube:
 			// its digits above this level, the probe digit here, zeros below
 			for (let b = 0; b < below; b++) {
@@ -71,14 +82,15 @@ export class Placement {
 			}
 			probe[below] = 0;
 			const first = pointOfDigits(shape, probe, n);
-			const half = (/** @type {number[]} */ point) => point.map((c) => Math.floor(c / side) % 2);
-			const low = half(first);
+			/** @param {number[]} point */
+			const half = (point) => point.map((c) => Math.floor(c / side) % 2);
+			const firstHalves = half(first);
 			/** @type {boolean[][]} flips[m][k]: digit 2**m's child is in the other half along k */
 			const flips = [];
 			for (let m = 0; m < n; m++) {
 				probe[below] = 2 ** m;
 				const other = half(pointOfDigits(shape, probe, n));
-				flips.push(other.map((h, k) => h !== low[k]));
+				flips.push(other.map((h, k) => h !== firstHalves[k]));
 			}
 			probe[below] = digits[below];
 			// grid chunks along each axis in the low and high halves of the sub-cube
@@ -94,7 +106,7 @@ export class Placement {
 			for (let i = 1; i < n; i++) {
 				free.push(free[i - 1].map((f, k) => f || flips[i - 1][k]));
 			}
-			const fixed = low.map((h) => h === 1);
+			const fixed = firstHalves.map((h) => h === 1);
 			for (let i = n - 1; i >= 0; i--) {
 				// digits are words of up to 32 bits: >>> reads them unsigned
 				if ((digits[below] >>> i) & 1) {

@@ -105,19 +105,20 @@ def _curve_points(keys: np.ndarray, chunk_order: str, rank: int, order: int) -> 
 
 
 _BLOCK_VALUES = 1 << 20
-"""Decoded coordinates held at once while placing chunks: the chunks are placed in
-blocks, so that a curve of many axes (``d + 1`` points of ``d`` coordinates per
-chunk and level) never holds more."""
+"""Decoded coordinates held at once while placing chunks: the sub-cubes are taken
+in blocks, so that a curve of many axes (``d + 1`` points of ``d`` coordinates per
+sub-cube) never holds more."""
 
 
-def _block_size(d: int, levels: int) -> int:
-    """Chunks placed together by :func:`placement_positions` on a curve of ``d`` axes
-    and ``levels`` levels."""
-    return max(_BLOCK_VALUES // ((d + 1) * d * max(levels, 1)), 1)
+def _block_size(d: int) -> int:
+    """Sub-cubes whose children :class:`_Siblings` takes at once on a curve of ``d``
+    axes."""
+    return max(_BLOCK_VALUES // ((d + 1) * d), 1)
 
 
 def _shift_right(keys: np.ndarray, bits: np.ndarray) -> np.ndarray:
-    """``keys >> bits`` for shifts up to 64 (numpy takes a shift of 64 modulo 64)."""
+    """``keys >> bits`` for shifts up to 64 (numpy leaves a shift of 64 to the
+    processor, which on x86 shifts by nothing)."""
     wide = bits >= 64
     shifted: np.ndarray = keys >> np.where(wide, 0, bits).astype(np.uint64)
     return np.where(wide, np.uint64(0), shifted)
@@ -257,21 +258,29 @@ def placement_positions(
         return (outer * inner + rank).astype(np.int64)
     sizes = np.array([grid[a] for a in moving], dtype=np.int64)
     d = len(moving)
-    keys = _curve_keys(np.stack([coords[a] for a in moving], axis=-1), chunk_order, order)
-    # every (chunk, level) a row, the levels from the top, so that each block's
-    # sibling points are decoded in one call: a call per level cost more than the
-    # decoding itself (several ms before a region read's first request)
-    below = np.arange(order - 1, -1, -1, dtype=np.int64)
-    rank = np.zeros(len(ids), dtype=np.int64)
-    step = _block_size(d, order)
-    for start in range(0, len(ids), step):
-        block = np.repeat(keys[start : start + step], order)
-        levels = np.tile(below, len(block) // order)
-        shift = np.uint64(d) * levels.astype(np.uint64)
-        digit = (block >> shift) & np.uint64(2**d - 1)
-        prefix = _shift_right(block, shift + np.uint64(d))
-        counts = _Siblings(prefix, levels, chunk_order, sizes, order).before(digit)
-        rank[start : start + step] = counts.reshape(-1, order).sum(axis=1)
+    points = np.stack([coords[a] for a in moving], axis=-1)
+    keys = _curve_keys(points, chunk_order, order)
+    # every (chunk, level) a row, the levels from the top
+    row_chunk = np.repeat(np.arange(len(ids)), order)
+    below = np.tile(np.arange(order - 1, -1, -1, dtype=np.int64), len(ids))
+    shift = np.uint64(d) * below.astype(np.uint64)
+    digit = (keys[row_chunk] >> shift) & np.uint64(2**d - 1)
+    # a sub-cube inside the grid holds every chunk of its children before the
+    # chunk's: the digit times a child's chunks, with nothing to decode
+    cube = (np.int64(2) << below)[:, None]  # the side of each row's sub-cube
+    whole = np.all(points[row_chunk] // cube * cube + cube <= sizes, axis=1)
+    counts = np.where(whole, digit << shift, np.uint64(0))
+    # the others, cut by the grid's edge, a box of siblings at a time, in blocks so
+    # that each block's sibling points are decoded in one call (a call per row
+    # cost more than the decoding itself)
+    cut = np.flatnonzero(~whole & (digit > 0))
+    step = _block_size(d)
+    for start in range(0, len(cut), step):
+        rows = cut[start : start + step]
+        prefix = _shift_right(keys[row_chunk[rows]], shift[rows] + np.uint64(d))
+        siblings = _Siblings(prefix, below[rows], chunk_order, sizes, order)
+        counts[rows] = siblings.before(digit[rows]).astype(np.uint64)
+    rank = counts.reshape(len(ids), order).sum(axis=1).astype(np.int64)
     return (outer * inner + rank).astype(np.int64)
 
 
@@ -322,9 +331,16 @@ def placement_chunks(
         for below in range(order - 1, -1, -1):
             if not len(open_):
                 break
-            levels = np.full(len(open_), below, dtype=np.int64)
-            siblings = _Siblings(prefix[open_], levels, chunk_order, sizes, order)
-            digit, left, whole = siblings.find(rank[open_])
+            digit = np.empty(len(open_), dtype=np.uint64)
+            left = np.empty(len(open_), dtype=np.int64)
+            whole = np.empty(len(open_), dtype=bool)
+            step = _block_size(d)
+            for start in range(0, len(open_), step):
+                rows = open_[start : start + step]
+                levels = np.full(len(rows), below, dtype=np.int64)
+                siblings = _Siblings(prefix[rows], levels, chunk_order, sizes, order)
+                part = slice(start, start + step)
+                digit[part], left[part], whole[part] = siblings.find(rank[rows])
             prefix[open_] = (prefix[open_] << np.uint64(d)) | digit
             rank[open_] = left
             done = open_[whole]
