@@ -280,8 +280,8 @@ def placement_positions(
         prefix = _shift_right(keys[row_chunk[rows]], shift[rows] + np.uint64(d))
         siblings = _Siblings(prefix, below[rows], chunk_order, sizes, order)
         counts[rows] = siblings.before(digit[rows]).astype(np.uint64)
-    rank = counts.reshape(len(ids), order).sum(axis=1).astype(np.int64)
-    return (outer * inner + rank).astype(np.int64)
+    ranks = counts.reshape(len(ids), order).sum(axis=1).astype(np.int64)
+    return np.asarray(outer * inner + ranks, dtype=np.int64)
 
 
 def placement_chunks(
