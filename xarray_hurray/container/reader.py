@@ -32,8 +32,8 @@ from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta
 from .model import FileBytes, FileModel, open_model
 from .readahead import AHEAD_STEPS, Box, ahead_bytes, box_of, next_boxes
-from .select import Key, OuterSelection
-from .threads import ordered_map, run_as_produced, scratch
+from .select import Index, Key, OuterSelection
+from .threads import SCRATCH_BYTES, ordered_map, run_as_produced, scratch
 
 DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
@@ -457,14 +457,19 @@ class ContainerReader:
                 yield run, start, stop
 
     def _decode(
-        self, fetch: ChunkFetch, k: int, data: Bytes, into: np.ndarray | None = None
+        self,
+        fetch: ChunkFetch,
+        k: int,
+        data: Bytes,
+        into: np.ndarray | None = None,
+        index: tuple[Index, ...] | None = None,
     ) -> np.ndarray:
         """Stored chunk ``k`` of ``fetch``, checked and decoded from its bytes ``data``
-        (see :meth:`_checked_decode`)."""
+        (see :meth:`_checked_decode`), or its elements ``index``."""
         row = int(fetch.stored[k])
         expected = int(fetch.entries["crc32c"][row])
         return self._checked_decode(
-            fetch.codec, data, expected, lambda: self._chunk_name(fetch, row), into
+            fetch.codec, data, expected, lambda: self._chunk_name(fetch, row), into, index
         )
 
     @staticmethod
@@ -479,14 +484,18 @@ class ContainerReader:
         expected: int,
         what: Callable[[], str],
         into: np.ndarray | None = None,
+        index: tuple[Index, ...] | None = None,
     ) -> np.ndarray:
         """A chunk checked against the CRC-32C ``expected`` of its bytes ``data`` and
         decoded by ``codec`` (its decompressed bytes in ``into`` where they fit: see
-        :meth:`ChunkCodec.decode`); ``what()`` names it in messages, made only for a
-        damaged chunk."""
+        :meth:`ChunkCodec.decode`), or only its elements ``index``
+        (:meth:`ChunkCodec.decode_part`); ``what()`` names it in messages, made only
+        for a damaged chunk."""
         if self.verify_checksums and crc32c(data) != expected:
             verify(data, expected, what())
         try:
+            if index is not None:
+                return codec.decode_part(data, index, into)
             return codec.decode(data, into)
         except (ValueError, RuntimeError) as err:
             raise HurrayFormatError(f"cannot decode {what()}: {err}") from err
@@ -699,14 +708,16 @@ class ContainerReader:
         def place(part: Part) -> tuple[int, Exception] | None:
             chunks, blobs = part()
             # decompressed into this thread's buffer, then placed: the layout's copy
-            buffer = None if raw_bytes is None else scratch(raw_bytes)
+            # (a chunk too large for the buffer a thread keeps is decoded into one
+            # of its own, made only where it is decoded whole)
+            kept = raw_bytes is not None and raw_bytes <= SCRATCH_BYTES
+            buffer = scratch(raw_bytes) if kept and raw_bytes is not None else None
             for k, data in zip(chunks, blobs, strict=True):
+                out_index, in_index = selection.piece(int(row_of[k]))
                 try:
-                    chunk = self._decode(fetch, k, data, buffer)
+                    out[out_index] = self._decode(fetch, k, data, buffer, in_index)
                 except HurrayFormatError as err:
                     return k, err
-                out_index, in_index = selection.piece(int(row_of[k]))
-                out[out_index] = chunk[in_index]
             return None
 
         tasks = (partial(place, part) for part in parts)
