@@ -1,0 +1,268 @@
+"""GeoZarr metadata of pyramids: the ``multiscales`` (v1), ``proj`` and ``spatial``
+conventions at the root, against values worked out by hand from the conventions'
+texts, the same in a Hurray file, a Zarr store and references, and nothing of them
+where a dataset has no CRS or no regular grid."""
+
+from __future__ import annotations
+
+import json
+
+import hypothesis.strategies as st
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+from hypothesis import given, settings
+
+import xarray_hurray as xh
+from xarray_hurray.container import ContainerReader
+from xarray_hurray.io import LocalFileSource
+from xarray_hurray.xarray.geozarr import grid_of, proj_attrs
+from xarray_hurray.zarr.references import kerchunk_references
+
+# A WKT2 text of EPSG:4326 (as PROJ writes it, shortened: the members a reader needs)
+WKT2_4326 = (
+    'GEOGCRS["WGS 84",DATUM["World Geodetic System 1984",ELLIPSOID["WGS 84",6378137,'
+    '298.257223563,LENGTHUNIT["metre",1]]],PRIMEM["Greenwich",0,ANGLEUNIT["degree",'
+    '0.0174532925199433]],CS[ellipsoidal,2],AXIS["geodetic latitude (Lat)",north,'
+    'ORDER[1],ANGLEUNIT["degree",0.0174532925199433]],AXIS["geodetic longitude (Lon)",'
+    'east,ORDER[2],ANGLEUNIT["degree",0.0174532925199433]],USAGE[SCOPE["Horizontal '
+    'component of 3D system."],AREA["World."],BBOX[-90,-180,90,180]],ID["EPSG",4326]]'
+)
+# WKT1 (GDAL's) of UTM 32N: the codes of its datum, units and base CRS come first
+WKT1_32632 = (
+    'PROJCS["WGS 84 / UTM zone 32N",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",'
+    '6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],PRIMEM['
+    '"Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY['
+    '"EPSG","9122"]],AUTHORITY["EPSG","4326"]],PROJECTION["Transverse_Mercator"],'
+    'PARAMETER["latitude_of_origin",0],PARAMETER["central_meridian",9],PARAMETER['
+    '"scale_factor",0.9996],PARAMETER["false_easting",500000],PARAMETER["false_northing",0],'
+    'UNIT["metre",1,AUTHORITY["EPSG","9001"]],AXIS["Easting",EAST],AXIS["Northing",NORTH],'
+    'AUTHORITY["EPSG","32632"]]'
+)
+# a CRS of no authority, in WKT2: a sphere's equirectangular projection
+WKT2_CUSTOM = (
+    'PROJCRS["a sphere, equirectangular",BASEGEOGCRS["a sphere",DATUM["a sphere",'
+    'ELLIPSOID["sphere",6371000,0,LENGTHUNIT["metre",1]]],PRIMEM["Greenwich",0,'
+    'ANGLEUNIT["degree",0.0174532925199433]],ID["EPSG",9999]],CONVERSION["Equidistant '
+    'Cylindrical",METHOD["Equidistant Cylindrical",ID["EPSG",1028]],PARAMETER["Latitude '
+    'of 1st standard parallel",0,ANGLEUNIT["degree",0.0174532925199433]]],CS[Cartesian,2],'
+    'AXIS["(E)",east,ORDER[1],LENGTHUNIT["metre",1]],AXIS["(N)",north,ORDER[2],'
+    'LENGTHUNIT["metre",1]]]'
+)
+
+
+def global_field(step: float = 1.0) -> xr.Dataset:
+    """A global EPSG:4326 field of ``step``-degree cells, north up, with a NaN box and
+    its CRS in a CF grid mapping."""
+    lat = np.arange(90 - step / 2, -90, -step)
+    lon = np.arange(-180 + step / 2, 180, step)
+    values = np.add.outer(lat, lon).astype("float32")
+    values[10:20, 30:50] = np.nan
+    return xr.Dataset(
+        {
+            "t": (("lat", "lon"), values, {"grid_mapping": "spatial_ref"}),
+            "spatial_ref": ((), 0, {"crs_wkt": WKT2_4326, "grid_mapping_name": "latitude_longitude"}),
+        },
+        coords={
+            "lat": ("lat", lat, {"units": "degrees_north", "standard_name": "latitude"}),
+            "lon": ("lon", lon, {"units": "degrees_east", "standard_name": "longitude"}),
+        },
+    )
+
+
+def utm_field() -> xr.Dataset:
+    """A UTM 32N field of 10 m cells, its CRS in a WKT1 text and the grid mapping
+    named in the encoding (as ``decode_coords="all"`` leaves it)."""
+    x = 500_000 + 5 + 10 * np.arange(64)
+    y = 5_000_000 - 5 - 10 * np.arange(48)
+    ds = xr.Dataset(
+        {"dem": (("y", "x"), np.arange(48 * 64, dtype="float32").reshape(48, 64))},
+        coords={
+            "x": ("x", x, {"axis": "X"}),
+            "y": ("y", y, {"axis": "Y"}),
+            "crs": ((), 0, {"spatial_ref": WKT1_32632}),
+        },
+    )
+    ds["dem"].encoding["grid_mapping"] = "crs"
+    return ds
+
+
+def test_a_global_field_gets_the_conventions_as_worked_out_by_hand():
+    tree = xh.multiscale(global_field(), [2, 4])
+    attrs = tree.attrs
+    assert [c["uuid"] for c in attrs["zarr_conventions"]] == [
+        "d35379db-88df-4056-af3a-620245f8e347",
+        "f17cb550-5864-4468-aeb7-f3180cfb622f",
+        "689b58e2-cf7b-45e0-9fff-9cfc0883d6b4",
+    ]
+    multiscales_entry = attrs["zarr_conventions"][0]
+    assert multiscales_entry["schema_url"] == (
+        "https://raw.githubusercontent.com/zarr-conventions/multiscales/refs/tags/v1/schema.json"
+    )
+    assert multiscales_entry["spec_url"] == (
+        "https://github.com/zarr-conventions/multiscales/blob/v1/README.md"
+    )
+    assert attrs["proj:code"] == "EPSG:4326" and "proj:wkt2" not in attrs
+    assert attrs["spatial:dimensions"] == ["lat", "lon"]
+    assert attrs["spatial:bbox"] == [-180.0, -90.0, 180.0, 90.0]
+    layout = attrs["multiscales"]["layout"]
+    assert layout == [
+        {
+            "asset": "0",
+            "transform": {"scale": [1.0, 1.0], "translation": [0.0, 0.0]},
+            "spatial:shape": [180, 360],
+            "spatial:transform": [1.0, 0.0, -180.0, 0.0, -1.0, 90.0],
+        },
+        {
+            "asset": "1",
+            "derived_from": "0",
+            "transform": {"scale": [2.0, 2.0], "translation": [0.0, 0.0]},
+            "spatial:shape": [90, 180],
+            "spatial:transform": [2.0, 0.0, -180.0, 0.0, -2.0, 90.0],
+        },
+        {
+            "asset": "2",
+            "derived_from": "0",
+            "transform": {"scale": [4.0, 4.0], "translation": [0.0, 0.0]},
+            "spatial:shape": [45, 90],
+            "spatial:transform": [4.0, 0.0, -180.0, 0.0, -4.0, 90.0],
+        },
+    ]
+    assert attrs["multiscales"]["resampling_method"] == "average"
+    assert "version" not in attrs["multiscales"]
+
+
+def test_a_wkt1_utm_field_named_in_the_encoding_gets_its_code():
+    tree = xh.multiscale(utm_field(), [2, 4])
+    assert tree.attrs["proj:code"] == "EPSG:32632"
+    assert tree.attrs["spatial:dimensions"] == ["y", "x"]
+    assert tree.attrs["spatial:bbox"] == [500_000.0, 4_999_520.0, 500_640.0, 5_000_000.0]
+    layout = tree.attrs["multiscales"]["layout"]
+    assert layout[2]["spatial:shape"] == [12, 16]
+    assert layout[2]["spatial:transform"] == [40.0, 0.0, 500_000.0, 0.0, -40.0, 5_000_000.0]
+
+
+@pytest.mark.parametrize(
+    ("grid_mapping", "expected"),
+    [
+        ({"crs_wkt": WKT2_4326}, {"proj:code": "EPSG:4326"}),
+        ({"spatial_ref": WKT1_32632}, {"proj:code": "EPSG:32632"}),
+        # the IDs of its base CRS and method are not the projected CRS's code
+        ({"crs_wkt": WKT2_CUSTOM}, {"proj:wkt2": WKT2_CUSTOM}),
+        ({"epsg_code": "EPSG:3035"}, {"proj:code": "EPSG:3035"}),
+        ({"epsg_code": 3035}, {"proj:code": "EPSG:3035"}),
+        ({"proj:code": "epsg:3857"}, {"proj:code": "EPSG:3857"}),
+        ({"grid_mapping_name": "latitude_longitude"}, None),  # CF parameters: no CRS text
+        ({"crs_wkt": ""}, None),
+    ],
+)
+def test_the_crs_of_a_grid_mapping(grid_mapping, expected):
+    assert proj_attrs(grid_mapping) == expected
+
+
+def test_a_quoted_bracket_does_not_hide_the_code():
+    wkt = WKT2_4326.replace('"WGS 84"', '"WGS ""84"" [a]"', 1)
+    assert proj_attrs({"crs_wkt": wkt}) == {"proj:code": "EPSG:4326"}
+
+
+def test_a_wkt1_text_without_a_code_becomes_wkt2_through_pyproj():
+    pyproj = pytest.importorskip("pyproj")
+    wkt1 = WKT1_32632.replace(',AUTHORITY["EPSG","32632"]]', "]")
+    (key, text), = proj_attrs({"spatial_ref": wkt1}).items()
+    assert key == "proj:wkt2" and text.startswith("PROJCRS[")
+    assert pyproj.CRS.from_wkt(text).equals(pyproj.CRS.from_wkt(wkt1))
+
+
+def test_data_without_a_crs_keeps_the_record_it_had():
+    ds = global_field().drop_vars("spatial_ref")
+    del ds["t"].attrs["grid_mapping"]
+    attrs = xh.multiscale(ds, [2, 4]).attrs
+    assert set(attrs) == {"zarr_conventions", "multiscales", "hurray_overviews"}
+    assert [c["name"] for c in attrs["zarr_conventions"]] == ["multiscales"]
+    assert all(not k.startswith("spatial:") for e in attrs["multiscales"]["layout"] for k in e)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda ds: ds.assign_coords(lon=ds.lon + np.linspace(0, 2, 360) ** 2),  # irregular
+        lambda ds: ds.assign_coords(
+            lon=("lon", ds.lon.values), lat=("lat", ds.lat.values)
+        ),  # no attribute says which is X
+        lambda ds: ds.assign(u=ds.t.assign_attrs(grid_mapping="other"), other=ds.spatial_ref),
+        lambda ds: ds.assign(t=ds.t.assign_attrs(grid_mapping="missing")),
+    ],
+    ids=["irregular", "no-axes", "two-grid-mappings", "missing-grid-mapping"],
+)
+def test_nothing_false_is_written_where_the_grid_is_not_known(change):
+    ds = change(global_field())
+    assert grid_of(ds, ("lat", "lon")) is None
+    assert "spatial:bbox" not in xh.multiscale(ds, [2, 4]).attrs
+
+
+@settings(max_examples=25)
+@given(
+    height=st.integers(4, 40),
+    width=st.integers(4, 40),
+    dy=st.sampled_from([-0.5, 0.25, -30.0]),
+    dx=st.sampled_from([0.5, -0.25, 30.0]),
+    factors=st.sampled_from([[2], [2, 4], [3, 6]]),
+)
+def test_each_level_transform_gives_its_cell_centres(height, width, dy, dx, factors):
+    """``spatial:transform`` at a cell's centre (index + 0.5) is the level's coordinate
+    there, for every cell made of a whole window (the last may hold fewer cells)."""
+    y = 1000 + dy * np.arange(height)
+    x = -50 + dx * np.arange(width)
+    ds = xr.Dataset(
+        {"v": (("y", "x"), np.ones((height, width), "float32"), {"grid_mapping": "crs"})},
+        coords={"y": ("y", y, {"axis": "Y"}), "x": ("x", x, {"axis": "X"})},
+    ).assign(crs=((), 0, {"epsg_code": "EPSG:3857"}))
+    if max(factors) >= 2 * max(height, width):
+        return
+    tree = xh.multiscale(ds, factors)
+    for entry, factor in zip(tree.attrs["multiscales"]["layout"], [1, *factors], strict=True):
+        level = tree[entry["asset"]]
+        a, b, c, d, e, f = entry["spatial:transform"]
+        assert b == d == 0
+        assert entry["spatial:shape"] == [level.sizes["y"], level.sizes["x"]]
+        whole_x = width // factor
+        whole_y = height // factor
+        np.testing.assert_allclose(
+            a * (np.arange(whole_x) + 0.5) + c, level["x"].values[:whole_x], atol=1e-9
+        )
+        np.testing.assert_allclose(
+            e * (np.arange(whole_y) + 0.5) + f, level["y"].values[:whole_y], atol=1e-9
+        )
+
+
+def _expected_root(ds: xr.Dataset) -> dict:
+    return xh.multiscale(ds, [2, 4]).attrs
+
+
+def test_the_hurray_file_the_zarr_store_and_references_hold_the_same(tmp_path):
+    ds = global_field()
+    expected = _expected_root(ds)
+    xh.to_hurray(ds, tmp_path / "p.hurray", overviews=[2, 4])
+    xh.to_zarr(ds, tmp_path / "p.zarr", overviews=[2, 4])
+    from_zarr = dict(zarr.open_group(tmp_path / "p.zarr", mode="r").attrs)
+    reader = ContainerReader(LocalFileSource(tmp_path / "p.hurray"))
+    refs = kerchunk_references(reader, (tmp_path / "p.hurray").as_uri())
+    from_refs = json.loads(refs["refs"]["zarr.json"])["attributes"]
+    with xr.open_datatree(tmp_path / "p.hurray", engine="hurray") as tree:
+        held = dict(tree.attrs)
+    for key in ("multiscales", "zarr_conventions"):
+        assert json.loads(held.pop(key)) == expected[key]
+    assert {k: np.asarray(v).tolist() for k, v in held.items()} == {
+        k: v for k, v in expected.items() if k not in ("multiscales", "zarr_conventions")
+    }
+    from_refs.pop("hurray_references")
+    assert from_zarr == from_refs == json.loads(json.dumps(expected))
+
+
+def test_our_reader_opens_and_picks_levels_of_the_new_record(tmp_path):
+    xh.to_hurray(global_field(), tmp_path / "p.hurray", overviews=[2, 4])
+    with xr.open_datatree(tmp_path / "p.hurray", engine="hurray") as tree:
+        assert tree.hurray.level(resolution={"lon": 2.5}).attrs["overview_level"] == 1
+    with xr.open_dataset(tmp_path / "p.hurray", engine="hurray") as finest:
+        assert finest.attrs["overview_level"] == 0
