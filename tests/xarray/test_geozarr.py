@@ -62,7 +62,7 @@ def global_field(step: float = 1.0) -> xr.Dataset:
     return xr.Dataset(
         {
             "t": (("lat", "lon"), values, {"grid_mapping": "spatial_ref"}),
-            "spatial_ref": ((), 0, {"crs_wkt": WKT2_4326, "grid_mapping_name": "latitude_longitude"}),
+            "spatial_ref": ((), 0, {"crs_wkt": WKT2_4326}),
         },
         coords={
             "lat": ("lat", lat, {"units": "degrees_north", "standard_name": "latitude"}),
@@ -169,7 +169,7 @@ def test_a_quoted_bracket_does_not_hide_the_code():
 def test_a_wkt1_text_without_a_code_becomes_wkt2_through_pyproj():
     pyproj = pytest.importorskip("pyproj")
     wkt1 = WKT1_32632.replace(',AUTHORITY["EPSG","32632"]]', "]")
-    (key, text), = proj_attrs({"spatial_ref": wkt1}).items()
+    ((key, text),) = proj_attrs({"spatial_ref": wkt1}).items()
     assert key == "proj:wkt2" and text.startswith("PROJCRS[")
     assert pyproj.CRS.from_wkt(text).equals(pyproj.CRS.from_wkt(wkt1))
 
@@ -187,9 +187,9 @@ def test_data_without_a_crs_keeps_the_record_it_had():
     "change",
     [
         lambda ds: ds.assign_coords(lon=ds.lon + np.linspace(0, 2, 360) ** 2),  # irregular
-        lambda ds: ds.assign_coords(
-            lon=("lon", ds.lon.values), lat=("lat", ds.lat.values)
-        ),  # no attribute says which is X
+        lambda ds: ds.rename(lat="a", lon="b").assign_coords(
+            b=("b", ds.lon.values), a=("a", ds.lat.values)
+        ),  # neither an attribute nor a name says which is X
         lambda ds: ds.assign(u=ds.t.assign_attrs(grid_mapping="other"), other=ds.spatial_ref),
         lambda ds: ds.assign(t=ds.t.assign_attrs(grid_mapping="missing")),
     ],
@@ -197,7 +197,7 @@ def test_data_without_a_crs_keeps_the_record_it_had():
 )
 def test_nothing_false_is_written_where_the_grid_is_not_known(change):
     ds = change(global_field())
-    assert grid_of(ds, ("lat", "lon")) is None
+    assert grid_of(ds, ds.t.dims) is None
     assert "spatial:bbox" not in xh.multiscale(ds, [2, 4]).attrs
 
 
@@ -266,3 +266,44 @@ def test_our_reader_opens_and_picks_levels_of_the_new_record(tmp_path):
         assert tree.hurray.level(resolution={"lon": 2.5}).attrs["overview_level"] == 1
     with xr.open_dataset(tmp_path / "p.hurray", engine="hurray") as finest:
         assert finest.attrs["overview_level"] == 0
+
+
+def test_a_field_rioxarray_wrote_and_read_gets_its_code(tmp_path):
+    """rioxarray names its ``x`` and ``y`` by no attribute, and a file it wrote, read
+    with ``decode_coords="all"``, names the grid mapping in the encoding."""
+    pytest.importorskip("rioxarray")
+    ds = utm_field().drop_vars("crs")
+    for name in ("x", "y"):
+        ds[name].attrs.clear()
+    ds["dem"].encoding.clear()
+    ds = ds.rio.write_crs("EPSG:32632")
+    ds.to_netcdf(tmp_path / "utm.nc")
+    with xr.open_dataset(tmp_path / "utm.nc", decode_coords="all") as read:
+        attrs = xh.multiscale(read.load(), [2]).attrs
+    assert attrs["proj:code"] == "EPSG:32632"
+    assert attrs["spatial:dimensions"] == ["y", "x"]
+    assert attrs["multiscales"]["layout"][1]["spatial:transform"] == [
+        20.0,
+        0.0,
+        500_000.0,
+        0.0,
+        -20.0,
+        5_000_000.0,
+    ]
+
+
+def test_an_append_keeps_where_the_levels_lie(tmp_path):
+    """Values appended without their grid mapping leave the file's record as it was."""
+    path = tmp_path / "p.hurray"
+    ds = global_field().expand_dims(time=np.array(["2024-01-01"], "datetime64[ns]"))
+    ds["spatial_ref"] = global_field().spatial_ref
+    xh.to_hurray(ds, path, overviews=[2, 4])
+    with xr.open_datatree(path, engine="hurray") as tree:
+        before = dict(tree.attrs)
+    more = ds.assign_coords(time=ds.time + np.timedelta64(1, "D")).drop_vars("spatial_ref")
+    more["t"].attrs.pop("grid_mapping")
+    xh.to_hurray(more, path, append_dim="time")
+    with xr.open_datatree(path, engine="hurray") as tree:
+        assert tree["2"].sizes["time"] == 2
+        assert tree.attrs.keys() == before.keys()
+        assert all(np.array_equal(tree.attrs[k], before[k]) for k in before)

@@ -61,15 +61,22 @@ X_NAMES = frozenset({"longitude", "grid_longitude", "projection_x_coordinate"})
 Y_NAMES = frozenset({"latitude", "grid_latitude", "projection_y_coordinate"})
 """CF standard names of the X and of the Y coordinates."""
 
+X_DIMS = frozenset({"x", "lon", "longitude"})
+Y_DIMS = frozenset({"y", "lat", "latitude"})
+"""The names of X and Y dimensions that rioxarray, GDAL's netCDF driver and the tile
+servers take as such where no attribute says (rioxarray writes none on ``x`` and
+``y``)."""
+
 
 def _text(var: xr.Variable, key: str) -> str:
     value = var.attrs.get(key, var.encoding.get(key))
     return value.strip() if isinstance(value, str) else ""
 
 
-def _axis(var: xr.Variable) -> str | None:
-    """``"X"`` or ``"Y"``, as the coordinate ``var`` says of itself by CF (``axis``, its
-    standard name or units), else None."""
+def _axis(dim: str, var: xr.Variable) -> str | None:
+    """``"X"`` or ``"Y"``: what the coordinate ``var`` of dimension ``dim`` says of
+    itself by CF (``axis``, its standard name or units), else what its name says
+    (:data:`X_DIMS`, :data:`Y_DIMS`), else None."""
     axis = _text(var, "axis").upper()
     if axis in ("X", "Y"):
         return axis
@@ -79,6 +86,11 @@ def _axis(var: xr.Variable) -> str | None:
         return "X"
     if name in Y_NAMES or units in ("degrees_north", "degree_north", "degrees_n", "degree_n"):
         return "Y"
+    if not (axis or name or units):
+        if dim.lower() in X_DIMS:
+            return "X"
+        if dim.lower() in Y_DIMS:
+            return "Y"
     return None
 
 
@@ -97,9 +109,7 @@ def _outer_authority(wkt: str) -> str | None:
         elif char in "])":
             depth -= 1
         elif depth == 1 and char.isalpha() and not wkt[i - 1].isalnum():
-            match = re.match(
-                r'(?:ID|AUTHORITY)\s*[\[(]\s*"([^"]+)"\s*,\s*"?([0-9]+)"?', wkt[i:]
-            )
+            match = re.match(r'(?:ID|AUTHORITY)\s*[\[(]\s*"([^"]+)"\s*,\s*"?([0-9]+)"?', wkt[i:])
             if match:
                 found = f"{match.group(1).upper()}:{match.group(2)}"
         i += 1
@@ -250,13 +260,14 @@ class Grid:
 
 def grid_of(ds: xr.Dataset, dims: Sequence[str]) -> Grid | None:
     """The grid of ``ds`` over two of ``dims``, the X and the Y dimension (as their
-    coordinates' CF ``axis``, standard names or units say), or None: where they are
+    coordinates' CF ``axis``, standard names or units say, else their names), or
+    None: where they are
     not found, their 1-D coordinates are not regular (:func:`_regular`), or the data
     variables over them have no CRS (:func:`crs_of`)."""
     axes: dict[str, str] = {}
     for dim in dims:
         if dim in ds.coords and ds[dim].ndim == 1:
-            axis = _axis(ds[dim].variable)
+            axis = _axis(dim, ds[dim].variable)
             if axis is not None and axis not in axes:
                 axes[axis] = dim
     if set(axes) != {"X", "Y"}:

@@ -433,7 +433,11 @@ def into_levels(
         return ds
     if request is not None:
         request.check_against(ds, pyramid)
-    return update_tree(ds, pyramid, append_dim, region)
+    tree = update_tree(ds, pyramid, append_dim, region)
+    # the root keeps the file's record: where the levels lie (proj, spatial) is the
+    # file's, which new values that name no CRS would otherwise drop
+    tree.attrs = dict(metadata.attrs)
+    return tree
 
 
 def update_tree(
