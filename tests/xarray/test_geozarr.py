@@ -233,11 +233,38 @@ def test_an_append_keeps_where_the_levels_lie(tmp_path):
     ds["spatial_ref"] = global_field().spatial_ref
     xh.to_hurray(ds, path, overviews=[2, 4])
     with xr.open_datatree(path, engine="hurray") as tree:
-        before = dict(tree.attrs)
+        before = {node.path: dict(node.attrs) for node in tree.subtree}
     more = ds.assign_coords(time=ds.time + np.timedelta64(1, "D")).drop_vars("spatial_ref")
     more["t"].attrs.pop("grid_mapping")
     xh.to_hurray(more, path, append_dim="time")
     with xr.open_datatree(path, engine="hurray") as tree:
         assert tree["2"].sizes["time"] == 2
-        assert tree.attrs.keys() == before.keys()
-        assert all(np.array_equal(tree.attrs[k], before[k]) for k in before)
+        assert {node.path: dict(node.attrs) for node in tree.subtree} == before
+
+
+def test_each_level_group_says_where_it_lies(tmp_path):
+    """The level groups carry the proj and spatial conventions with their own shape
+    and transform (clients that open a level alone read them there), in the tree,
+    the Hurray file and the Zarr store alike."""
+    ds = global_field()
+    tree = xh.multiscale(ds, [2, 4])
+    xh.to_hurray(ds, tmp_path / "p.hurray", overviews=[2, 4])
+    xh.to_zarr(ds, tmp_path / "p.zarr", overviews=[2, 4])
+    store = zarr.open_group(tmp_path / "p.zarr", mode="r")
+    with xr.open_datatree(tmp_path / "p.hurray", engine="hurray") as hurray:
+        for entry in tree.attrs["multiscales"]["layout"]:
+            for attrs in (
+                tree[entry["asset"]].attrs,
+                dict(store[entry["asset"]].attrs),
+                {
+                    **hurray[entry["asset"]].attrs,
+                    "zarr_conventions": json.loads(
+                        hurray[entry["asset"]].attrs["zarr_conventions"]
+                    ),
+                },
+            ):
+                assert [c["name"] for c in attrs["zarr_conventions"]] == ["proj", "spatial"]
+                assert attrs["proj:code"] == "EPSG:4326"
+                assert attrs["spatial:transform"] == entry["spatial:transform"]
+                assert attrs["spatial:shape"] == entry["spatial:shape"]
+                assert attrs["spatial:dimensions"] == ["lat", "lon"]

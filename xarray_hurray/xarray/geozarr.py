@@ -257,6 +257,16 @@ class Grid:
             "spatial:bbox": self.bbox(),
         }
 
+    def level_attrs(self, factors: Mapping[str, int]) -> dict[str, Any]:
+        """The attributes of the group of the level coarser by ``factors``: the
+        ``proj`` and ``spatial`` conventions declared, the root's attributes and the
+        level's own shape and transform (:meth:`level`)."""
+        return {
+            "zarr_conventions": [dict(PROJ_CONVENTION), dict(SPATIAL_CONVENTION)],
+            **self.attrs(),
+            **self.level(factors),
+        }
+
 
 def grid_of(ds: xr.Dataset, dims: Sequence[str]) -> Grid | None:
     """The grid of ``ds`` over two of ``dims``, the X and the Y dimension (as their

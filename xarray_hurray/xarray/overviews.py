@@ -568,12 +568,18 @@ def multiscales(pyramid: Pyramid, grid: Grid | None = None) -> dict[str, Any]:
 def pyramid_tree(levels: Sequence[xr.Dataset], pyramid: Pyramid) -> xr.DataTree:
     """The levels as a DataTree: groups ``"0"``, ``"1"``..., the root holding the
     ``multiscales`` convention's attributes (with those of ``proj`` and ``spatial``
-    where level 0 has a CRS and a regular grid, :func:`~.geozarr.grid_of`) and the
-    pyramid's record."""
+    where level 0 has a CRS and a regular grid, :func:`~.geozarr.grid_of`, and then
+    each level's group those of its own grid too) and the pyramid's record."""
     grid = grid_of(levels[0], pyramid.dims)
     conventions = [MULTISCALES_CONVENTION]
     if grid is not None:
         conventions += [PROJ_CONVENTION, SPATIAL_CONVENTION]
+        # each level's group says where it lies too, for clients that read the levels
+        # as datasets of their own (xpublish-tiles)
+        levels = [
+            level.assign_attrs(grid.level_attrs({dim: factor for dim in pyramid.dims}))
+            for level, factor in zip(levels, (1, *pyramid.factors), strict=True)
+        ]
     root = xr.Dataset(
         attrs={
             "zarr_conventions": [dict(c) for c in conventions],
