@@ -38,13 +38,23 @@ WKT2_CUSTOM = (
 )
 
 
+NAN_BOX = (30.0, 40.0, 10.0, 30.0)
+"""Where the global fields hold NaN: latitudes 30 to 40, longitudes 10 to 30."""
+
+
+def box(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Whether each cell of a grid of ``lat`` by ``lon`` centres lies in :data:`NAN_BOX`."""
+    south, north, west, east = NAN_BOX
+    return np.outer((lat > south) & (lat < north), (lon > west) & (lon < east))
+
+
 def global_field(step: float = 1.0) -> xr.Dataset:
     """A global EPSG:4326 field of ``step``-degree cells, north up, with a NaN box and
     its CRS in a CF grid mapping."""
     lat = np.arange(90 - step / 2, -90, -step)
     lon = np.arange(-180 + step / 2, 180, step)
     values = np.add.outer(lat, lon).astype("float32")
-    values[10:20, 30:50] = np.nan
+    values[box(lat, lon)] = np.nan
     return xr.Dataset(
         {
             "t": (("lat", "lon"), values, {"grid_mapping": "spatial_ref"}),
@@ -72,3 +82,22 @@ def utm_field() -> xr.Dataset:
     )
     ds["dem"].encoding["grid_mapping"] = "crs"
     return ds
+
+
+def position_field(step: float) -> xr.Dataset:
+    """A global EPSG:4326 field whose every cell holds its own centre, ``10000 * lat +
+    lon`` (float64), with a NaN box: a map tile's pixel then says which cell, of which
+    level, it was read from (:func:`cell_of`)."""
+    ds = global_field(step)
+    values = np.add.outer(10000 * ds.lat.values, ds.lon.values)
+    values[box(ds.lat.values, ds.lon.values)] = np.nan
+    return ds.assign(t=(("lat", "lon"), values, ds.t.attrs))
+
+
+def cell_of(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The latitude and longitude of the cell centre a value of
+    :func:`position_field`, or of one of its coarser levels (whose means keep the
+    form), holds: every such latitude is a multiple of 0.125, so ``10000 * lat`` is
+    one of 1250, and ``|lon| < 625``."""
+    lat = np.round(value / 1250) * 0.125
+    return lat, value - 10000 * lat
