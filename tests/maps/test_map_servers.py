@@ -180,3 +180,31 @@ def test_rio_tiler_geozarr_reader_places_every_cell(files, width, cell):
     lat, lon = cell_of(image.array.data[0].astype("float64"))
     np.testing.assert_array_equal(lon[0], -68 + cell * (np.arange(width) + 0.5))
     np.testing.assert_array_equal(lat[:, 0], 42 - cell * (np.arange(2 * width) + 0.5))
+
+
+def test_gdal_reads_each_level_through_references(files, tmp_path):
+    """GDAL (rasterio's) reads every level of ``hurray refs`` of the pyramid: its CRS,
+    its geotransform the level's spatial:transform, its values the file's (the
+    command docs/zarr.md gives)."""
+    import json
+
+    import rasterio
+
+    from xarray_hurray.container import ContainerReader
+    from xarray_hurray.io import LocalFileSource
+    from xarray_hurray.zarr.references import kerchunk_references
+
+    hurray, _ = files
+    refs = kerchunk_references(ContainerReader(LocalFileSource(hurray)), hurray.as_uri())
+    path = tmp_path / "refs.json"
+    path.write_text(json.dumps(refs))
+    layout = json.loads(refs["refs"]["zarr.json"])["attributes"]["multiscales"]["layout"]
+    with xr.open_datatree(hurray, engine="hurray") as tree:
+        for entry in layout:
+            name = f'ZARR:"/vsikerchunk_json_ref/{{{path}}}":/{entry["asset"]}/t'
+            with rasterio.open(name) as level:
+                assert level.crs.to_epsg() == 4326
+                assert list(level.transform)[:6] == entry["spatial:transform"]
+                assert [level.height, level.width] == entry["spatial:shape"]
+                values = level.read(1)
+            np.testing.assert_array_equal(values, tree[entry["asset"]]["t"].values)
