@@ -6,6 +6,7 @@ where a dataset has no CRS or no regular grid."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import hypothesis.strategies as st
 import numpy as np
@@ -268,3 +269,17 @@ def test_each_level_group_says_where_it_lies(tmp_path):
                 assert attrs["spatial:transform"] == entry["spatial:transform"]
                 assert attrs["spatial:shape"] == entry["spatial:shape"]
                 assert attrs["spatial:dimensions"] == ["lat", "lon"]
+
+
+def test_a_file_of_the_older_record_reads_its_levels_right():
+    """A pyramid written before the v1 record (v0.1.0 URLs, level 2 derived from level
+    1 with its scale against level 0): the levels are read from the record of how
+    they were made and the layout's assets, never from its transforms, so each level
+    is picked by its own cells."""
+    path = Path(__file__).parents[1] / "data" / "fuzz_seed_v1_2_pyramid.hurray"
+    with xr.open_datatree(path, engine="hurray") as tree:
+        layout = json.loads(tree.attrs["multiscales"])["layout"]
+        assert layout[2]["derived_from"] == "1" and layout[2]["transform"]["scale"] == [4.0, 4.0]
+        assert tree.hurray.level(size={"x": 3}).attrs["overview_factor"] == 2
+        assert tree.hurray.level(size={"x": 2}).attrs["overview_factor"] == 4
+        assert "spatial:bbox" not in tree.attrs
