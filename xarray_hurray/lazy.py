@@ -6,7 +6,7 @@ every reader pays, :func:`xarray_hurray.open_reader` included.  It imports the f
 (numpy and the codecs) and nothing else; the writers load on first use of their
 names (:func:`lazy_attributes`, PEP 562), and the accessors are registered at once if
 xarray is loaded (:func:`register_accessors_if_xarray_is_loaded`), else when xarray
-loads the engine (``xarray/backend.py``, at its first open of any file).
+loads the engine (``xarray/entrypoint.py``, at its first open of any file).
 """
 
 from __future__ import annotations
