@@ -19,8 +19,8 @@ pytest.importorskip("titiler.xarray")
 import morecantile
 import xarray as xr
 from fastapi.testclient import TestClient
-from packaging.version import Version
 from geo_fields import cell_of, position_field
+from packaging.version import Version
 from titiler.xarray.io import Reader
 
 import xarray_hurray as xh
