@@ -337,7 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         if data:
             self.send_header("Content-Type", "text/plain; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
+        if status != 304:  # a 304 has no body, and a length there would be the file's
+            self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if data and self.command != "HEAD":
             self.wfile.write(data)
