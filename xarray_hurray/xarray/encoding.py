@@ -21,13 +21,27 @@ from ..container.elements import element_bytes, to_bytes
 from ..container.metadata import check_new_node_name, check_node_name
 from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
-from .compat import encode_cf_variable_keeping_bools
+from .compat import CF_RELATED_DATA, encode_cf_variable_keeping_bools
 from .strings import FILL_ATTRS, check_fill_value, encode_text
 from .tree import InputTree
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}
 """Encoding keys consumed by xarray's CF coders."""
+
+REFERENCE_ENCODING = frozenset(CF_RELATED_DATA)
+"""Encoding keys naming other variables of the dataset: ``grid_mapping`` (the
+variable holding the CRS), ``bounds``, ``cell_measures``...  Reading with
+``decode_coords="all"`` (rioxarray's way) moves these attributes into the encoding,
+and CF encoding moves them back.  They say what the values mean, not how they are
+stored, so every writer keeps them, even for a variable given an encoding of its own
+(where xarray's writers would lose them with the rest of its encoding)."""
+
+WRITTEN_ENCODING = CF_ENCODING | REFERENCE_ENCODING
+"""The keys of a variable's encoding that every writer carries to the variable it
+writes, whatever its storage: the CF keys and the references.  (``coordinates``, the
+other key xarray's decoding puts there, is turned into an attribute before a
+writer's ``encoding=`` replaces a variable's own, and no writer takes it there.)"""
 
 HURRAY_ENCODING = {"chunks", "layout", "chunk_order", "chunk_axes", "codecs"}
 """Encoding keys of this format."""
@@ -124,6 +138,16 @@ def _chunk_axes(
     if missing:
         raise HurrayValueError(f"chunk_axes {list(names)} name dimensions {missing} not in {dims}")
     return tuple(dims.index(d) for d in names)
+
+
+def written_encoding(encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a variable's ``encoding`` in :data:`WRITTEN_ENCODING`."""
+    return {k: v for k, v in encoding.items() if k in WRITTEN_ENCODING}
+
+
+def references(encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a variable's ``encoding`` in :data:`REFERENCE_ENCODING`."""
+    return {k: v for k, v in encoding.items() if k in REFERENCE_ENCODING}
 
 
 def _hurray_settings(encoding: Mapping[str, Any]) -> dict[str, Any]:
@@ -228,7 +252,7 @@ def _check_names(ds: xr.Dataset) -> None:
 
 
 def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
-    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
+    valid = WRITTEN_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise HurrayKeyError(
@@ -294,16 +318,21 @@ def encode_dataset(
 ) -> tuple[dict[Hashable, xr.Variable], dict[Hashable, Any]]:
     """CF-encode ``ds`` as xarray's Zarr backend does (bool and strings stay native).
 
-    Settings given in ``encoding`` are used as they are (and checked later); the
-    encoding variables carry from the file they were read from loses the storage
-    settings that no longer fit them.
+    Settings given in ``encoding`` replace a variable's own encoding, as with
+    xarray's writers, but for the references to other variables it holds (a
+    ``grid_mapping``; :data:`REFERENCE_ENCODING`), which are kept unless given; they
+    are used as they are (and checked later).  The encoding variables carry from the
+    file they were read from loses the storage settings that no longer fit them.
     """
     _check_names(ds)
     check_numpy_types(ds)
     _check_encoding(ds, encoding)
     variables, attrs = conventions.encode_dataset_coordinates(ds)
     for name, var in variables.items():
-        var.encoding = dict(encoding[name]) if name in encoding else _fitting_settings(var)
+        if name in encoding:
+            var.encoding = {**references(var.encoding), **encoding[name]}
+        else:
+            var.encoding = _fitting_settings(var)
     encoded = {}
     for name, var in variables.items():
         var = check_fill_value(var, name, explicit=name in encoding)
