@@ -46,6 +46,8 @@ from .encoding import (
     auto_chunks,
     check_numpy_types,
     dask_chunks,
+    references,
+    written_encoding,
 )
 from .overviews import multiscale
 
@@ -154,13 +156,14 @@ def hurray_zarr_encoding(
     check_numpy_types(ds)
     result: dict[Hashable, dict[str, Any]] = {name: dict(enc) for name, enc in encoding.items()}
     for name, var in ds.variables.items():
-        # As in to_zarr, an encoding given replaces the variable's own; the CF settings
-        # a variable carries (from the file it was read from) are kept otherwise, its
-        # old storage settings are not.
+        # As in to_zarr, an encoding given replaces the variable's own, but for the
+        # references to other variables it holds (a grid_mapping: the CRS), which are
+        # kept; the CF settings and references a variable carries (from the file it
+        # was read from) are kept otherwise, its old storage settings are not.
         if name in encoding:
-            given = dict(encoding[name])
+            given = {**references(var.encoding), **encoding[name]}
         else:
-            given = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
+            given = written_encoding(var.encoding)
         dtype = np.dtype(given.get("dtype", var.dtype))
         if (
             str(name) in skip
@@ -168,6 +171,8 @@ def hurray_zarr_encoding(
             or dtype.kind not in FIXED_SIZE_KINDS
             or CALLER_STORAGE_KEYS & set(given)
         ):
+            if name in encoding:
+                result[name] = given
             continue
         shards = given.pop("shards", None)
         if shards is None:
