@@ -25,7 +25,7 @@ from ..errors import AttrsDroppedWarning, HurrayValueError
 from .encoding import written_encoding
 
 
-def _shown(values: Any, limit: int = 5) -> str:
+def _values_text(values: Any, limit: int = 5) -> str:
     """The first ``limit`` of ``values`` as text, ``...`` after them when there are more."""
     # through pandas: times as 2024-01-01 06:00:00, not in nanoseconds
     items = [str(v) for v in pd.Index(np.asarray(values).ravel()[: limit + 1])]
@@ -44,9 +44,10 @@ def _check_new_index_values(
     if len(again):
         raise HurrayValueError(
             f"append_dim={append_dim!r}: {len(again)} of the values appended are already "
-            f"in {where} ({_shown(again)}; it holds {held.size} from {_shown(held.values[:1])} "
-            f"to {_shown(held.values[-1:])}); an append adds values after those held: drop "
-            "these from the data, or write them where they are with region=",
+            f"in {where} ({_values_text(again)}; it holds {held.size} from "
+            f"{_values_text(held.values[:1])} to {_values_text(held.values[-1:])}); an "
+            "append adds values after those held: drop these from the data, or write them "
+            "where they are with region=",
             value=append_dim,
         )
 
@@ -83,10 +84,10 @@ def _check_coordinates(
         index = ", ".join(map(str, at))
         raise HurrayValueError(
             f"coordinate {name!r} differs from the one in {where} ({name}[{index}] is "
-            f"{_shown(held.values[at])} there, {_shown(var.values[at])} here), which an "
-            f"append along "
-            f"{append_dim!r} keeps: the values appended would be placed on the grid held; "
-            "put them on that grid first (reindex or interpolate), or write a new file",
+            f"{_values_text(held.values[at])} there, {_values_text(var.values[at])} here), "
+            f"which an append along {append_dim!r} keeps: the values appended would be "
+            "placed on the grid held; put them on that grid first (reindex or "
+            "interpolate), or write a new file",
             value=name,
         )
 

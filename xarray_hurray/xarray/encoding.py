@@ -235,7 +235,7 @@ def describe_variable(
         raise in_context(err, f"variable {name!r}") from err
 
 
-def _same_setting(key: str, kept: Any, asked: Any, chunks: tuple[int, ...] | None) -> bool:
+def _same_setting(key: str, kept: Any, asked: Any, chunks: tuple[int, ...]) -> bool:
     """Whether the setting ``key`` a variable keeps from its encoding writes what the
     argument asked for would: the same codec chain, chunk order, or layout once fitted
     to the chunks (``"auto"`` is Hilbert or Morton by the chunk shape).  A setting
@@ -244,8 +244,6 @@ def _same_setting(key: str, kept: Any, asked: Any, chunks: tuple[int, ...] | Non
         if key == "codecs":
             return parse_codecs(kept) == parse_codecs(asked)
         if key == "layout":
-            if chunks is None:
-                return bool(kept == asked)
             return _layout(kept, chunks) == _layout(asked, chunks)
     except LayoutError:
         return False  # the argument cannot apply to these chunks
@@ -286,18 +284,17 @@ def kept_settings(
             dtype = np.dtype(carried.get("dtype", var.dtype))
             itemsize = STRING_ITEMSIZE if dtype.kind in "OUS" else dtype.itemsize
             chunks = auto_chunks(var.shape, itemsize, chunk_bytes)
-        chunks = tuple(chunks) if len(chunks) == var.ndim else None
         kept = {
             key: value
             for key, value in settings.items()
-            if not _same_setting(key, value, given[key], chunks)
+            if not _same_setting(key, value, given[key], tuple(chunks))
         }
         if kept:
             found[name] = kept
     return found
 
 
-def _shown(key: str, value: Any) -> str:
+def _setting_text(key: str, value: Any) -> str:
     """A storage setting as a warning shows it: a layout by its name, a codec chain by
     its codecs' ids, where they are so given."""
     if key == "layout" and isinstance(value, Mapping) and "name" in value:
@@ -320,7 +317,7 @@ def warn_kept_settings(kept: Mapping[str, Mapping[str, Any]], defaults: Mapping[
     by_settings: dict[str, list[str]] = {}
     for name, settings in kept.items():
         described = ", ".join(
-            f"{key}={_shown(key, value)} (not {_shown(key, defaults[key])})"
+            f"{key}={_setting_text(key, value)} (not {_setting_text(key, defaults[key])})"
             for key, value in settings.items()
         )
         by_settings.setdefault(described, []).append(repr(name))
