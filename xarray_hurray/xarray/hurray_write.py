@@ -99,10 +99,14 @@ def to_hurray(
         ``"auto"`` (Hilbert where the chunk shape is a power-of-two cube, else
         Morton), a layout config or a :class:`~xarray_hurray.layout.Layout`.
     chunk_order
-        Curve along which chunks are placed: ``"hilbert"``, ``"morton"`` or ``"row-major"``.
+        Curve along which chunks are placed: ``"hilbert"`` (the default), ``"morton"``
+        or ``"row-major"``.
     codecs
         Codec chain: ``None``, a name in ``("zstd", "lz4", "zlib", "blosc")``, a
-        numcodecs config or codec, or a list of those.
+        numcodecs config or codec, or a list of those; ``"zstd"`` by default.  (The
+        defaults of ``layout``, ``chunk_order`` and ``codecs`` are marked as such,
+        :class:`~xarray_hurray.xarray.encoding.Default`, so that a write tells them
+        from the same values given.)
     chunk_bytes
         Target chunk size in bytes when neither encoding nor dask chunks set it.
     compute
