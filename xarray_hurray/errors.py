@@ -138,6 +138,18 @@ class RangeIgnoredWarning(UserWarning):
     right (the range is cut from it), but every read downloads everything."""
 
 
+class SettingsKeptWarning(UserWarning):
+    """A write kept the storage settings a variable carries in its encoding (from the
+    file it was read from) in place of an argument the caller gave (``codecs``,
+    ``chunk_order``, ``layout``): the variable's encoding wins, as documented."""
+
+
+class AttrsDroppedWarning(UserWarning):
+    """A write into variables a file or store already holds (an append, a region, an
+    overwrite) kept their stored attributes, and the values given for some of them
+    (a changed ``units``) were not written."""
+
+
 class KernelFallbackWarning(RuntimeWarning):
     """numba is installed but its compiled chunk permutation failed (it could not
     write or load its cache, or compile for this processor): chunks are permuted by
