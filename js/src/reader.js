@@ -14,7 +14,7 @@ import { parseJson } from "./json.js";
 import { MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS, PAGE_ENTRIES } from "./limits.js";
 import { parseMetadata } from "./metadata.js";
 import { planReads } from "./plan.js";
-import { changed, toSource } from "./source.js";
+import { BytesSource, changed, toSource } from "./source.js";
 
 /** Bytes of the first request. */
 export const HEAD_SIZE = 65536;
@@ -166,9 +166,10 @@ export class HurrayFile {
 	}
 
 	/**
-	 * `work()`, whose errors from the file's bytes are checked against a change of the
-	 * file: a part of another version fails its checksum or its checks, and a file
-	 * whose header is no longer the one read at open is reported as changed.
+	 * `work()`, whose errors from the file's bytes (a checksum mismatch, a part cut
+	 * short) are checked against a change of the file: a part of another version
+	 * fails its checks, and a file whose header is no longer the one read at open is
+	 * reported as changed, not as damaged.  (Bytes in memory cannot change.)
 	 * @template T
 	 * @param {() => Promise<T>} work
 	 * @returns {Promise<T>}
@@ -177,36 +178,33 @@ export class HurrayFile {
 		try {
 			return await work();
 		} catch (error) {
-			if (error instanceof HurrayFormatError && !this.source.pinned) {
-				await this.checkUnchanged(error);
+			if (error instanceof HurrayFormatError && !(this.source instanceof BytesSource)) {
+				await this.raiseIfChanged(error);
 			}
 			throw error;
 		}
 	}
 
 	/**
-	 * Read the header again and throw a HurrayChangedError unless it is the one read at
-	 * open (its generation and where its parts lie: any new version changes them).
-	 * @param {unknown} [cause] the error that made the check, kept as the new one's cause
+	 * Throw a HurrayChangedError, caused by `damage`, where the header, read again,
+	 * is no longer the one read at open (its generation, where its parts lie, their
+	 * checksums: a new version changes them).  The source compares the answer's size,
+	 * ETag and Last-Modified with its first too, and throws that error itself where
+	 * they differ; where the header cannot be read, `damage` stands.
+	 * @param {HurrayFormatError} damage
 	 */
-	async checkUnchanged(cause) {
+	async raiseIfChanged(damage) {
 		const size = this.headerSize;
 		let now;
 		try {
 			[now] = await this.source.read([[0, size]]);
 		} catch (error) {
-			if (cause !== undefined && !(error instanceof HurrayChangedError)) {
-				return; // the header cannot be read again: the first error stands
-			}
-			throw error;
+			if (error instanceof HurrayChangedError) throw error;
+			return;
 		}
 		const then = this.head.subarray(0, size);
 		if (now.length !== then.length || now.some((b, i) => b !== then[i])) {
-			const error = changed(this.source.name, describeChange(then, now, this.version[1]));
-			if (cause !== undefined) {
-				error.cause = cause;
-			}
-			throw error;
+			throw changed(this.source.name, describeChange(then, now, this.version[1]), { cause: damage });
 		}
 	}
 
@@ -316,18 +314,16 @@ export class HurrayFile {
 			this.policy,
 		);
 		const answers = await this.fetchWhole(plan.requests);
-		if (!this.verifyChecksums && !this.source.pinned && plan.requests.length) {
-			// nothing checks that the chunks are of the version the index is: the
-			// header, read after them, tells whether the file changed meanwhile
-			await this.checkUnchanged();
-		}
+		// from a source that cannot tell another version of the file of the same size
+		// from the first, only the checksums keep that version's chunks out of a read
+		const checked = this.verifyChecksums || !this.source.pinsContent;
 		for (let j = 0; j < stored.length; j++) {
 			const k = stored[j];
 			const [first] = plan.requests[plan.requestOf[j]];
 			const at = entries.offsets[k] - first;
 			const bytes = answers[plan.requestOf[j]].subarray(at, at + entries.sizes[k]);
 			const what = `chunk ${ids[k]} of variable ${JSON.stringify(v.path)}`;
-			if (this.verifyChecksums) {
+			if (checked) {
 				verify(bytes, entries.crcs[k], what);
 			}
 			const chunk = this.decodeChunk(v, bytes, what);
@@ -1011,23 +1007,22 @@ function decodeStrings(raw, n, what) {
 }
 
 /**
- * How the header `then` (read at open) differs from `now` (read again).
+ * How the header `then` (read at open) differs from `now` (read again), in the
+ * Python reader's words.
  * @param {Uint8Array} then
  * @param {Uint8Array} now
  * @param {number} minor
  */
 function describeChange(then, now, minor) {
-	if (now.length < then.length) {
-		return `its header is cut to ${now.length} bytes`;
-	}
-	if (minor >= 1) {
+	if (minor >= 1 && now.length === then.length) {
 		try {
-			const [before, after] = [parseHeader11(then, undefined), parseHeader11(now, undefined)];
-			if (before.generation !== after.generation) {
-				return `header generation ${before.generation} became ${after.generation}`;
-			}
+			const was = parseHeader11(then, undefined).generation;
+			const found = parseHeader11(now, undefined).generation;
+			return found === was
+				? `its header changed, at generation ${was}: another file in its place`
+				: `its header's generation ${was} became ${found}`;
 		} catch {
-			// a header that does not parse: described as changed
+			// a header that no longer parses: changed, no more said
 		}
 	}
 	return "its header changed";

@@ -15,10 +15,11 @@ import { PLAIN_HTTP } from "./plan.js";
  * @property {(ranges: [number, number][]) => Promise<Uint8Array[]>} read
  * @property {number | undefined} size the file's bytes, once known (undefined: not known)
  * @property {import("./plan.js").MergePolicy} [policy] how its ranges are merged
- * @property {boolean} [pinned] whether every answer is known to come from the version
- *   of the file the first one came from (bytes that cannot change, or answers checked
- *   against a version tag such as an ETag); a reader that does not check chunk
- *   checksums reads the header again after the chunks of a source that is not
+ * @property {boolean} [pinsContent] whether no answer from another version of the
+ *   file can pass for the version first read (bytes that cannot change, or answers
+ *   checked against a strong ETag); where not, a replacement of the same size is told
+ *   only by the bytes, and the reader checks every chunk's checksum whatever
+ *   `verifyChecksums` says
  */
 
 /**
@@ -60,7 +61,7 @@ export class BytesSource {
 		this.bytes = bytes;
 		this.name = name;
 		this.size = bytes.length;
-		this.pinned = true;
+		this.pinsContent = true;
 	}
 
 	/** @param {[number, number][]} ranges */
@@ -171,11 +172,12 @@ export class HttpSource {
 	}
 
 	/**
-	 * Whether every answer is checked against a version tag: the first answer had an
-	 * ETag.  (A Last-Modified of whole seconds cannot tell two versions of one second.)
+	 * Whether every answer is checked against a version tag: the first answer had a
+	 * strong ETag.  (A weak one may stand for other bytes, and a Last-Modified of
+	 * whole seconds cannot tell two versions of one second apart.)
 	 */
-	get pinned() {
-		return typeof this.etag === "string";
+	get pinsContent() {
+		return typeof this.etag === "string" && !this.etag.startsWith("W/");
 	}
 
 	/**
