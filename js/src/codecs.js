@@ -15,6 +15,36 @@ import { decompress as zstdDecompress } from "./zstd.js";
 /** Codec ids the format allows. */
 export const CODEC_IDS = ["zstd", "lz4", "zlib", "blosc"];
 
+/** The members each codec's configuration may hold besides its id: numcodecs' arguments. */
+const CODEC_MEMBERS = {
+	zstd: ["level", "checksum"],
+	lz4: ["acceleration"],
+	zlib: ["level"],
+	blosc: ["cname", "clevel", "shuffle", "blocksize", "typesize"],
+};
+
+/**
+ * Why the configuration `codec` (of an allowed id) is one numcodecs refuses to make a
+ * codec of, or null: a member its codec does not take, or a Blosc `typesize` that is
+ * an integer below 1 (false among them).  Values are otherwise taken as they are:
+ * only encoding uses them.
+ * @param {Record<string, unknown>} codec
+ * @returns {string | null}
+ */
+export function codecConfigProblem(codec) {
+	const members = CODEC_MEMBERS[/** @type {keyof CODEC_MEMBERS} */ (codec.id)];
+	const extra = Object.keys(codec).find((key) => key !== "id" && !members.includes(key));
+	if (extra !== undefined) {
+		return `the ${codec.id} codec takes no ${extra}`;
+	}
+	const t = codec.typesize;
+	const below1 = t === false || (typeof t === "number" && Number.isInteger(t) && t < 1) || (typeof t === "bigint" && t < 1n);
+	if (codec.id === "blosc" && below1) {
+		return "a Blosc typesize is at least 1";
+	}
+	return null;
+}
+
 /** Codec ids this reader decodes. */
 const DECODED = ["zstd", "lz4", "zlib", "blosc"];
 

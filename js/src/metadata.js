@@ -2,7 +2,7 @@
 // "Metadata (1.1)"): the tree of groups and their variables, checked against every
 // rule and limit of the format before a single chunk is read.
 
-import { CODEC_IDS } from "./codecs.js";
+import { CODEC_IDS, codecConfigProblem } from "./codecs.js";
 import { elementType, isScalarValue } from "./elements.js";
 import { HurrayFormatError, HurrayUnsupportedError } from "./errors.js";
 import { describeJson as describe, JsonFloat } from "./json.js";
@@ -232,6 +232,10 @@ function variableFields(obj, minor, name, path, budget, number) {
 	for (const codec of codecs) {
 		if (!isObject(codec) || !CODEC_IDS.includes(/** @type {string} */ (codec.id))) {
 			throw bad(`unsupported codec ${describe(codec)}; the format allows ${CODEC_IDS.join(", ")}`);
+		}
+		const problem = codecConfigProblem(codec);
+		if (problem !== null) {
+			throw bad(`invalid ${codec.id} codec configuration ${describe(codec)}: ${problem}`);
 		}
 	}
 	const order = obj.chunk_order;

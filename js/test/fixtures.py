@@ -473,7 +473,15 @@ def hostile() -> dict[str, tuple[list[str], bytes]]:
     null_groups = {"attrs": {}, "variables": [], "groups": [_group("g") | {"groups": None}]}
     null_fill = variable("v", [2], [1], "int8", "00") | {"fill_value": None}
     huge_type = {"attrs": {"a": {"dtype": 2**70, "shape": [], "data": [1]}}, "variables": []}
+    bad_codecs = [{"id": "zstd", "acceleration": 1}, {"id": "blosc", "typesize": 0}]
     return {
+        **{
+            f"codec {codec}": (
+                [f"invalid {codec['id']} codec configuration"],
+                missing_only(variable("v", [2], [1], "int8", "00") | {"codecs": [codec]}),
+            )
+            for codec in bad_codecs
+        },
         "huge type": (
             ["unknown element type", str(2**70)],
             head_only(huge_type | {"groups": []}),
