@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import xarray as xr
@@ -26,7 +27,7 @@ from ..write import engine
 from ..write.plan import WritePlan
 from ..write.sinks import choose_sink
 from ..write.target import WriteTarget
-from .overview_write import into_levels, new_pyramid, stored_attrs
+from .overview_write import into_levels, new_pyramid, store_levels, stored_attrs
 from .planner import plan_write
 from .request import WriteRequest
 from .tree import InputTree
@@ -44,11 +45,14 @@ class WriteJob:
     pending: bool = False
 
     def inputs(
-        self, base: ContainerReader | None, scratch: str | None
+        self, base: ContainerReader | None, scratch: Callable[[], str] | None
     ) -> tuple[InputTree, WriteRequest]:
         """The tree to write, rooted at the request's group, and the request with its
         encoding by group path: the input, or the levels of a new pyramid of it, or
-        the tree that writes it into every level of the pyramid ``base`` holds."""
+        the tree that writes it into every level of the pyramid ``base`` holds.  With
+        ``scratch`` (which makes a scratch directory), the coarser levels of a pyramid
+        are computed there before anything is written (:func:`store_levels`); without
+        it (a plan that writes nothing) they stay lazy."""
         data, request = self.data, self.request
         settings = request.settings
         if base is not None:
@@ -56,8 +60,13 @@ class WriteJob:
                 data, base.metadata, request.group, request.append_dim, request.region,
                 request.levels,
             )  # fmt: skip
+            if data is not self.data and scratch is not None:  # every level of the file's
+                assert isinstance(data, xr.DataTree)  # the levels into_levels made
+                data = store_levels(data, scratch())
         elif request.levels is not None:
-            tree, encoding = new_pyramid(data, request.levels, settings.encoding, scratch)
+            tree, encoding = new_pyramid(data, request.levels, settings.encoding)
+            if scratch is not None:
+                tree = store_levels(tree, scratch())
             request = replace(request, settings=replace(settings, encoding=encoding))
             return InputTree.of(tree), request
         if isinstance(data, xr.Dataset):
@@ -68,7 +77,9 @@ class WriteJob:
             return InputTree.of(data), request
         return InputTree.of(stored_attrs(data)), request
 
-    def plan(self, base: ContainerReader | None, scratch: str | None = None) -> WritePlan:
+    def plan(
+        self, base: ContainerReader | None, scratch: Callable[[], str] | None = None
+    ) -> WritePlan:
         """The plan of the write against ``base`` (None: a new file)."""
         tree, request = self.inputs(base, scratch)
         metadata, parts = plan_write(tree, request, base)
@@ -140,8 +151,9 @@ class WriteJob:
             base = None
             if self.reads_base(exists):
                 base = stack.enter_context(self.target.open())
-            scratch = None
-            if base is None and self.request.levels is not None:
-                scratch = stack.enter_context(scratch_directory("hurray-overviews"))
+
+            def scratch() -> str:
+                return stack.enter_context(scratch_directory("hurray-overviews"))
+
             plan = self.plan(base, scratch)
             engine.execute(plan, window=self.request.window, progress=self.request.progress)

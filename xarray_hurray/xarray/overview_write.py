@@ -4,7 +4,6 @@ with overviews, which go into every level (see :mod:`.overviews`)."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -14,22 +13,13 @@ import numpy as np
 import xarray as xr
 
 from ..container import DatasetMeta
-from ..errors import HurrayError, HurrayTypeError, HurrayValueError
+from ..errors import HurrayTypeError, HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .backend import file_dimensions
-from .overviews import (
-    build_levels,
-    choose_resampling,
-    empty_mean,
-    fill_of,
-    is_count,
-    mean_dtype,
-    mean_of,
-    plan_pyramid,
-    pyramid_tree,
-)
+from .overview_build import build_levels
+from .overview_plan import choose_resampling, is_count, plan_pyramid
+from .overviews import pyramid_tree
 from .pyramid import PYRAMID_ATTR, Pyramid, checked_factors, level_names, recorded_pyramid
-from .resampling import KERNELS, sum_dtype, valid_count, valid_sum, window_total
 
 
 def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
@@ -51,68 +41,48 @@ class NpyArray:
     it pickles as its path, for workers sharing the file system) and ``da.store``
     writes blocks into.
 
-    ``filled`` names a directory and the number of files it holds once every block
-    has been written (see :class:`Spill`): reading before then is refused rather
-    than returning the zeros of blocks not yet written.
-
     Blocks map the file at ``offset``, the length of its header, read once when the
     file is made: ``np.load`` would parse the header again for every block, with
     ``ast``, which some Python 3.11 releases break on when threads parse at once.
+    Each block maps the file anew and lets it go, so that the pages a write or a read
+    touched do not stay in the process's memory.
     """
 
-    def __init__(
-        self,
-        path: str,
-        shape: tuple[int, ...],
-        dtype: np.dtype,
-        offset: int,
-        filled: tuple[str, int] | None = None,
-    ) -> None:
+    def __init__(self, path: str, shape: tuple[int, ...], dtype: np.dtype, offset: int) -> None:
         self.path = path
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
         self.offset = offset
-        self.filled = filled
 
     @classmethod
-    def create(
-        cls,
-        path: str,
-        shape: tuple[int, ...],
-        dtype: np.dtype,
-        filled: tuple[str, int] | None = None,
-    ) -> NpyArray:
+    def create(cls, path: str, shape: tuple[int, ...], dtype: np.dtype) -> NpyArray:
         """A new file of zeros at ``path``."""
         created = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
-        return cls(path, shape, dtype, created.offset, filled)
+        return cls(path, shape, dtype, created.offset)
 
     def _map(self, mode: Literal["r", "r+"]) -> np.memmap:
         return np.memmap(self.path, self.dtype, mode, self.offset, self.shape)
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        if self.filled is not None:
-            markers, expected = self.filled
-            written = len(os.listdir(markers))
-            if written != expected:
-                raise HurrayError(
-                    f"a coarser level was read before the level it is made of was written "
-                    f"({written} of its {expected} blocks): the write took its variables out "
-                    "of order"
-                )
-            self.filled = None  # complete: no need to look again
-        return np.asarray(self._map("r")[key])
+        return np.array(self._map("r")[key])
 
     def __setitem__(self, key: Any, value: np.ndarray) -> None:
         # no flush: the pages are the file's, which later reads (of this machine) see
         self._map("r+")[key] = value
 
 
-def materialize(tree: xr.DataTree, directory: str) -> xr.DataTree:
-    """``tree`` with the dask-backed variables its coarser levels compute stored in
-    ``.npy`` files in ``directory`` by one dask computation (one pass over level 0,
-    each level from the previous one's blocks) and read back from there lazily, so
-    that writing the levels does not compute level 0 again for each of them."""
+def store_levels(tree: xr.DataTree, directory: str) -> xr.DataTree:
+    """``tree`` (a pyramid) with the dask-backed variables its coarser levels compute
+    stored in ``.npy`` files in ``directory`` by one dask computation (one pass over
+    level 0, every level of a block at once: see :mod:`.overview_build`) and read
+    back from there lazily.
+
+    This is the contract of a pyramid with the write that stores it: once this has
+    run, no level is computed from another as the write goes, so the write may store
+    the variables and levels in any order, and level 0's source is read twice in all
+    (here, and as level 0 is written), whatever the number of levels.
+    """
     base = tree.children["0"].to_dataset(inherit=False)
     sources: list[da.Array] = []
     targets: list[NpyArray] = []
@@ -142,147 +112,16 @@ def materialize(tree: xr.DataTree, directory: str) -> xr.DataTree:
     return xr.DataTree.from_dict(nodes)
 
 
-class Spill:
-    """The state of one variable at one coarser level, stored while the level before
-    is written: its values, or for ``"mean"`` its sums and counts of valid cells, in
-    ``.npy`` files; each block of the level before that has stored its part leaves
-    an empty file in ``markers``."""
-
-    def __init__(
-        self,
-        directory: str,
-        name: str,
-        shape: tuple[int, ...],
-        method: str,
-        dtype: np.dtype,
-        blocks: int,
-    ) -> None:
-        self.markers = f"{directory}/{name}.done"
-        os.mkdir(self.markers)
-        filled = (self.markers, blocks)
-        kinds = [sum_dtype(dtype), np.dtype(np.int64)] if method == "mean" else [dtype]
-        self.arrays = [
-            NpyArray.create(f"{directory}/{name}.{k}.npy", shape, kind, filled)
-            for k, kind in enumerate(kinds)
-        ]
-
-    def read(self, chunks: tuple[tuple[int, ...], ...]) -> list[da.Array]:
-        """The stored state as dask arrays of ``chunks``."""
-        return [da.from_array(a, chunks=chunks, asarray=True, fancy=False) for a in self.arrays]
-
-
-def _tee(
-    *blocks: np.ndarray,
-    spill: Spill,
-    axes: Sequence[int],
-    step: int,
-    method: str,
-    fill: Any,
-    empty: Any,
-    out_dtype: np.dtype,
-    block_info: Any = None,
-) -> np.ndarray:
-    """The values of a block of one level (``blocks``: its values, or its sums and
-    counts), after storing the next level's state of the cells it covers in
-    ``spill``.  The block starts on a window's edge along ``axes``; ``fill`` marks
-    missing cells of level 0, ``empty`` is what a mean holds where none is valid."""
-    if method != "mean":
-        state = [KERNELS[method](blocks[0], axes, step, fill)]
-        values = blocks[0]
-    elif len(blocks) == 1:  # level 0's values
-        state = [valid_sum(blocks[0], axes, step, fill), valid_count(blocks[0], axes, step, fill)]
-        values = blocks[0]
-    else:
-        state = [window_total(b, axes, step, None) for b in blocks]
-        values = mean_of(blocks[0], blocks[1], out_dtype, empty)
-    location = block_info[0]["array-location"]
-    where = tuple(
-        slice(start // step, start // step + size) if k in axes else slice(start, stop)
-        for k, ((start, stop), size) in enumerate(zip(location, state[0].shape, strict=True))
-    )
-    for array, part in zip(spill.arrays, state, strict=True):
-        array[where] = part
-    chunk = "-".join(map(str, block_info[0]["chunk-location"]))
-    open(f"{spill.markers}/{chunk}", "wb").close()
-    return values
-
-
-def _on_windows(chunks: tuple[tuple[int, ...], ...], axes: Sequence[int], step: int) -> bool:
-    """Whether every block but the last along ``axes`` is whole windows of ``step``."""
-    return all(c % step == 0 for k in axes for c in chunks[k][:-1])
-
-
-def single_pass(
-    ds: xr.Dataset, pyramid: Pyramid, tree: xr.DataTree, directory: str
-) -> xr.DataTree | None:
-    """``tree`` (the pyramid of ``ds``) with its dask-backed variables written in one
-    pass over ``ds``: each block of a level stores the next level's state of the cells
-    it covers into ``directory`` as it is written (see :func:`_tee`), and each level
-    reads the state the level before stored.  It relies on the writer writing the
-    levels in order, which :class:`NpyArray` checks.  None where a level's blocks do
-    not start on the next level's windows (then :func:`materialize` is used)."""
-    steps = [f // p for f, p in zip(pyramid.factors, (1, *pyramid.factors), strict=False)]
-    levels = [tree.children[str(k)].to_dataset(inherit=False) for k in range(len(steps) + 1)]
-    plans = []
-    for name, var in ds.variables.items():
-        method = pyramid.resampling.get(str(name))
-        if method is None or not isinstance(var.data, da.Array):
-            continue  # not coarsened, or already computed
-        axes = [k for k, d in enumerate(var.dims) if d in pyramid.dims]
-        chunks = [var.data.chunks] + [
-            levels[k].variables[name].chunks for k in range(1, len(levels))
-        ]
-        if not all(_on_windows(c, axes, s) for c, s in zip(chunks, steps, strict=False)):
-            return None
-        plans.append((name, var, method, axes, chunks))
-    spills: dict[tuple[Hashable, int], Spill] = {}
-    for number, name, var, method, axes, chunks in (
-        (n, *plan) for plan in plans for n in range(len(levels))
-    ):
-        fill, empty = fill_of(var), empty_mean(var)
-        dtype = mean_dtype(var.dtype) if method == "mean" and number else var.dtype
-        if number == 0:
-            inputs: list[da.Array] = [var.data]
-        else:
-            inputs = spills[(name, number)].read(chunks[number])
-        if number == len(steps):  # the coarsest level stores nothing further
-            data = (
-                inputs[0]
-                if method != "mean"
-                else da.map_blocks(
-                    mean_of, *inputs, dtype, empty, dtype=dtype, meta=np.array((), dtype)
-                )
-            )
-        else:
-            shape = levels[number + 1].variables[name].shape
-            blocks = int(np.prod([len(c) for c in chunks[number]]))
-            spill = Spill(directory, f"{name}-{number + 1}", shape, method, var.dtype, blocks)
-            spills[(name, number + 1)] = spill
-            data = da.map_blocks(
-                _tee, *inputs, spill=spill, axes=axes, step=steps[number], method=method,
-                fill=fill, empty=empty, out_dtype=dtype, dtype=dtype, meta=np.array((), dtype),
-            )  # fmt: skip
-        level = levels[number]
-        held = level.variables[name]
-        level[name] = xr.Variable(held.dims, data, held.attrs, held.encoding)
-    nodes = {"/": tree.to_dataset(inherit=False)}
-    nodes |= {f"/{k}": level for k, level in enumerate(levels)}
-    return xr.DataTree.from_dict(nodes)
-
-
 def new_pyramid(
     ds: xr.Dataset | xr.DataTree,
     request: LevelsRequest,
     encoding: Mapping[Hashable, Mapping[str, Any]],
-    scratch: str | None,
 ) -> tuple[xr.DataTree, Mapping[Hashable, Any]]:
     """The tree of the new pyramid of ``ds`` that ``request`` asks for, and the
     encoding of its groups (``encoding``, that of ``ds``'s variables, goes to level 0;
-    the other levels take their storage settings from level 0's).  With a
-    ``scratch`` directory, the coarser levels are computed in one pass over ``ds``
-    as the levels are written (see :func:`single_pass`; :func:`materialize` where
-    the blocks do not fit it), their state stored there; without one, each level
-    is computed by the write's own graph.
+    the other levels take their storage settings from level 0's).  Its dask-backed
+    coarser levels are lazy: :func:`store_levels` computes them before they are
+    written.
 
     Raises
     ------
@@ -292,15 +131,13 @@ def new_pyramid(
     if not isinstance(ds, xr.Dataset):
         raise HurrayTypeError("overviews are made of a Dataset; write a DataTree's levels yourself")
     if encoding:
-        # the levels take their storage settings from level 0's (see _level_encoding)
+        # the levels take their storage settings from level 0's (level_encoding)
         ds = ds.copy()
         for name, settings in encoding.items():
             if name in ds.variables:
                 ds[name].encoding = {**ds[name].encoding, **settings}
     pyramid = request.pyramid(ds)
     tree = pyramid_tree(build_levels(ds, pyramid), pyramid)
-    if scratch is not None:
-        tree = single_pass(ds, pyramid, tree, scratch) or materialize(tree, scratch)
     return stored_attrs(tree), ({"/0": encoding} if encoding else {})
 
 
