@@ -365,7 +365,7 @@ def kernels() -> None:
     small = np.random.default_rng(1).random((17, 13))
     print("\na 17 x 13 block, factor 2048 (one window), best of 5")
     for name, fn, values in (
-        ("valid_sum", kernel.valid_sum, small),
+        ("valid_totals", kernel.valid_totals, small),
         ("window_min", kernel.window_min, small),
         ("mode", kernel.KERNELS["mode"], (small * 4).astype(int)),
     ):

@@ -27,7 +27,7 @@ from ..write import engine
 from ..write.plan import WritePlan
 from ..write.sinks import choose_sink
 from ..write.target import WriteTarget
-from .overview_write import into_levels, new_pyramid, store_levels, stored_attrs
+from .overview_write import into_levels, new_pyramid, stored_attrs
 from .planner import plan_write
 from .request import WriteRequest
 from .tree import InputTree
@@ -51,22 +51,17 @@ class WriteJob:
         encoding by group path: the input, or the levels of a new pyramid of it, or
         the tree that writes it into every level of the pyramid ``base`` holds.  With
         ``scratch`` (which makes a scratch directory), the coarser levels of a pyramid
-        are computed there before anything is written (:func:`store_levels`); without
-        it (a plan that writes nothing) they stay lazy."""
+        are computed there before anything is written (see :func:`new_pyramid`);
+        without it (a plan that writes nothing) they stay lazy."""
         data, request = self.data, self.request
         settings = request.settings
         if base is not None:
             data = into_levels(
                 data, base.metadata, request.group, request.append_dim, request.region,
-                request.levels,
+                request.levels, scratch,
             )  # fmt: skip
-            if data is not self.data and scratch is not None:  # every level of the file's
-                assert isinstance(data, xr.DataTree)  # the levels into_levels made
-                data = store_levels(data, scratch())
         elif request.levels is not None:
-            tree, encoding = new_pyramid(data, request.levels, settings.encoding)
-            if scratch is not None:
-                tree = store_levels(tree, scratch())
+            tree, encoding = new_pyramid(data, request.levels, settings.encoding, scratch)
             request = replace(request, settings=replace(settings, encoding=encoding))
             return InputTree.of(tree), request
         if isinstance(data, xr.Dataset):

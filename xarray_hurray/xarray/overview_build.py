@@ -21,7 +21,8 @@ one-dimensional).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +39,7 @@ from .resampling import (
     mean_dtype,
     mean_of,
     sum_dtype,
-    valid_count,
-    valid_sum,
+    valid_totals,
     window_max,
     window_min,
     window_total,
@@ -125,10 +125,7 @@ class Coarsening:
         if self.method != "mean":
             return (KERNELS[self.method](state[0], self.axes, step, self.fill),)
         if first:  # the valid cells of level 0
-            return (
-                valid_sum(state[0], self.axes, step, self.fill),
-                valid_count(state[0], self.axes, step, self.fill),
-            )
+            return valid_totals(state[0], self.axes, step, self.fill)
         # the sums and counts of the level before, summed again
         return tuple(window_total(part, self.axes, step, None) for part in state)
 
@@ -164,6 +161,20 @@ def _pick(result: tuple[list[np.ndarray], State], part: int, index: int) -> np.n
     """One array of a :func:`chain`'s result: a level's values (``part`` 0) or a part
     of the last state (1)."""
     return result[part][index]
+
+
+class _Blocks:
+    """An array in memory as dask reads its blocks: ``da.from_array`` of a numpy array
+    copies it whole first (dask 2026.11), which a block-by-block pass exists to avoid."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        self.shape = values.shape
+        self.dtype = values.dtype
+        self.ndim = values.ndim
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        return np.asarray(self.values[key])
 
 
 def _on_windows(chunks: tuple[int, ...], factor: int) -> bool:
@@ -239,20 +250,33 @@ def _stage(
     return levels, state
 
 
+def _level_0(data: Any, axes: Sequence[int], factor: int) -> da.Array:
+    """Level 0's values (dask, or an array in memory) in blocks on windows of
+    ``factor``."""
+    if isinstance(data, da.Array):
+        return _aligned(data, axes, factor)
+    return _wrapped(np.asarray(data), block_chunks(np.shape(data), axes, factor))
+
+
+def _wrapped(values: Any, chunks: Sequence[Any]) -> da.Array:
+    """``values`` (an array in memory, or a target of :func:`stored`) as a dask array
+    of ``chunks``, read a block at a time."""
+    wrapped: da.Array = da.from_array(
+        _Blocks(values), chunks=tuple(chunks), name=f"level-{uuid.uuid4().hex}",
+        asarray=False, meta=np.empty((0,) * len(values.shape), values.dtype),
+    )  # fmt: skip
+    return wrapped
+
+
 def coarsened(data: Any, coarsening: Coarsening, steps: Sequence[int]) -> list[da.Array]:
     """The values of the coarser levels of ``data`` (level 0's: dask, or an array in
-    memory), each by windows of its step of ``steps`` from the one before, as dask
-    arrays: one pass over the blocks of level 0 computes every level whose windows
-    fit in a block, the next pass starts from the last of them."""
+    memory), each by windows of its step of ``steps`` from the one before, as lazy
+    dask arrays: one pass over the blocks of level 0 computes every level whose
+    windows fit in a block, the next pass starts from the last of them."""
     steps = list(steps)
-    count = stage_length(steps)
-    factor = math.prod(steps[:count])
-    if isinstance(data, da.Array):
-        state: tuple[da.Array, ...] = (_aligned(data, coarsening.axes, factor),)
-    else:
-        values = np.asarray(data)
-        chunks = block_chunks(values.shape, coarsening.axes, factor)
-        state = (da.from_array(values, chunks=chunks, name=False),)
+    state: tuple[da.Array, ...] = (
+        _level_0(data, coarsening.axes, math.prod(steps[: stage_length(steps)])),
+    )
     levels: list[da.Array] = []
     first = True
     while steps:
@@ -262,6 +286,92 @@ def coarsened(data: Any, coarsening: Coarsening, steps: Sequence[int]) -> list[d
         state = tuple(_aligned(part, coarsening.axes, factor) for part in state)
         found, state = _stage(state, coarsening, stage, first)
         levels += found
+        first = False
+    return levels
+
+
+Target = Callable[[tuple[int, ...], np.dtype], Any]
+"""What makes an array a level is stored in as it is computed, of a shape and an
+element type: an array in memory, or a file (anything numpy assigns blocks into)."""
+
+
+def _coarse_chunks(
+    chunks: tuple[tuple[int, ...], ...], axes: Sequence[int], factor: int
+) -> tuple[tuple[int, ...], ...]:
+    """The blocks of a level ``factor`` times coarser along ``axes`` than blocks of
+    ``chunks`` that start on its windows."""
+    return tuple(
+        tuple(-(-c // factor) for c in sizes) if k in axes else sizes
+        for k, sizes in enumerate(chunks)
+    )
+
+
+def _chain_into(
+    *blocks: np.ndarray,
+    coarsening: Coarsening,
+    steps: tuple[int, ...],
+    first: bool,
+    targets: Sequence[Any],
+    block_info: Any = None,
+) -> np.ndarray:
+    """Run :func:`chain` on one block and assign its levels' values, then its last
+    state where ``targets`` go on, to their places in ``targets``: nothing of the
+    block outlives its task."""
+    values, state = chain(tuple(blocks), coarsening, steps, first)
+    factors = [math.prod(steps[: j + 1]) for j in range(len(steps))]
+    parts = [*zip(values, factors, strict=True), *((part, factors[-1]) for part in state)]
+    start = [begin for begin, _ in block_info[0]["array-location"]]
+    for target, (part, factor) in zip(targets, parts, strict=False):
+        target[
+            tuple(
+                slice(b // factor, b // factor + n) if k in coarsening.axes else slice(b, b + n)
+                for k, (b, n) in enumerate(zip(start, part.shape, strict=True))
+            )
+        ] = part
+    return np.zeros((1,) * len(start), np.int8)
+
+
+def stored(
+    data: Any,
+    coarsening: Coarsening,
+    steps: Sequence[int],
+    target: Target,
+    scheduler: str | None = None,
+) -> list[tuple[Any, tuple[tuple[int, ...], ...]]]:
+    """The coarser levels of ``data`` (level 0's: dask, or an array in memory), each
+    by windows of its step of ``steps`` from the one before, computed into arrays
+    ``target`` makes, and the blocks each was computed in: the tasks of a pass over
+    the blocks of level 0 (on ``scheduler``, by default dask's) each assign the
+    levels of their block (:func:`_chain_into`); the state of the last level a pass
+    reaches is stored too where another pass goes on from it."""
+    steps = list(steps)
+    state: tuple[da.Array, ...] = (
+        _level_0(data, coarsening.axes, math.prod(steps[: stage_length(steps)])),
+    )
+    levels: list[tuple[Any, tuple[tuple[int, ...], ...]]] = []
+    first = True
+    while steps:
+        count = stage_length(steps)
+        stage, steps = tuple(steps[:count]), steps[count:]
+        factors = [math.prod(stage[: j + 1]) for j in range(count)]
+        state = tuple(_aligned(part, coarsening.axes, factors[-1]) for part in state)
+        chunks = [_coarse_chunks(state[0].chunks, coarsening.axes, f) for f in factors]
+        targets = [target(tuple(map(sum, sizes)), coarsening.dtype) for sizes in chunks]
+        kinds = (
+            [sum_dtype(coarsening.dtype), np.dtype(np.int64)]
+            if coarsening.method == "mean"
+            else [coarsening.dtype]
+        )
+        carried = [target(tuple(map(sum, chunks[-1])), kind) for kind in kinds] if steps else []
+        done = da.map_blocks(
+            _chain_into, *state, coarsening=coarsening, steps=stage, first=first,
+            targets=[*targets, *carried], name=f"coarsen-{uuid.uuid4().hex}",
+            chunks=tuple((1,) * len(sizes) for sizes in state[0].chunks), dtype=np.int8,
+            meta=np.empty((0,) * state[0].ndim, np.int8),
+        )  # fmt: skip
+        done.compute(scheduler=scheduler)
+        levels += zip(targets, chunks, strict=True)
+        state = tuple(_wrapped(part, chunks[-1]) for part in carried)
         first = False
     return levels
 
@@ -295,39 +405,40 @@ def _cell_methods(attrs: Mapping[str, Any], dims: Sequence[str], method: str) ->
     return f"{previous} {added}" if isinstance(previous, str) and previous else added
 
 
-def _in_memory(coarse: Mapping[Hashable, list[Any]]) -> dict[Hashable, list[np.ndarray]]:
-    """The levels of ``coarse`` (dask arrays) computed into arrays in memory, by one
-    computation on this process's threads (the blocks of every level at once)."""
-    sources = [level for levels in coarse.values() for level in levels]
-    targets = [np.empty(level.shape, level.dtype) for level in sources]
-    if sources:
-        da.store(sources, targets, lock=False, scheduler="threads")
-    found = iter(targets)
-    return {name: [next(found) for _ in levels] for name, levels in coarse.items()}
-
-
-def build_levels(ds: xr.Dataset, pyramid: Pyramid) -> list[xr.Dataset]:
+def build_levels(
+    ds: xr.Dataset, pyramid: Pyramid, target: Target | None = None
+) -> list[xr.Dataset]:
     """The levels of ``pyramid`` made of ``ds``, level 0 (``ds`` in
     :func:`~.overview_chunks.tiled` chunks) first, each with the attributes of ``ds``
-    (:func:`~.overviews.pyramid_tree` adds what each level is); dask-backed variables
-    stay lazy (:func:`coarsened`), others are computed, block by block."""
+    (:func:`~.overviews.pyramid_tree` adds what each level is).
+
+    Variables in memory are computed into arrays in memory, block by block
+    (:func:`stored`).  Dask-backed ones stay lazy (:func:`coarsened`), or, with a
+    ``target``, are computed into the arrays it makes, one pass over level 0 for
+    every level, and read back from there lazily: no coarser level is then computed
+    from another, or from level 0, as they are written.
+    """
     ds = tiled(ds, pyramid.dims)
     bounds = bounds_of(ds, pyramid.dims)
     steps = level_steps(pyramid.factors)
-    lazy: dict[Hashable, list[Any]] = {}
-    held: dict[Hashable, list[Any]] = {}
+    coarse: dict[Hashable, list[Any]] = {}
+    files: set[Hashable] = set()  # levels in the targets, with the blocks of each
     for name, var in ds.variables.items():
         if name in bounds:
             coordinate = ds.variables[bounds[name]]
             increasing = bool(coordinate.size < 2 or coordinate.values[-1] >= coordinate.values[0])
             axis = next(k for k, d in enumerate(var.dims) if d in pyramid.dims)
-            held[name] = bounds_levels(np.asarray(var.values), axis, steps, increasing)
+            coarse[name] = bounds_levels(np.asarray(var.values), axis, steps, increasing)
         elif str(name) in pyramid.resampling:
             coarsening = Coarsening.of(var, pyramid.dims, pyramid.resampling[str(name)])
-            found = coarsened(var.data, coarsening, steps)
-            (lazy if isinstance(var.data, da.Array) else held)[name] = found
-    held |= _in_memory({n: found for n, found in held.items() if n not in bounds})
-    coarse = {**held, **lazy}
+            if not isinstance(var.data, da.Array):
+                found = stored(var.data, coarsening, steps, np.empty, scheduler="threads")
+                coarse[name] = [values for values, _ in found]
+            elif target is None:
+                coarse[name] = coarsened(var.data, coarsening, steps)
+            else:
+                coarse[name] = stored(var.data, coarsening, steps, target)
+                files.add(name)
     levels: list[xr.Dataset] = [ds]
     for number in range(1, len(pyramid.factors) + 1):
         variables: dict[Hashable, xr.Variable] = {}
@@ -336,6 +447,11 @@ def build_levels(ds: xr.Dataset, pyramid: Pyramid) -> list[xr.Dataset]:
                 variables[name] = var  # nothing to coarsen: the same at every level
                 continue
             data = coarse[name][number - 1]
+            chunks = level_chunks(var, data[0].shape if name in files else data.shape, pyramid.dims)
+            if name in files:  # read a stored chunk at a time, else as computed
+                data = _wrapped(data[0], data[1] if chunks is None else chunks)
+            elif isinstance(data, da.Array) and chunks is not None:
+                data = data.rechunk(chunks)
             method = "min/max" if name in bounds else pyramid.resampling[str(name)]
             dtype = mean_dtype(var.dtype) if method == "mean" else var.dtype
             attrs = dict(var.attrs)
@@ -343,9 +459,6 @@ def build_levels(ds: xr.Dataset, pyramid: Pyramid) -> list[xr.Dataset]:
                 attrs["cell_methods"] = _cell_methods(
                     attrs, [d for d in var.dims if d in pyramid.dims], method
                 )
-            chunks = level_chunks(var, data.shape, pyramid.dims)
-            if isinstance(data, da.Array) and chunks is not None:
-                data = data.rechunk(chunks)
             variables[name] = xr.Variable(
                 var.dims, data, attrs, level_encoding(var, chunks, np.dtype(dtype))
             )

@@ -3,12 +3,12 @@ with overviews, which go into every level (see :mod:`.overviews`)."""
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import dask.array as da
 import numpy as np
 import xarray as xr
 
@@ -16,7 +16,7 @@ from ..container import DatasetMeta
 from ..errors import HurrayTypeError, HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .backend import file_dimensions
-from .overview_build import build_levels
+from .overview_build import Target, build_levels
 from .overview_plan import choose_resampling, is_count, plan_pyramid
 from .overviews import pyramid_tree
 from .pyramid import PYRAMID_ATTR, Pyramid, checked_factors, level_names, recorded_pyramid
@@ -72,56 +72,36 @@ class NpyArray:
         self._map("r+")[key] = value
 
 
-def store_levels(tree: xr.DataTree, directory: str) -> xr.DataTree:
-    """``tree`` (a pyramid) with the dask-backed variables its coarser levels compute
-    stored in ``.npy`` files in ``directory`` by one dask computation (one pass over
-    level 0, every level of a block at once: see :mod:`.overview_build`) and read
-    back from there lazily.
+def scratch_target(scratch: Callable[[], str]) -> Target:
+    """What makes the ``.npy`` files the coarser levels of a write are computed into,
+    in the directory ``scratch`` makes (on first use: a pyramid of arrays in memory
+    needs none)."""
+    made = itertools.count()
+    directory: list[str] = []
 
-    This is the contract of a pyramid with the write that stores it: once this has
-    run, no level is computed from another as the write goes, so the write may store
-    the variables and levels in any order, and level 0's source is read twice in all
-    (here, and as level 0 is written), whatever the number of levels.
-    """
-    base = tree.children["0"].to_dataset(inherit=False)
-    sources: list[da.Array] = []
-    targets: list[NpyArray] = []
-    replaced: dict[tuple[str, Hashable], NpyArray] = {}
-    for level_name, node in tree.children.items():
-        if level_name == "0":
-            continue
-        for name, var in node.to_dataset(inherit=False).variables.items():
-            if not isinstance(var.data, da.Array) or var.data is base.variables.get(name, var).data:
-                continue  # in memory, or level 0's own (nothing coarsened)
-            path = f"{directory}/{level_name}-{len(targets)}.npy"
-            target = NpyArray.create(path, var.shape, var.dtype)
-            sources.append(var.data)
-            targets.append(target)
-            replaced[(str(level_name), name)] = target
-    if sources:
-        da.store(sources, targets, lock=False)  # type: ignore[arg-type]  # arrays by protocol
-    nodes: dict[str, xr.Dataset] = {"/": tree.to_dataset(inherit=False)}
-    for level_name, node in tree.children.items():
-        level = node.to_dataset(inherit=False)
-        for (where, name), target in replaced.items():
-            if where == level_name:
-                var = level.variables[name]
-                data = da.from_array(target, chunks=var.chunks, asarray=True, fancy=False)
-                level[name] = xr.Variable(var.dims, data, var.attrs, var.encoding)
-        nodes[f"/{level_name}"] = level
-    return xr.DataTree.from_dict(nodes)
+    def create(shape: tuple[int, ...], dtype: np.dtype) -> NpyArray:
+        if not directory:
+            directory.append(scratch())
+        return NpyArray.create(f"{directory[0]}/{next(made)}.npy", shape, dtype)
+
+    return create
 
 
 def new_pyramid(
     ds: xr.Dataset | xr.DataTree,
     request: LevelsRequest,
     encoding: Mapping[Hashable, Mapping[str, Any]],
+    scratch: Callable[[], str] | None = None,
 ) -> tuple[xr.DataTree, Mapping[Hashable, Any]]:
     """The tree of the new pyramid of ``ds`` that ``request`` asks for, and the
     encoding of its groups (``encoding``, that of ``ds``'s variables, goes to level 0;
-    the other levels take their storage settings from level 0's).  Its dask-backed
-    coarser levels are lazy: :func:`store_levels` computes them before they are
-    written.
+    the other levels take their storage settings from level 0's).
+
+    With ``scratch`` (which makes a scratch directory), the coarser levels of
+    dask-backed variables are computed into files there before anything is written
+    (:func:`~.overview_build.build_levels`), so that the write may store the levels
+    in any order: level 0's source is read twice in all, whatever the number of
+    levels; without it (a plan that writes nothing) they stay lazy.
 
     Raises
     ------
@@ -137,7 +117,8 @@ def new_pyramid(
             if name in ds.variables:
                 ds[name].encoding = {**ds[name].encoding, **settings}
     pyramid = request.pyramid(ds)
-    tree = pyramid_tree(build_levels(ds, pyramid), pyramid)
+    target = None if scratch is None else scratch_target(scratch)
+    tree = pyramid_tree(build_levels(ds, pyramid, target), pyramid)
     return stored_attrs(tree), ({"/0": encoding} if encoding else {})
 
 
@@ -233,6 +214,7 @@ def into_levels(
     append_dim: Hashable | None,
     region: Any,
     request: LevelsRequest | None,
+    scratch: Callable[[], str] | None = None,
 ) -> xr.Dataset | xr.DataTree:
     """What a write of ``ds`` into the file of ``metadata`` writes: ``ds``, or, for a
     Dataset written into a file with overviews, the tree that writes it into every
@@ -270,15 +252,20 @@ def into_levels(
         return ds
     if request is not None:
         request.check_against(ds, pyramid)
-    return update_tree(ds, pyramid, append_dim, region)
+    return update_tree(ds, pyramid, append_dim, region, scratch)
 
 
 def update_tree(
-    ds: xr.Dataset, pyramid: Pyramid, append_dim: Hashable | None, region: Any
+    ds: xr.Dataset,
+    pyramid: Pyramid,
+    append_dim: Hashable | None,
+    region: Any,
+    scratch: Callable[[], str] | None = None,
 ) -> xr.DataTree:
     """The tree that writes ``ds`` into every level of a file holding ``pyramid``: its
     levels made the same way (an append along a dimension the pyramid does not
-    coarsen extends each level by the coarsened new values).
+    coarsen extends each level by the coarsened new values), computed before they are
+    written as :func:`new_pyramid` computes them.
 
     Raises
     ------
@@ -299,5 +286,6 @@ def update_tree(
     # the file's resampling of the variables it holds, the default of new ones
     resampling = choose_resampling(ds, pyramid.dims, None)
     resampling |= {k: v for k, v in pyramid.resampling.items() if k in resampling}
-    levels = build_levels(ds, Pyramid(pyramid.dims, pyramid.factors, resampling))
+    target = None if scratch is None else scratch_target(scratch)
+    levels = build_levels(ds, Pyramid(pyramid.dims, pyramid.factors, resampling), target)
     return stored_attrs(pyramid_tree(levels, pyramid))
