@@ -138,7 +138,8 @@ def test_levels_written_in_any_order_are_the_brute_force(tmp_path, monkeypatch, 
     xh.to_hurray(ds, path, overviews=[2, 4, 8])
     with xr.open_datatree(path, engine="hurray") as tree:
         np.testing.assert_array_equal(tree["0"]["v"].values, values)
-        for got, want in zip(_levels(tree), brute_pyramid(values, [0, 1], [2, 4, 8], "mean")):
+        expected = brute_pyramid(values, [0, 1], [2, 4, 8], "mean")
+        for got, want in zip(_levels(tree), expected, strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
 
 
@@ -153,7 +154,8 @@ def test_small_coarse_levels_go_to_the_front(tmp_path):
     small = front.front_variables(reader.metadata)
     assert {"2/v", "1/v"} <= {p for p, _ in small}
     with xr.open_datatree(path, engine="hurray") as tree:
-        for got, want in zip(_levels(tree), brute_pyramid(values, [0, 1], [2, 4], "mean")):
+        expected = brute_pyramid(values, [0, 1], [2, 4], "mean")
+        for got, want in zip(_levels(tree), expected, strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
 
 
