@@ -19,7 +19,7 @@ each method runs in its own process, its wall time and peak resident memory
 measured there:
 
 - ``hurray``: ``to_hurray(ds, overviews=N)``, every level from the one before, the
-  input read once;
+  input read twice (once for every coarser level, once as level 0 is written);
 - ``zarr per level``: level 0 and ``ds.coarsen(y=F, x=F, boundary="pad").mean()``
   for every factor, each written with xarray's ``to_zarr`` (each level computed
   from level 0 again, as ``ndpyramid.pyramid_coarsen`` does);

@@ -8,8 +8,11 @@
 - :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
 - :mod:`.strings`: missing strings, bytes and character arrays, stored with CF attributes.
 - :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and
-  the choice of a level; :mod:`.resampling` its kernels; :mod:`.overview_write`
-  writing and appending to a file with overviews.
+  their ``multiscales`` record; :mod:`.overview_plan` what a pyramid is asked for,
+  :mod:`.overview_chunks` the chunks of its levels, :mod:`.overview_build` their
+  computation, :mod:`.resampling` its kernels, :mod:`.overview_write` writing and
+  appending to a file with overviews, :mod:`.overview_read` the choice of a level
+  (without dask).
 - :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``,
   registered once xarray is loaded by ``import xarray_hurray``, which runs before
   any module of this package (the engine's entry point, which xarray loads, too).
