@@ -20,12 +20,16 @@ one-dimensional).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import uuid
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
@@ -336,7 +340,7 @@ def stored(
     coarsening: Coarsening,
     steps: Sequence[int],
     target: Target,
-    scheduler: str | None = None,
+    pool: Executor | None = None,
 ) -> list[tuple[Any, tuple[tuple[int, ...], ...]]]:
     """The coarser levels of ``data`` (level 0's: dask, or an array in memory), each
     by windows of its step of ``steps`` from the one before, computed into arrays
@@ -369,7 +373,10 @@ def stored(
             chunks=tuple((1,) * len(sizes) for sizes in state[0].chunks), dtype=np.int8,
             meta=np.empty((0,) * state[0].ndim, np.int8),
         )  # fmt: skip
-        done.compute(scheduler=scheduler)
+        if pool is None:
+            done.compute()
+        else:
+            done.compute(scheduler="threads", pool=pool)
         levels += zip(targets, chunks, strict=True)
         state = tuple(_wrapped(part, chunks[-1]) for part in carried)
         first = False
@@ -423,22 +430,30 @@ def build_levels(
     steps = level_steps(pyramid.factors)
     coarse: dict[Hashable, list[Any]] = {}
     files: set[Hashable] = set()  # levels in the targets, with the blocks of each
-    for name, var in ds.variables.items():
-        if name in bounds:
-            coordinate = ds.variables[bounds[name]]
-            increasing = bool(coordinate.size < 2 or coordinate.values[-1] >= coordinate.values[0])
-            axis = next(k for k, d in enumerate(var.dims) if d in pyramid.dims)
-            coarse[name] = bounds_levels(np.asarray(var.values), axis, steps, increasing)
-        elif str(name) in pyramid.resampling:
-            coarsening = Coarsening.of(var, pyramid.dims, pyramid.resampling[str(name)])
-            if not isinstance(var.data, da.Array):
-                found = stored(var.data, coarsening, steps, np.empty, scheduler="threads")
-                coarse[name] = [values for values, _ in found]
-            elif target is None:
-                coarse[name] = coarsened(var.data, coarsening, steps)
-            else:
-                coarse[name] = stored(var.data, coarsening, steps, target)
-                files.add(name)
+    pool: Executor | None = None  # for arrays in memory
+    with contextlib.ExitStack() as stack:
+        for name, var in ds.variables.items():
+            if name in bounds:
+                coordinate = ds.variables[bounds[name]]
+                increasing = bool(
+                    coordinate.size < 2 or coordinate.values[-1] >= coordinate.values[0]
+                )
+                axis = next(k for k, d in enumerate(var.dims) if d in pyramid.dims)
+                coarse[name] = bounds_levels(np.asarray(var.values), axis, steps, increasing)
+            elif str(name) in pyramid.resampling:
+                coarsening = Coarsening.of(var, pyramid.dims, pyramid.resampling[str(name)])
+                if not isinstance(var.data, da.Array):
+                    if pool is None:  # threads of its own, ended with the build
+                        threads = int(dask.config.get("num_workers", None) or os.cpu_count() or 1)
+                        pool = stack.enter_context(ThreadPoolExecutor(threads))
+                    found = stored(var.data, coarsening, steps, np.empty, pool)
+                    coarse[name] = [values for values, _ in found]
+                elif target is None:
+                    coarse[name] = coarsened(var.data, coarsening, steps)
+                else:
+                    coarse[name] = stored(var.data, coarsening, steps, target)
+                    files.add(name)
+
     levels: list[xr.Dataset] = [ds]
     for number in range(1, len(pyramid.factors) + 1):
         variables: dict[Hashable, xr.Variable] = {}
