@@ -10,12 +10,13 @@ not depend on the blocks.  Levels whose windows are wider than a block
 (:data:`BLOCK_SIDE`) are computed in the same way from the last level the blocks
 reached, in blocks of that level.
 
-Dask-backed variables stay lazy: each coarser level is a dask array whose blocks are
-picked from one task per block of level 0, which computes all the levels of that
-block (:func:`coarsened`), so that storing every level in one computation reads each
-block of level 0 once.  Variables in memory are computed at once, with the same
-tasks, into the levels' arrays.  CF bounds are coarsened whole (they are
-one-dimensional).
+Levels are computed by one pass of tasks over the blocks of level 0, each task
+assigning its block's cells of every level to the levels' arrays and keeping nothing
+(:func:`stored`): arrays in memory for a variable in memory, the files a write
+stores them in for a dask-backed one.  Without such files (a pyramid nothing
+writes), a dask-backed variable's levels stay lazy: each is a dask array whose
+blocks are picked from the one task per block of level 0 that computes them all
+(:func:`coarsened`).  CF bounds are coarsened whole (they are one-dimensional).
 """
 
 from __future__ import annotations
@@ -133,6 +134,12 @@ class Coarsening:
         # the sums and counts of the level before, summed again
         return tuple(window_total(part, self.axes, step, None) for part in state)
 
+    def state_dtypes(self) -> list[np.dtype]:
+        """The element types of a :data:`State` past level 0."""
+        if self.method != "mean":
+            return [self.dtype]
+        return [sum_dtype(self.dtype), np.dtype(np.int64)]
+
     def values(self, state: State) -> np.ndarray:
         """The values of a level's block (past level 0)."""
         if self.method != "mean":
@@ -236,20 +243,13 @@ def _stage(
             (name, *block): (_pick, (chained.name, *block), part, index)
             for block in np.ndindex(*chained.numblocks)
         }
-        chunks = tuple(
-            tuple(-(-c // factor) for c in sizes) if k in axes else sizes
-            for k, sizes in enumerate(chained.chunks)
-        )
+        chunks = _coarse_chunks(chained.chunks, axes, factor)
         graph = HighLevelGraph.from_collections(name, layer, dependencies=[chained])
         return da.Array(graph, name, chunks, meta=np.empty((0,) * ndim, dtype))
 
     factors = [math.prod(steps[: j + 1]) for j in range(len(steps))]
     levels = [picked(0, j, f, coarsening.dtype) for j, f in enumerate(factors)]
-    kinds = (
-        [sum_dtype(coarsening.dtype), np.dtype(np.int64)]
-        if coarsening.method == "mean"
-        else [coarsening.dtype]
-    )
+    kinds = coarsening.state_dtypes()
     state = tuple(picked(1, p, factors[-1], kind) for p, kind in enumerate(kinds))
     return levels, state
 
@@ -361,12 +361,11 @@ def stored(
         state = tuple(_aligned(part, coarsening.axes, factors[-1]) for part in state)
         chunks = [_coarse_chunks(state[0].chunks, coarsening.axes, f) for f in factors]
         targets = [target(tuple(map(sum, sizes)), coarsening.dtype) for sizes in chunks]
-        kinds = (
-            [sum_dtype(coarsening.dtype), np.dtype(np.int64)]
-            if coarsening.method == "mean"
-            else [coarsening.dtype]
+        carried = (
+            [target(tuple(map(sum, chunks[-1])), kind) for kind in coarsening.state_dtypes()]
+            if steps
+            else []
         )
-        carried = [target(tuple(map(sum, chunks[-1])), kind) for kind in kinds] if steps else []
         done = da.map_blocks(
             _chain_into, *state, coarsening=coarsening, steps=stage, first=first,
             targets=[*targets, *carried], name=f"coarsen-{uuid.uuid4().hex}",
