@@ -33,7 +33,7 @@ def _levels(tree: xr.DataTree) -> list[np.ndarray]:
     return [np.asarray(tree[name]["v"].values) for name in list(tree.children)[1:]]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     ny=st.integers(1, 40),
     nx=st.integers(1, 40),
