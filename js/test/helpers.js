@@ -36,34 +36,52 @@ export function fixtures() {
 	return made;
 }
 
+/** Content types of the files the pages load. */
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".png": "image/png" };
+
 /**
  * Serve the files of `dir` on 127.0.0.1 with single Range requests, counting them.
  * @param {string} dir
  * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], close: () => Promise<void>}>}
  */
-export async function rangeServer(dir) {
+export function rangeServer(dir) {
+	return serveFolders({ "/": dir });
+}
+
+/**
+ * Serve folders on 127.0.0.1, each under its URL prefix ("/" and "/data/", say), with
+ * single Range requests; the ranges asked for are logged.
+ * @param {Record<string, string>} folders URL prefix to folder
+ * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number, path: string}[], close: () => Promise<void>}>}
+ */
+export async function serveFolders(folders) {
 	const log = [];
+	const prefixes = Object.keys(folders).sort((a, b) => b.length - a.length);
 	const server = http.createServer((request, response) => {
-		const file = path.join(dir, decodeURIComponent(new URL(request.url, "http://x").pathname));
-		if (!file.startsWith(dir) || !fs.existsSync(file)) {
+		const route = decodeURIComponent(new URL(request.url, "http://x").pathname);
+		const prefix = prefixes.find((p) => route.startsWith(p));
+		const root = prefix === undefined ? null : path.resolve(folders[prefix]);
+		const file = root === null ? null : path.join(root, route.slice(prefix.length));
+		if (file === null || !file.startsWith(root) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
 			response.writeHead(404).end();
 			return;
 		}
 		const data = fs.readFileSync(file);
+		const type = TYPES[path.extname(file)] ?? "application/octet-stream";
 		const match = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? "");
 		if (match === null) {
-			response.writeHead(200, { "Content-Length": data.length }).end(data);
+			response.writeHead(200, { "Content-Length": data.length, "Content-Type": type }).end(data);
 			return;
 		}
 		const start = Number(match[1]);
 		const stop = Math.min(Number(match[2]) + 1, data.length);
-		log.push({ start, stop });
+		log.push({ start, stop, path: route });
 		if (start >= data.length) {
 			response.writeHead(416, { "Content-Range": `bytes */${data.length}` }).end();
 			return;
 		}
 		response
-			.writeHead(206, { "Content-Range": `bytes ${start}-${stop - 1}/${data.length}`, "Content-Length": stop - start })
+			.writeHead(206, { "Content-Range": `bytes ${start}-${stop - 1}/${data.length}`, "Content-Length": stop - start, "Content-Type": type })
 			.end(data.subarray(start, stop));
 	});
 	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -71,6 +89,10 @@ export async function rangeServer(dir) {
 	return {
 		url: (name) => `http://127.0.0.1:${port}/${name}`,
 		log,
-		close: () => new Promise((resolve) => server.close(resolve)),
+		close: () =>
+			new Promise((resolve) => {
+				server.closeAllConnections?.();
+				server.close(resolve);
+			}),
 	};
 }
