@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -95,4 +96,58 @@ export async function serveFolders(folders) {
 				server.close(resolve);
 			}),
 	};
+}
+
+/**
+ * The pixels of a PNG of 8-bit RGB or RGBA, not interlaced (as a browser's screenshot
+ * is), as RGBA bytes.
+ * @param {Buffer} png
+ * @returns {{width: number, height: number, rgba: Uint8Array}}
+ */
+export function decodePng(png) {
+	let at = 8;
+	let width = 0;
+	let height = 0;
+	let channels = 0;
+	const data = [];
+	while (at < png.length) {
+		const length = png.readUInt32BE(at);
+		const type = png.toString("latin1", at + 4, at + 8);
+		const body = png.subarray(at + 8, at + 8 + length);
+		if (type === "IHDR") {
+			width = body.readUInt32BE(0);
+			height = body.readUInt32BE(4);
+			const [depth, colour, , , interlace] = body.subarray(8, 13);
+			channels = { 2: 3, 6: 4 }[colour] ?? 0;
+			if (depth !== 8 || channels === 0 || interlace !== 0) {
+				throw new Error(`a PNG of depth ${depth}, colour type ${colour}, interlace ${interlace}: not decoded here`);
+			}
+		} else if (type === "IDAT") {
+			data.push(body);
+		}
+		at += 12 + length;
+	}
+	const raw = zlib.inflateSync(Buffer.concat(data));
+	const stride = width * channels;
+	const rows = new Uint8Array(height * stride);
+	for (let y = 0; y < height; y++) {
+		const filter = raw[y * (stride + 1)];
+		const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+		const out = rows.subarray(y * stride, (y + 1) * stride);
+		const up = y > 0 ? rows.subarray((y - 1) * stride, y * stride) : new Uint8Array(stride);
+		for (let i = 0; i < stride; i++) {
+			const a = i >= channels ? out[i - channels] : 0;
+			const b = up[i];
+			const c = i >= channels ? up[i - channels] : 0;
+			const p = a + b - c;
+			const predictor = [0, a, b, (a + b) >> 1, Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c][filter];
+			out[i] = (line[i] + predictor) & 255;
+		}
+	}
+	const rgba = new Uint8Array(width * height * 4);
+	for (let k = 0; k < width * height; k++) {
+		rgba.set(rows.subarray(k * channels, k * channels + 3), 4 * k);
+		rgba[4 * k + 3] = channels === 4 ? rows[k * channels + 3] : 255;
+	}
+	return { width, height, rgba };
 }
