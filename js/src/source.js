@@ -264,7 +264,7 @@ export class HttpSource {
 			this.learnSize(length === null ? undefined : Number(length));
 			skip = start;
 		}
-		const body = await readBody(response, skip + (stop - start), this.name, signal);
+		const body = response.status === 206 ? new Uint8Array(await response.arrayBuffer()) : await readBody(response, skip + (stop - start), this.name, signal);
 		this.stats.bytes += body.length;
 		return body.subarray(Math.min(skip, body.length));
 	}
@@ -291,7 +291,11 @@ export class HttpSource {
 }
 
 /**
- * The body of `response`, at most `limit` bytes of it: the rest is not downloaded.
+ * The body of `response`, at most `limit` bytes of it.  A whole answer (206: the
+ * bytes asked for) is read as one buffer, which a headless browser's virtual time
+ * waits for as a pending fetch (read as a stream, the page looks idle between its
+ * pieces, and a virtual time budget runs out before the data is in); a 200 (a server
+ * that ignored Range) is read as a stream and cut at `limit`: the rest is not downloaded.
  * @param {Response} response
  * @param {number} limit
  * @param {string} name
@@ -300,6 +304,15 @@ export class HttpSource {
 async function readBody(response, limit, name, signal) {
 	if (response.body === null) {
 		return new Uint8Array(0);
+	}
+	const failed = (/** @type {unknown} */ error) =>
+		new HurrayIOError(`${name}: reading an answer failed${signal.aborted ? ` (${describe(signal.reason)})` : ""}: ${describe(error)}`, { cause: error });
+	if (response.status === 206) {
+		try {
+			return new Uint8Array(await response.arrayBuffer()).subarray(0, limit);
+		} catch (error) {
+			throw failed(error);
+		}
 	}
 	const out = new Uint8Array(limit);
 	let at = 0;
@@ -315,9 +328,7 @@ async function readBody(response, limit, name, signal) {
 			at += take;
 		}
 	} catch (error) {
-		throw new HurrayIOError(`${name}: reading an answer failed${signal.aborted ? ` (${describe(signal.reason)})` : ""}: ${describe(error)}`, {
-			cause: error,
-		});
+		throw failed(error);
 	} finally {
 		if (at >= limit) {
 			await reader.cancel().catch(() => {});
@@ -331,8 +342,9 @@ async function readBody(response, limit, name, signal) {
  * A signal that aborts after `ms` milliseconds of real time, and the function that
  * lets go of its timer.  In a page the timer runs in a worker: the page's own timers
  * follow its clock, which a headless browser's virtual time budget runs ahead of the
- * network (a 30 s timeout then fires while the answer is still arriving); a worker's
- * timers keep real time.  Elsewhere, or where no worker may start, `AbortSignal.timeout`.
+ * network whenever the page looks idle (a 30 s timeout then fires while an answer is
+ * still arriving); a worker's timers keep real time.  Elsewhere, or where no worker
+ * may start, `AbortSignal.timeout`.
  * @param {number} ms
  * @returns {{signal: AbortSignal, clear: () => void}}
  */

@@ -166,9 +166,9 @@ def write_map_fields(out: Path) -> dict[str, Any]:
     lat = -89.875 + 0.25 * np.arange(720)
     lon = 0.125 + 0.25 * np.arange(1440)
     lon2, lat2 = np.meshgrid(lon, lat)
-    steps = np.stack(
-        [np.sin(np.radians(lon2)) * 10 + lat2 / 3 + 20 * k for k in range(3)]
-    ).astype(np.float32)
+    steps = np.stack([np.sin(np.radians(lon2)) * 10 + lat2 / 3 + 20 * k for k in range(3)]).astype(
+        np.float32
+    )
     steps[:, 400:440, 560:640] = np.nan  # 10..20 N, 140..160 E
     world = xr.Dataset(
         {"t2m": (("time", "lat", "lon"), steps, {"units": "K", "long_name": "test field"})},
@@ -203,7 +203,9 @@ def write_map_fields(out: Path) -> dict[str, Any]:
             "x": ("x", x, {"standard_name": "projection_x_coordinate", "units": "m"}),
         },
     )
-    to_hurray(field, out / "map_utm.hurray", overviews=1, encoding={"height": {"chunks": (128, 128)}})
+    to_hurray(
+        field, out / "map_utm.hurray", overviews=1, encoding={"height": {"chunks": (128, 128)}}
+    )
     fields = {}
     for name, values, factors, extra in (
         ("global", steps, [1, 2, 4], {"west": 0.0, "south": -90.0, "cell": 0.25}),
@@ -213,7 +215,9 @@ def write_map_fields(out: Path) -> dict[str, Any]:
         for factor in factors:
             level = values if factor == 1 else coarsen(values, factor)
             (out / f"map_{name}_{factor}.bin").write_bytes(level.astype("<f4").tobytes())
-            levels.append({"factor": factor, "bin": f"map_{name}_{factor}.bin", "shape": list(level.shape)})
+            levels.append(
+                {"factor": factor, "bin": f"map_{name}_{factor}.bin", "shape": list(level.shape)}
+            )
         fields[name] = {"file": f"map_{name}.hurray", "levels": levels, **extra}
     return fields
 

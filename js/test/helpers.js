@@ -53,7 +53,7 @@ export function rangeServer(dir) {
  * Serve folders on 127.0.0.1, each under its URL prefix ("/" and "/data/", say), with
  * single Range requests; the ranges asked for are logged.
  * @param {Record<string, string>} folders URL prefix to folder
- * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number, path: string}[], close: () => Promise<void>}>}
+ * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], close: () => Promise<void>}>}
  */
 export async function serveFolders(folders) {
 	const log = [];
@@ -76,7 +76,7 @@ export async function serveFolders(folders) {
 		}
 		const start = Number(match[1]);
 		const stop = Math.min(Number(match[2]) + 1, data.length);
-		log.push({ start, stop, path: route });
+		log.push({ start, stop });
 		if (start >= data.length) {
 			response.writeHead(416, { "Content-Range": `bytes */${data.length}` }).end();
 			return;

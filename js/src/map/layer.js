@@ -284,16 +284,28 @@ export class HurrayLayer extends EventTarget {
 	}
 
 	/**
-	 * The least and greatest value of the coarsest level at the selection (of its
-	 * middle chunk, for a level too large to read whole).
+	 * The least and greatest value of the coarsest level, over every step of the
+	 * leading dimensions where that is at most RANGE_CELLS cells (colours then compare
+	 * across time steps), else at the selection (of its middle chunk, for a level
+	 * too large to read whole).
 	 * @returns {Promise<[number, number]>}
 	 */
 	async findRange() {
 		const k = this.grid.levels.length - 1;
 		const level = this.grid.levels[k];
+		const box = this.fullBox([
+			[0, level.rows],
+			[0, level.cols],
+		]);
+		const steps = this.grid.leading.reduce((n, d) => n * d.size, 1);
+		if (steps * level.rows * level.cols <= RANGE_CELLS) {
+			this.grid.leading.forEach(({ axis, size }) => {
+				box[axis] = [0, size];
+			});
+		}
 		const values =
 			level.rows * level.cols <= RANGE_CELLS
-				? sampleWhole(await this.file.read(level.path, this.fullBox([[0, level.rows], [0, level.cols]])), this.grid)
+				? sampleWhole(await this.file.read(level.path, box), this.grid)
 				: (await this.chunkValues(k, Math.floor(level.rows / level.chunkRows / 2), Math.floor(level.cols / level.chunkCols / 2))).values;
 		let low = Number.POSITIVE_INFINITY;
 		let high = Number.NEGATIVE_INFINITY;
