@@ -93,6 +93,8 @@ export class FileSource {
 		this.size = undefined;
 		/** @type {Promise<{fs: typeof import("node:fs"), fd: number}> | null} */
 		this.opened = null;
+		/** Reads made so far (one per range), and the bytes they returned. */
+		this.stats = { requests: 0, bytes: 0 };
 	}
 
 	/** The open file: node:fs and its descriptor. */
@@ -133,6 +135,7 @@ export class FileSource {
 			new Promise((resolve, reject) => fs.read(fd, out, at, out.length - at, position, (error, n) => (error ? reject(error) : resolve(n))));
 		return Promise.all(
 			ranges.map(async ([start, stop]) => {
+				this.stats.requests++;
 				const out = new Uint8Array(Math.max(0, Math.min(stop, size) - start));
 				let at = 0;
 				while (at < out.length) {
@@ -142,6 +145,7 @@ export class FileSource {
 					}
 					at += n;
 				}
+				this.stats.bytes += at;
 				return out.subarray(0, at);
 			}),
 		);

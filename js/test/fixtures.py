@@ -222,6 +222,74 @@ def write_map_fields(out: Path) -> dict[str, Any]:
     return fields
 
 
+def write_grid_cases(out: Path) -> None:
+    """Small files of the ways a grid is described, for the map layer's grid tests
+    (``grid_<case>.hurray``): a GDAL GeoTransform and WKT without coordinates, CF grid
+    mapping parameters alone, GeoZarr's ``proj:code``, x before y, packed integers,
+    an irregular latitude, a grid mapping that names no variable."""
+    values = np.arange(24, dtype=np.float32).reshape(4, 6)
+    gdal = {"spatial_ref": UTM_32N_WKT, "GeoTransform": "300000 1000 0 5500000 0 -1000"}
+    to_hurray(
+        xr.Dataset(
+            {
+                "v": (("y", "x"), values, {"grid_mapping": "crs"}),
+                "crs": ((), np.int32(0), gdal),
+            }
+        ),
+        out / "grid_geotransform.hurray",
+    )
+    tmerc = {
+        "grid_mapping_name": "transverse_mercator",
+        "longitude_of_central_meridian": 9.0,
+        "latitude_of_projection_origin": 0.0,
+        "scale_factor_at_central_meridian": 0.9996,
+        "false_easting": 500000.0,
+        "false_northing": 0.0,
+    }
+    projected = {
+        "y": ("y", 5_000_500.0 - 1000 * np.arange(4), {"standard_name": "projection_y_coordinate"}),
+        "x": ("x", 400_500.0 + 1000 * np.arange(6), {"standard_name": "projection_x_coordinate"}),
+    }
+    to_hurray(
+        xr.Dataset(
+            {"v": (("y", "x"), values, {"grid_mapping": "tm"}), "tm": ((), np.int32(0), tmerc)},
+            coords=projected,
+        ),
+        out / "grid_cf.hurray",
+    )
+    to_hurray(
+        xr.Dataset({"v": (("y", "x"), values, {"proj:code": "EPSG:3857"})}, coords=projected),
+        out / "grid_projcode.hurray",
+    )
+    lon = ("lon", -179.5 + np.arange(6.0), {"units": "degrees_east"})
+    lat = ("lat", 89.5 - np.arange(4.0), {"units": "degrees_north"})
+    to_hurray(
+        xr.Dataset({"v": (("lon", "lat"), values.T.copy())}, coords={"lon": lon, "lat": lat}),
+        out / "grid_xy.hurray",
+    )
+    packed = xr.Dataset({"v": (("lat", "lon"), values)}, coords={"lon": lon, "lat": lat})
+    packed["v"][0, 0] = np.nan
+    packed["v"].encoding = {
+        "dtype": "int16",
+        "scale_factor": 0.5,
+        "add_offset": 10.0,
+        "_FillValue": -1,
+    }
+    to_hurray(packed, out / "grid_packed.hurray")
+    bent = ("lat", np.array([0.0, 1.0, 2.0, 4.0]), {"units": "degrees_north"})
+    to_hurray(
+        xr.Dataset({"v": (("lat", "lon"), values)}, coords={"lon": lon, "lat": bent}),
+        out / "grid_irregular.hurray",
+    )
+    to_hurray(
+        xr.Dataset(
+            {"v": (("lat", "lon"), values, {"grid_mapping": "nothing"})},
+            coords={"lon": lon, "lat": lat},
+        ),
+        out / "grid_nomapping.hurray",
+    )
+
+
 def boxes(shape: tuple[int, ...], rng: np.random.Generator) -> list[list[list[int]] | None]:
     """The whole variable and a few boxes of it (some empty, some at the edges)."""
     out: list[list[list[int]] | None] = [None]
@@ -394,6 +462,7 @@ def main() -> None:
                     }
                 )
     (out / "map.json").write_text(json.dumps(write_map_fields(out), indent=1))
+    write_grid_cases(out)
     manifest = {
         "files": names,
         "cases": cases,

@@ -10,6 +10,8 @@ import * as path from "node:path";
 import * as zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 
+import proj4 from "proj4";
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** The Python interpreter that writes the fixtures: $PYTHON, else python3. */
@@ -51,12 +53,15 @@ export function rangeServer(dir) {
 
 /**
  * Serve folders on 127.0.0.1, each under its URL prefix ("/" and "/data/", say), with
- * single Range requests; the ranges asked for are logged.
+ * single Range requests; the ranges asked for are logged, and the requests whose
+ * client went away before the answer counted (`dropped`).
  * @param {Record<string, string>} folders URL prefix to folder
- * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], close: () => Promise<void>}>}
+ * @param {{delay?: number}} [options] milliseconds before each answer to a Range request
+ * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], dropped: () => number, close: () => Promise<void>}>}
  */
-export async function serveFolders(folders) {
+export async function serveFolders(folders, { delay = 0 } = {}) {
 	const log = [];
+	let dropped = 0;
 	const prefixes = Object.keys(folders).sort((a, b) => b.length - a.length);
 	const server = http.createServer((request, response) => {
 		const route = decodeURIComponent(new URL(request.url, "http://x").pathname);
@@ -77,19 +82,29 @@ export async function serveFolders(folders) {
 		const start = Number(match[1]);
 		const stop = Math.min(Number(match[2]) + 1, data.length);
 		log.push({ start, stop });
-		if (start >= data.length) {
-			response.writeHead(416, { "Content-Range": `bytes */${data.length}` }).end();
-			return;
+		const answer = () => {
+			if (response.destroyed || request.destroyed) {
+				dropped++;
+			} else if (start >= data.length) {
+				response.writeHead(416, { "Content-Range": `bytes */${data.length}` }).end();
+			} else {
+				response
+					.writeHead(206, { "Content-Range": `bytes ${start}-${stop - 1}/${data.length}`, "Content-Length": stop - start, "Content-Type": type })
+					.end(data.subarray(start, stop));
+			}
+		};
+		if (delay > 0) {
+			setTimeout(answer, delay);
+		} else {
+			answer();
 		}
-		response
-			.writeHead(206, { "Content-Range": `bytes ${start}-${stop - 1}/${data.length}`, "Content-Length": stop - start, "Content-Type": type })
-			.end(data.subarray(start, stop));
 	});
 	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 	const { port } = server.address();
 	return {
 		url: (name) => `http://127.0.0.1:${port}/${name}`,
 		log,
+		dropped: () => dropped,
 		close: () =>
 			new Promise((resolve) => {
 				server.closeAllConnections?.();
@@ -150,4 +165,85 @@ export function decodePng(png) {
 		rgba[4 * k + 3] = channels === 4 ? rows[k * channels + 3] : 255;
 	}
 	return { width, height, rgba };
+}
+
+/**
+ * The levels of a field of map.json (fixtures.py), as numpy coarsened them.
+ * @param {string} dir
+ * @param {{levels: {bin: string}[]}} field
+ */
+export function readLevels(dir, field) {
+	return field.levels.map((level) => {
+		const bytes = fs.readFileSync(path.join(dir, level.bin));
+		return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+	});
+}
+
+const R = 6378137;
+const UTM_32N = "+proj=utm +zone=32 +datum=WGS84 +units=m +no_defs";
+
+/**
+ * What a map must show at (`lon`, `lat`) of a field of map.json, on day `time`, in a
+ * Web Mercator tile of zoom `zoom`: the level the rule gives there (the coarsest whose
+ * cells span no more than a pixel of the tile, along each of the grid's axes, at the
+ * tile's centre) and the value of its cell under the point (of every cell within
+ * `tolerance` pixels, for a map that reprojects to that tolerance; NaN outside the
+ * grid).  Null where the point lies too near a cell's edge for rounding not to decide
+ * it, or the level's cells too near a pixel's size.
+ * @param {any} field
+ * @param {Float32Array[]} levels
+ * @param {number} lon
+ * @param {number} lat
+ * @param {number} zoom
+ * @param {number} time
+ * @param {number} [tolerance]
+ * @returns {{level: number, values: number[]} | null}
+ */
+export function cellValues(field, levels, lon, lat, zoom, time, tolerance = 0) {
+	// the pixel's size at the centre of its tile, in metres of Web Mercator
+	const span = (2 * Math.PI * R) / 2 ** zoom;
+	const my = R * Math.log(Math.tan(Math.PI / 4 + (lat * Math.PI) / 360));
+	const centreY = Math.PI * R - (Math.floor((Math.PI * R - my) / span) + 0.5) * span;
+	const centreLat = (2 * Math.atan(Math.exp(centreY / R)) - Math.PI / 2) * (180 / Math.PI);
+	const pixel = span / 256;
+	let col;
+	let row;
+	let cellsPerPixel;
+	if (field.south !== undefined) {
+		col = ((((lon - field.west) % 360) + 360) % 360) / field.cell;
+		row = (lat - field.south) / field.cell;
+		const degrees = (pixel / R) * (180 / Math.PI);
+		cellsPerPixel = (degrees * Math.cos((centreLat * Math.PI) / 180)) / field.cell; // along latitude, the smaller
+	} else {
+		const [x, y] = proj4(UTM_32N, [lon, lat]);
+		col = (x - field.west) / field.cell;
+		row = (field.north - y) / field.cell;
+		cellsPerPixel = (pixel * Math.cos((centreLat * Math.PI) / 180) * 0.9996) / field.cell;
+	}
+	let k = 0;
+	field.levels.forEach((level, j) => {
+		if (level.factor <= cellsPerPixel) {
+			k = j;
+		}
+	});
+	if (Math.min(...field.levels.map((level) => Math.abs(Math.log(level.factor / cellsPerPixel)))) < 0.05) {
+		return null;
+	}
+	const { factor, shape } = field.levels[k];
+	const [rows, cols] = shape.slice(-2);
+	const c = col / factor;
+	const r = row / factor;
+	const reach = (tolerance * cellsPerPixel) / factor; // the tolerance in cells of the level
+	const edge = Math.min(c - Math.floor(c), Math.ceil(c) - c, r - Math.floor(r), Math.ceil(r) - r);
+	if (reach === 0 && edge < 0.2) {
+		return null;
+	}
+	const values = [];
+	for (let i = Math.floor(r - reach); i <= Math.floor(r + reach); i++) {
+		for (let j = Math.floor(c - reach); j <= Math.floor(c + reach); j++) {
+			const inside = i >= 0 && i < rows && j >= 0 && j < cols;
+			values.push(inside ? levels[k][time * rows * cols + i * cols + j] : Number.NaN);
+		}
+	}
+	return { level: k, values };
 }

@@ -5,11 +5,11 @@
 // overviews) and a 1 km field in UTM zone 32N (one overview).
 //
 // At points spread over each view, the map library says which longitude and latitude
-// the pixel shows; the test finds the cell there (proj4 for UTM), at the level the rule
-// gives (the coarsest whose cells are no coarser than a pixel of the tile, along each
-// axis), and the colour of that cell's value as numpy coarsened it, in the gray
-// colormap: the pixel of the screenshot must have it, or the page's background where
-// the value is NaN.  The library's own placement of longitudes and latitudes on the
+// the pixel shows; the test finds the cell there (helpers.js cellValues: proj4 for
+// UTM), at the level the rule gives (the coarsest whose cells are no coarser than a
+// pixel of the tile, along each axis), and the colour of that cell's value as numpy
+// coarsened it, in the gray colormap: the pixel of the screenshot must have it, or the
+// page's background where the value is NaN.  The library's own placement of longitudes and latitudes on the
 // screen (north up) is thus what the layer's drawing is checked against; points too
 // near a cell's edge, where a rounding decides, are left out.
 
@@ -21,9 +21,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 
 import { chromium } from "playwright-core";
-import proj4 from "proj4";
-
-import { decodePng, fixtures, serveFolders } from "./helpers.js";
+import { cellValues, decodePng, fixtures, readLevels, serveFolders } from "./helpers.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BROWSER = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -36,7 +34,6 @@ const HEIGHT = 384;
 const BACKGROUND = [255, 0, 255]; // the example pages' background, where a pixel is transparent
 const R = 6378137;
 const RANGE = { global: [-40, 80], utm: [-30, 60] };
-const UTM = "+proj=utm +zone=32 +datum=WGS84 +units=m +no_defs";
 
 let server;
 let browser;
@@ -47,11 +44,8 @@ const levels = {};
 before(async () => {
 	const { dir } = fixtures();
 	map = JSON.parse(fs.readFileSync(path.join(dir, "map.json"), "utf8"));
-	for (const [name, field] of Object.entries(map)) {
-		levels[name] = field.levels.map((level) => {
-			const bytes = fs.readFileSync(path.join(dir, level.bin));
-			return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
-		});
+	for (const name of Object.keys(map)) {
+		levels[name] = readLevels(dir, map[name]);
 	}
 	server = await serveFolders({ "/": path.join(here, ".."), "/data/": dir });
 	browser = await chromium.launch({ executablePath: BROWSER, headless: true, args: FLAGS });
@@ -168,11 +162,8 @@ async function compare(page, adapter, field, zoom, time) {
 }
 
 /**
- * The colours the cell at (`lon`, `lat`) of time step `time` may have on the map, at
- * the level the rule gives for a Web Mercator tile of zoom `zoom` there: the colour of
- * that cell (of any cell within `tolerance` pixels, for a library that reprojects to
- * that tolerance); null where the point is too near an edge of the cell (or where the
- * level's cells are too near a pixel's size for the rule to tell).
+ * The colours the cell at (`lon`, `lat`) may have on the map (see cellValues): the
+ * gray of each value over the field's range, the page's background for NaN.
  * @param {string} field
  * @param {number} lon
  * @param {number} lat
@@ -181,56 +172,16 @@ async function compare(page, adapter, field, zoom, time) {
  * @param {number} tolerance
  */
 function expected(field, lon, lat, zoom, time, tolerance) {
-	const f = map[field];
-	// the pixel's size at the centre of its tile, in metres of Web Mercator
-	const span = (2 * Math.PI * R) / 2 ** zoom;
-	const my = R * Math.log(Math.tan(Math.PI / 4 + (lat * Math.PI) / 360));
-	const centreY = Math.PI * R - (Math.floor((Math.PI * R - my) / span) + 0.5) * span;
-	const centreLat = (2 * Math.atan(Math.exp(centreY / R)) - Math.PI / 2) * (180 / Math.PI);
-	const pixel = span / 256;
-	let col;
-	let row;
-	let cellsPerPixel;
-	if (field === "global") {
-		col = ((((lon - f.west) % 360) + 360) % 360) / f.cell;
-		row = (lat - f.south) / f.cell;
-		const degrees = (pixel / R) * (180 / Math.PI);
-		cellsPerPixel = (degrees * Math.cos((centreLat * Math.PI) / 180)) / f.cell; // along latitude, the smaller
-	} else {
-		const [x, y] = proj4(UTM, [lon, lat]);
-		col = (x - f.west) / f.cell;
-		row = (f.north - y) / f.cell;
-		cellsPerPixel = (pixel * Math.cos((centreLat * Math.PI) / 180) * 0.9996) / f.cell;
-	}
-	let k = 0;
-	f.levels.forEach((level, j) => {
-		if (level.factor <= cellsPerPixel) {
-			k = j;
-		}
-	});
-	const nearest = Math.min(...f.levels.map((level) => Math.abs(Math.log(level.factor / cellsPerPixel))));
-	if (nearest < 0.05) {
-		return null; // a level's cells about a pixel: the two sides of the rule are too close to tell
-	}
-	const { factor, shape } = f.levels[k];
-	const [rows, cols] = shape.slice(-2);
-	const c = col / factor;
-	const r = row / factor;
-	const reach = (tolerance * cellsPerPixel) / factor; // the tolerance in cells of the level
-	const edge = Math.min(c - Math.floor(c), Math.ceil(c) - c, r - Math.floor(r), Math.ceil(r) - r);
-	if (reach === 0 && edge < 0.2) {
+	const found = cellValues(map[field], levels[field], lon, lat, zoom, time, tolerance);
+	if (found === null) {
 		return null;
 	}
 	const [low, high] = RANGE[field];
-	const rgbs = [];
-	for (let i = Math.floor(r - reach); i <= Math.floor(r + reach); i++) {
-		for (let j = Math.floor(c - reach); j <= Math.floor(c + reach); j++) {
-			const v = i < 0 || i >= rows || j < 0 || j >= cols ? Number.NaN : levels[field][k][(field === "global" ? time * rows * cols : 0) + i * cols + j];
-			const g = Math.min(255, Math.max(0, Math.round(((v - low) * 255) / (high - low))));
-			rgbs.push(Number.isNaN(v) ? BACKGROUND : [g, g, g]);
-		}
-	}
-	return { level: k, rgbs };
+	const rgbs = found.values.map((v) => {
+		const g = Math.min(255, Math.max(0, Math.round(((v - low) * 255) / (high - low))));
+		return Number.isNaN(v) ? BACKGROUND : [g, g, g];
+	});
+	return { level: found.level, rgbs };
 }
 
 /**
