@@ -184,12 +184,13 @@ const UTM_32N = "+proj=utm +zone=32 +datum=WGS84 +units=m +no_defs";
 
 /**
  * What a map must show at (`lon`, `lat`) of a field of map.json, on day `time`, in a
- * Web Mercator tile of zoom `zoom`: the level the rule gives there (the coarsest whose
- * cells span no more than a pixel of the tile, along each of the grid's axes, at the
- * tile's centre) and the value of its cell under the point (of every cell within
- * `tolerance` pixels, for a map that reprojects to that tolerance; NaN outside the
- * grid).  Null where the point lies too near a cell's edge for rounding not to decide
- * it, or the level's cells too near a pixel's size.
+ * Web Mercator tile of zoom `zoom`: the level the rule of docs/spec/overviews.md gives
+ * for that tile (the coarsest whose cells are no larger than the tile's extent in the
+ * field's CRS over its pixels, diagonal over diagonal) and the value of its cell
+ * under the point (of every cell within `tolerance` pixels, for a map that
+ * reprojects to that tolerance; NaN outside the grid).  Null where the point lies
+ * too near a cell's edge for rounding not to decide it, or the level's cells too near
+ * the tile's cell size.
  * @param {any} field
  * @param {Float32Array[]} levels
  * @param {number} lon
@@ -200,35 +201,40 @@ const UTM_32N = "+proj=utm +zone=32 +datum=WGS84 +units=m +no_defs";
  * @returns {{level: number, values: number[]} | null}
  */
 export function cellValues(field, levels, lon, lat, zoom, time, tolerance = 0) {
-	// the pixel's size at the centre of its tile, in metres of Web Mercator
 	const span = (2 * Math.PI * R) / 2 ** zoom;
+	const toLonLat = (/** @type {number} */ mx, /** @type {number} */ my) => [(mx / R) * (180 / Math.PI), (2 * Math.atan(Math.exp(my / R)) - Math.PI / 2) * (180 / Math.PI)];
 	const my = R * Math.log(Math.tan(Math.PI / 4 + (lat * Math.PI) / 360));
-	const centreY = Math.PI * R - (Math.floor((Math.PI * R - my) / span) + 0.5) * span;
-	const centreLat = (2 * Math.atan(Math.exp(centreY / R)) - Math.PI / 2) * (180 / Math.PI);
-	const pixel = span / 256;
-	let col;
-	let row;
-	let cellsPerPixel;
-	if (field.south !== undefined) {
-		col = ((((lon - field.west) % 360) + 360) % 360) / field.cell;
-		row = (lat - field.south) / field.cell;
-		const degrees = (pixel / R) * (180 / Math.PI);
-		cellsPerPixel = (degrees * Math.cos((centreLat * Math.PI) / 180)) / field.cell; // along latitude, the smaller
-	} else {
-		const [x, y] = proj4(UTM_32N, [lon, lat]);
-		col = (x - field.west) / field.cell;
-		row = (field.north - y) / field.cell;
-		cellsPerPixel = (pixel * Math.cos((centreLat * Math.PI) / 180) * 0.9996) / field.cell;
+	const left = -Math.PI * R + Math.floor((((lon + 180) % 360) + 360) % 360 / 360 * 2 ** zoom) * span;
+	const top = Math.PI * R - Math.floor((Math.PI * R - my) / span) * span;
+	const geographic = field.south !== undefined;
+	const toField = (/** @type {number} */ lo, /** @type {number} */ la) => (geographic ? [lo, la] : proj4(UTM_32N, [lo, la]));
+	// the tile's extent in the field's CRS: its edges, 16 points each
+	let [xmin, ymin, xmax, ymax] = [Infinity, Infinity, -Infinity, -Infinity];
+	for (let t = 0; t <= 16; t++) {
+		for (const [u, v] of [
+			[t / 16, 0],
+			[t / 16, 1],
+			[0, t / 16],
+			[1, t / 16],
+		]) {
+			const [x, y] = toField(...toLonLat(left + u * span, top - v * span));
+			[xmin, ymin, xmax, ymax] = [Math.min(xmin, x), Math.min(ymin, y), Math.max(xmax, x), Math.max(ymax, y)];
+		}
 	}
+	const size = Math.hypot(xmax - xmin, ymax - ymin) / Math.hypot(256, 256);
 	let k = 0;
 	field.levels.forEach((level, j) => {
-		if (level.factor <= cellsPerPixel) {
+		if (level.factor * field.cell <= size * (1 + 1e-9)) {
 			k = j;
 		}
 	});
-	if (Math.min(...field.levels.map((level) => Math.abs(Math.log(level.factor / cellsPerPixel)))) < 0.05) {
+	if (Math.min(...field.levels.map((level) => Math.abs(Math.log((level.factor * field.cell) / size)))) < 0.05) {
 		return null;
 	}
+	const [x, y] = toField(lon, lat);
+	const col = geographic ? ((((x - field.west) % 360) + 360) % 360) / field.cell : (x - field.west) / field.cell;
+	const row = geographic ? (y - field.south) / field.cell : (field.north - y) / field.cell;
+	const cellsPerPixel = size / field.cell;
 	const { factor, shape } = field.levels[k];
 	const [rows, cols] = shape.slice(-2);
 	const c = col / factor;

@@ -15,6 +15,7 @@ import { openHurray } from "../src/hurray.js";
 import { COLORMAPS, lookupTable } from "../src/map/colours.js";
 import { boundsOf, invert } from "../src/map/grid.js";
 import { HurrayLayer } from "../src/map/layer.js";
+import { chooseLevel } from "../src/map/tiles.js";
 
 const params = new URLSearchParams(location.search);
 const html = document.documentElement;
@@ -239,13 +240,7 @@ function showMetadata(layer) {
 
 /** The level whose chunks the view draws: the coarsest whose cells are no coarser than a pixel. */
 function currentLevel() {
-	let chosen = 0;
-	view.transforms.forEach(([a, b, , d, e], k) => {
-		if (Math.hypot(a, d) <= view.resolution * (1 + 1e-9) && Math.hypot(b, e) <= view.resolution * (1 + 1e-9)) {
-			chosen = k;
-		}
-	});
-	return chosen;
+	return chooseLevel(view.transforms.map((transform) => ({ transform })), view.resolution);
 }
 
 /**

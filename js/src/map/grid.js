@@ -103,12 +103,13 @@ export async function gridOf(file, name) {
 	const groupPath = first.path.slice(0, first.path.length - first.name.length);
 	const groups = file.groups;
 	const sibling = (/** @type {string} */ n) => (file.variables.includes(groupPath + n) ? file.variable(groupPath + n).attrs : undefined);
-	const [yAxis, xAxis] = spatialAxes(first, sibling);
-	const axes = [first.dims[yAxis], first.dims[xAxis]].map((dim) => sibling(dim));
 	const outer = ancestors(groupPath).map((g) => groups.get(g)?.attrs ?? {});
+	const [yAxis, xAxis] = spatialAxes(first, sibling, file.attrs["spatial:dimensions"]);
+	const axes = [first.dims[yAxis], first.dims[xAxis]].map((dim) => sibling(dim));
 	const crs = crsOf({ attrs: first.attrs, sibling, outer, axes });
 	const mapping = typeof first.attrs.grid_mapping === "string" ? sibling(first.attrs.grid_mapping.trim().split(/[\s:]+/)[0]) : undefined;
-	const base = transformOf(outer[0], mapping) ?? (await coordinateTransform(file, groupPath, first.dims[yAxis], first.dims[xAxis]));
+	const base =
+		overviews?.transforms[0] ?? transformOf(outer[0], mapping) ?? (await coordinateTransform(file, groupPath, first.dims[yAxis], first.dims[xAxis]));
 	const levels = paths.map((path, k) => {
 		const v = file.variable(path);
 		if (v.dims.join() !== first.dims.join()) {
@@ -212,13 +213,21 @@ function parseRecord(value) {
 }
 
 /**
- * The places of the y and x dimensions among the variable's: those whose coordinates
- * say so (CF axis, standard names, degrees units), else the last two.
+ * The places of the y and x dimensions among the variable's: those the root's
+ * `spatial:dimensions` names ([Y, X], GeoZarr), else those whose coordinates say so
+ * (CF axis, standard names, degrees units), else the last two.
  * @param {import("../metadata.js").Variable} v
  * @param {(name: string) => Record<string, unknown> | undefined} sibling
+ * @param {unknown} named the root's `spatial:dimensions`
  * @returns {[number, number]}
  */
-function spatialAxes(v, sibling) {
+function spatialAxes(v, sibling, named) {
+	if (Array.isArray(named) && named.length === 2) {
+		const [y, x] = named.map((dim) => v.dims.indexOf(String(dim)));
+		if (y >= 0 && x >= 0 && y !== x) {
+			return [y, x];
+		}
+	}
 	const says = (/** @type {"x" | "y"} */ axis) =>
 		v.dims.findIndex((dim) => {
 			const attrs = sibling(dim);

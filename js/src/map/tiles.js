@@ -1,7 +1,10 @@
 // A tile of a tile matrix set, resampled from a grid.  Each pixel of the tile takes
 // the value of the grid cell under its centre (nearest neighbour), at one level of
-// the pyramid: the coarsest whose cells are not coarser than the tile's pixels along
-// either of the grid's axes (measured at the tile's centre).
+// the pyramid: the coarsest whose cells are no coarser than the tile's pixels, as
+// docs/spec/overviews.md has a map client choose it ("Which level serves a map
+// tile"): the tile's extent in the grid's CRS, W by H, over its pixels, w by h, gives
+// the cell size r = sqrt(W² + H²) / sqrt(w² + h²), and the level is the coarsest whose
+// cells are no larger than r along either axis (level 0 where none is).
 //
 // A pixel centre goes from the tile matrix's CRS to longitude/latitude, then to the
 // grid's CRS and through the inverse of the grid's transform to a cell.  A grid in
@@ -124,7 +127,7 @@ export function planTile(sampler, matrix, z, x, y) {
 		const [lon, lat] = matrix.projection.inverse(left + u * resolution, top - v * resolution);
 		return cellOf(sampler, lon, lat);
 	};
-	const level = chooseLevel(sampler.grid.levels, at, size / 2);
+	const level = chooseLevel(sampler.grid.levels, cellSize(sampler, matrix, left, top, resolution * size, size));
 	const { fx, fy, rows: nRows, cols: nCols } = sampler.grid.levels[level];
 	const rows = new Int32Array(size * size);
 	const cols = new Int32Array(size * size);
@@ -151,22 +154,52 @@ export function planTile(sampler, matrix, z, x, y) {
 }
 
 /**
- * The coarsest level whose cells, along each axis of the grid, span no more than a
- * pixel at pixel position (`centre`, `centre`) does (level 0 where none or nothing is known).
- * @param {import("./grid.js").Level[]} levels
- * @param {(u: number, v: number) => [number, number]} at
- * @param {number} centre
+ * The cell size of a tile (docs/spec/overviews.md): the diagonal of its extent in the
+ * grid's CRS (its edges transformed, 16 points each) over the diagonal of its pixels.
+ * @param {Sampler} sampler
+ * @param {TileMatrixSet} matrix
+ * @param {number} left
+ * @param {number} top
+ * @param {number} span the tile's width and height in the matrix's CRS
+ * @param {number} size its pixels along each side
  */
-export function chooseLevel(levels, at, centre) {
-	const [c0, r0] = at(centre, centre);
-	const [c1, r1] = at(centre + 1, centre);
-	const [c2, r2] = at(centre, centre + 1);
-	// the pixel's extent along the grid's columns and rows, in level-0 cells
-	const spanCols = Math.abs(c1 - c0) + Math.abs(c2 - c0);
-	const spanRows = Math.abs(r1 - r0) + Math.abs(r2 - r0);
+export function cellSize(sampler, matrix, left, top, span, size) {
+	let [xmin, ymin, xmax, ymax] = [Infinity, Infinity, -Infinity, -Infinity];
+	for (let t = 0; t <= 16; t++) {
+		for (const [u, v] of [
+			[t / 16, 0],
+			[t / 16, 1],
+			[0, t / 16],
+			[1, t / 16],
+		]) {
+			const [lon, lat] = matrix.projection.inverse(left + u * span, top - v * span);
+			let x = lon;
+			let y = lat;
+			if (sampler.west === null) {
+				try {
+					[x, y] = sampler.projection.forward(lon, lat);
+				} catch {
+					continue;
+				}
+			}
+			if (Number.isFinite(x) && Number.isFinite(y)) {
+				[xmin, ymin, xmax, ymax] = [Math.min(xmin, x), Math.min(ymin, y), Math.max(xmax, x), Math.max(ymax, y)];
+			}
+		}
+	}
+	return Math.hypot(xmax - xmin, ymax - ymin) / Math.hypot(size, size);
+}
+
+/**
+ * The coarsest level whose cells, along each axis, are no larger than `r` (within a
+ * relative 1e-9); level 0 where none is, or `r` is not known.
+ * @param {{transform: import("./grid.js").Affine}[]} levels
+ * @param {number} r
+ */
+export function chooseLevel(levels, r) {
 	let chosen = 0;
-	levels.forEach((level, k) => {
-		if (level.fx <= spanCols * (1 + 1e-9) && level.fy <= spanRows * (1 + 1e-9)) {
+	levels.forEach(({ transform: [a, b, , d, e] }, k) => {
+		if (Math.hypot(a, d) <= r * (1 + 1e-9) && Math.hypot(b, e) <= r * (1 + 1e-9)) {
 			chosen = k;
 		}
 	});
