@@ -473,13 +473,14 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
 
 def pyramid_groups(ds: xr.Dataset, chunks: Chunks, overviews: int) -> tuple[Groups, Chunks]:
     """The groups of the pyramid of ``ds`` with ``overviews`` levels for a Zarr store
-    (the root with the ``multiscales`` attributes as JSON objects, the levels
-    ``"/0"``, ``"/1"``...), and the chunks of each level's variables: those planned
-    for level 0 (``chunks["/"]``), cut to the level's shape, as ``to_hurray`` cuts
-    them."""
+    (the root with the ``multiscales`` attributes, the levels ``"/0"``, ``"/1"``...,
+    the attributes of Zarr conventions as JSON objects), and the chunks of each
+    level's variables: those planned for level 0 (``chunks["/"]``), cut to the
+    level's shape, as ``to_hurray`` cuts them."""
     tree = multiscale(ds, overviews)
     groups = {node.path: node.to_dataset(inherit=False) for node in tree.subtree}
-    groups["/"].attrs = convention_attrs(groups["/"].attrs)
+    for level in groups.values():
+        level.attrs = convention_attrs(level.attrs)
     planned = {
         path: {
             name: tuple(min(c, n) for c, n in zip(chunks["/"][name], var.shape, strict=True))

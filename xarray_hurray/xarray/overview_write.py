@@ -33,16 +33,19 @@ from .resampling import KERNELS, sum_dtype, valid_count, valid_sum, window_total
 
 
 def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
-    """``tree`` with the JSON objects of the root's :data:`CONVENTION_ATTRS` as JSON
+    """``tree`` with the JSON objects of each node's :data:`CONVENTION_ATTRS` as JSON
     text, which a Hurray file's attributes hold (they hold no mappings)."""
-    attrs = dict(tree.attrs)
     changed = {
-        k: json.dumps(attrs[k]) for k in CONVENTION_ATTRS if not isinstance(attrs.get(k, ""), str)
+        node.path: {k: json.dumps(node.attrs[k]) for k in CONVENTION_ATTRS if k in node.attrs}
+        for node in tree.subtree
+        if any(not isinstance(node.attrs.get(k, ""), str) for k in CONVENTION_ATTRS)
     }
     if not changed:
         return tree
     tree = tree.copy()
-    tree.attrs = {**attrs, **changed}
+    for path, texts in changed.items():
+        node = tree[path]
+        node.attrs = {**node.attrs, **texts}
     return tree
 
 
@@ -433,7 +436,12 @@ def into_levels(
         return ds
     if request is not None:
         request.check_against(ds, pyramid)
-    return update_tree(ds, pyramid, append_dim, region)
+    tree = update_tree(ds, pyramid, append_dim, region)
+    # the root and the levels keep the file's attributes: where the levels lie (proj,
+    # spatial) is the file's, which new values that name no CRS would otherwise drop
+    for node in tree.subtree:
+        node.attrs = dict(metadata.group(node.path.strip("/")).attrs)
+    return tree
 
 
 def update_tree(

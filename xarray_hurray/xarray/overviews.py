@@ -1,6 +1,7 @@
 """Overviews: a pyramid of coarser levels of a dataset, as a DataTree of groups
 ``"0"`` (the dataset itself), ``"1"``, ``"2"``... described by the Zarr
-``multiscales`` convention (v0.1) in the root's attributes.
+``multiscales`` convention (v1) in the root's attributes, with the ``proj`` and
+``spatial`` conventions where the dataset has a CRS and a regular grid (:mod:`.geozarr`).
 
 Level ``k`` coarsens the pyramid's dimensions by its factor ``F[k]`` (``F[0] = 1``):
 its cell ``i`` covers the cells ``[i * F[k], (i + 1) * F[k])`` of level 0 along each of
@@ -44,6 +45,7 @@ import xarray as xr
 from ..errors import HurrayTypeError, HurrayValueError
 from .dims import default_dims
 from .encoding import auto_chunks
+from .geozarr import PROJ_CONVENTION, SPATIAL_CONVENTION, Grid, grid_of
 from .pyramid import (
     PYRAMID_ATTR,
     RESAMPLINGS,
@@ -78,10 +80,9 @@ CELL_METHODS |= {"max": "maximum"}
 MULTISCALES_CONVENTION = {
     "uuid": "d35379db-88df-4056-af3a-620245f8e347",
     "schema_url": (
-        "https://raw.githubusercontent.com/zarr-conventions/multiscales/refs/tags/v0.1.0/"
-        "schema.json"
+        "https://raw.githubusercontent.com/zarr-conventions/multiscales/refs/tags/v1/schema.json"
     ),
-    "spec_url": "https://github.com/zarr-conventions/multiscales/blob/v0.1.0/README.md",
+    "spec_url": "https://github.com/zarr-conventions/multiscales/blob/v1/README.md",
     "name": "multiscales",
     "description": "Multiscale layout of zarr datasets",
 }
@@ -537,32 +538,26 @@ def level_attrs(
     return {**attrs, **dict(zip(LEVEL_ATTRS, (number, factor, list(dims)), strict=True))}
 
 
-def multiscales(pyramid: Pyramid) -> dict[str, Any]:
-    """The ``multiscales`` object (convention v0.1) of the pyramid's levels: a layout
-    entry per level, each derived from the one before, its scale against level 0
-    along the pyramid's dimensions (the convention's examples)."""
+def multiscales(pyramid: Pyramid, grid: Grid | None = None) -> dict[str, Any]:
+    """The ``multiscales`` object (convention v1) of the pyramid's levels: a layout
+    entry per level, each derived from level 0 with its scale against level 0 along
+    the pyramid's dimensions (so that a client chaining ``derived_from`` and one
+    reading scales against the first level read the same), and, given the ``grid``
+    of level 0, each level's ``spatial:shape`` and ``spatial:transform``."""
     methods = {pyramid.resampling.get(name) for name in pyramid.resampling}
-    layout: list[dict[str, Any]] = [
-        {
-            "asset": "0",
-            "transform": {
-                "scale": [1.0] * len(pyramid.dims),
-                "translation": [0.0] * len(pyramid.dims),
-            },
+    layout: list[dict[str, Any]] = []
+    for number, factor in enumerate((1, *pyramid.factors)):
+        entry: dict[str, Any] = {"asset": str(number)}
+        if number:
+            entry["derived_from"] = "0"
+        entry["transform"] = {
+            "scale": [float(factor)] * len(pyramid.dims),
+            "translation": [0.0] * len(pyramid.dims),
         }
-    ]
-    for number, factor in enumerate(pyramid.factors, start=1):
-        layout.append(
-            {
-                "asset": str(number),
-                "derived_from": str(number - 1),
-                "transform": {
-                    "scale": [float(factor)] * len(pyramid.dims),
-                    "translation": [0.0] * len(pyramid.dims),
-                },
-            }
-        )
-    value: dict[str, Any] = {"version": "0.1.0", "layout": layout}
+        if grid is not None:
+            entry |= grid.level({dim: factor for dim in pyramid.dims})
+        layout.append(entry)
+    value: dict[str, Any] = {"layout": layout}
     if len(methods) == 1:
         (method,) = methods
         if method is not None:
@@ -572,11 +567,24 @@ def multiscales(pyramid: Pyramid) -> dict[str, Any]:
 
 def pyramid_tree(levels: Sequence[xr.Dataset], pyramid: Pyramid) -> xr.DataTree:
     """The levels as a DataTree: groups ``"0"``, ``"1"``..., the root holding the
-    ``multiscales`` convention's attributes and the pyramid's record."""
+    ``multiscales`` convention's attributes (with those of ``proj`` and ``spatial``
+    where level 0 has a CRS and a regular grid, :func:`~.geozarr.grid_of`, and then
+    each level's group those of its own grid too) and the pyramid's record."""
+    grid = grid_of(levels[0], pyramid.dims)
+    conventions = [MULTISCALES_CONVENTION]
+    if grid is not None:
+        conventions += [PROJ_CONVENTION, SPATIAL_CONVENTION]
+        # each level's group says where it lies too, for clients that read the levels
+        # as datasets of their own (xpublish-tiles)
+        levels = [
+            level.assign_attrs(grid.level_attrs({dim: factor for dim in pyramid.dims}))
+            for level, factor in zip(levels, (1, *pyramid.factors), strict=True)
+        ]
     root = xr.Dataset(
         attrs={
-            "zarr_conventions": [dict(MULTISCALES_CONVENTION)],
-            "multiscales": multiscales(pyramid),
+            "zarr_conventions": [dict(c) for c in conventions],
+            "multiscales": multiscales(pyramid, grid),
+            **(grid.attrs() if grid is not None else {}),
             PYRAMID_ATTR: pyramid.record(),
         }
     )

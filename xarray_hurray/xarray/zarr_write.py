@@ -246,8 +246,9 @@ def _pyramid_to_zarr(
             if "chunks" in var.encoding
         }
         settings[node.path] = hurray_zarr_encoding(level, chunked, **options)
-    # a root of JSON objects, as Zarr readers of the convention find them
-    tree.attrs = convention_attrs(tree.attrs)
+    # groups of JSON objects, as Zarr readers of the conventions find them
+    for node in tree.subtree:
+        node.attrs = convention_attrs(node.attrs)
     return tree.to_zarr(store, encoding=settings, **kwargs)
 
 
