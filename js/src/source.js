@@ -101,8 +101,11 @@ export class FileSource {
 	open() {
 		if (this.opened === null) {
 			this.opened = (async () => {
-				const fs = await import("node:fs");
-				const { fileURLToPath } = await import("node:url");
+				// Node's modules named by a variable: a bundler for the browser leaves the
+				// import alone (this source is never made there) instead of failing on it
+				const [fsModule, urlModule] = ["node:fs", "node:url"];
+				const fs = await import(fsModule);
+				const { fileURLToPath } = await import(urlModule);
 				const path = String(this.target).startsWith("file:") ? fileURLToPath(this.target) : String(this.target);
 				const fd = await new Promise((resolve, reject) => fs.open(path, "r", (error, fd) => (error ? reject(error) : resolve(fd))));
 				closeLost?.register(this, () => fs.close(fd, () => {}), this);

@@ -58,20 +58,17 @@ export function addHurrayProtocol(maplibregl, options = {}) {
 				files.set(fileUrl, file);
 			}
 			const variable = query.get("variable") ?? undefined;
+			const range = /** @type {[number, number] | undefined} */ (query.get("range")?.split(",").map(Number));
+			const select = query.has("select") ? JSON.parse(/** @type {string} */ (query.get("select"))) : undefined;
+			const colormap = query.get("colormap") ?? undefined;
 			const baseKey = `${fileUrl}|${variable}`;
 			let base = bases.get(baseKey);
 			if (base === undefined) {
-				base = file.then((f) => HurrayLayer.open(f, { variable, proj4: options.proj4, wait: options.wait ?? 20 }));
+				// the first URL of a variable opens it with its settings (a range given, none to find)
+				base = file.then((f) => HurrayLayer.open(f, { variable, proj4: options.proj4, wait: options.wait ?? 20, range, select, colormap }));
 				bases.set(baseKey, base);
 			}
-			const range = query.get("range")?.split(",").map(Number);
-			found = base.then((b) =>
-				b.derive({
-					select: query.has("select") ? JSON.parse(/** @type {string} */ (query.get("select"))) : undefined,
-					colormap: query.get("colormap") ?? undefined,
-					range: /** @type {[number, number] | undefined} */ (range),
-				}),
-			);
+			found = base.then((b) => b.derive({ select, colormap, range }));
 			found.catch(() => layers.delete(key));
 			layers.set(key, found);
 		}

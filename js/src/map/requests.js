@@ -1,6 +1,7 @@
 // The reads of the tiles a map asks for at once, gathered into one `readMany` per
 // variable: a map library asks for the tiles of a view one by one, in the same task
-// (or over a few frames, `wait`), and read together their chunks' byte ranges merge
+// (or over a few frames: a batch is sent once `wait` ms pass without a new tile, at
+// most `MAX_WAIT` after its first), and read together their chunks' byte ranges merge
 // into few requests and a chunk that two tiles share is fetched and decoded once.
 //
 // A tile whose signal aborts before its batch is sent leaves the batch; once sent,
@@ -22,13 +23,16 @@
  * @property {number} live its jobs not aborted
  */
 
+/** The longest a batch waits for more tiles, in milliseconds. */
+const MAX_WAIT = 100;
+
 /** Gathers reads into batches, one `readMany` per variable and batch. */
 export class TileRequests {
 	/**
 	 * @param {import("../reader.js").HurrayFile} file
 	 * @param {object} [options]
-	 * @param {number} [options.wait] milliseconds a batch waits for more tiles after
-	 *   its first (default 0: the tiles asked for in the same task)
+	 * @param {number} [options.wait] milliseconds without a new tile after which a
+	 *   batch is sent (default 0: the tiles asked for in the same task)
 	 */
 	constructor(file, options = {}) {
 		this.file = file;
@@ -37,6 +41,8 @@ export class TileRequests {
 		this.pending = [];
 		/** @type {ReturnType<typeof setTimeout> | null} */
 		this.timer = null;
+		/** when the pending batch's first tile came */
+		this.since = 0;
 		/** Batches sent, and the readMany calls they made (one per variable). */
 		this.stats = { batches: 0, reads: 0 };
 	}
@@ -58,8 +64,12 @@ export class TileRequests {
 			this.pending.push(job);
 			signal?.addEventListener("abort", () => this.abort(job, signal.reason), { once: true });
 			if (this.timer === null) {
-				this.timer = setTimeout(() => this.flush(), this.wait);
+				this.since = Date.now();
+			} else if (this.wait > 0 && Date.now() - this.since < MAX_WAIT) {
+				clearTimeout(this.timer); // another tile: wait for more
+				this.timer = null;
 			}
+			this.timer ??= setTimeout(() => this.flush(), this.wait);
 		});
 	}
 
