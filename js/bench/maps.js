@@ -82,7 +82,7 @@ start(() => new WebGLTileLayer({ source: new GeoZarr({ url: "${settings.files.za
 
 const HTML = (/** @type {string} */ name) => `<!doctype html><html><head><meta charset="utf-8">
 <style>html, body { margin: 0; } #map { width: ${settings.width}px; height: ${settings.height}px; }</style>
-<script>window.renders = []; window.rendered = (t) => window.renders.push(t);</script>
+<script>window.renders = []; window.rendered = (t) => window.renders.push(t); performance.setResourceTimingBufferSize(100000);</script>
 </head><body><div id="map"></div><script type="module" src="${name}.js"></script></body></html>`;
 
 /** Bundle each page into the served folder (and MapLibre's worker beside them, where it looks for it). */
@@ -123,22 +123,37 @@ function count(sent, from) {
 }
 
 /**
- * Wait until the page has rendered `n` times and no render followed for a while (a
- * map may render a view in steps: the last render of the view is when it is whole).
+ * Wait until the page has rendered at least `n` times, no request to the data is
+ * pending and nothing has happened for a while; then the time of the view rendered:
+ * the first render, after `since`, that follows the end of the last answer from the
+ * data (a map may render before its data is in, and again as it comes).
  * @param {import("playwright-core").Page} page
  * @param {number} n
+ * @param {{pending: number, events: number}} traffic requests to the data in flight, and events seen
+ * @param {number} since on the page's clock
  */
-async function settled(page, n) {
+async function rendered(page, n, traffic, since) {
 	await page.waitForFunction((n) => window.renders.length >= n, n, { timeout: 120_000 });
-	let seen = -1;
+	let seen = "";
 	for (;;) {
 		await page.waitForTimeout(750);
-		const now = await page.evaluate(() => window.renders.length);
-		if (now === seen) {
-			return page.evaluate(() => window.renders[window.renders.length - 1]);
+		const now = `${await page.evaluate(() => window.renders.length)}/${traffic.events}`;
+		if (now === seen && traffic.pending === 0) {
+			break;
 		}
 		seen = now;
 	}
+	return page.evaluate(
+		({ files, since }) => {
+			const answers = performance
+				.getEntriesByType("resource")
+				.filter((e) => files.some((f) => e.name.startsWith(f)) && e.startTime >= since)
+				.map((e) => e.responseEnd);
+			const last = Math.max(since, ...answers);
+			return window.renders.find((t) => t >= last) ?? window.renders[window.renders.length - 1];
+		},
+		{ files: Object.values(settings.files), since },
+	);
 }
 
 /**
@@ -152,17 +167,28 @@ async function run(browser, name, view) {
 	const page = await context.newPage();
 	const sent = [];
 	const errors = [];
+	const traffic = { pending: 0, events: 0 };
+	const isData = (/** @type {string} */ url) => Object.values(settings.files).some((file) => url.startsWith(file));
 	page.on("pageerror", (error) => errors.push(error.message));
 	page.on("request", (request) => {
-		const url = request.url();
-		if (Object.values(settings.files).some((file) => url.startsWith(file))) {
+		if (isData(request.url())) {
 			sent.push({ at: performance.now() });
+			traffic.pending++;
+			traffic.events++;
 		}
 	});
+	for (const event of ["requestfinished", "requestfailed"]) {
+		page.on(event, (request) => {
+			if (isData(request.url())) {
+				traffic.pending--;
+				traffic.events++;
+			}
+		});
+	}
 	await page.goto(`${settings.origin}/${name}.html?${new URLSearchParams(view)}`);
 	// every request to the data comes after the map's creation (mapStart)
-	const rendered = await settled(page, 1);
-	const first = { ms: rendered - (await page.evaluate(() => window.mapStart)), ...count(sent, 0) };
+	const start = await page.waitForFunction(() => window.mapStart).then((h) => h.jsonValue());
+	const first = { ms: (await rendered(page, 1, traffic, start)) - start, ...count(sent, 0) };
 	const before = sent.length;
 	const renders = await page.evaluate(() => window.renders.length);
 	const panStart = await page.evaluate(() => {
@@ -170,8 +196,7 @@ async function run(browser, name, view) {
 		window.pan();
 		return t;
 	});
-	const panned = await settled(page, renders + 1);
-	const pan = { ms: panned - panStart, ...count(sent, before) };
+	const pan = { ms: (await rendered(page, renders + 1, traffic, panStart)) - panStart, ...count(sent, before) };
 	await context.close();
 	if (errors.length) {
 		throw new Error(`${name}: ${errors.join("; ")}`);

@@ -48,7 +48,7 @@ export const WORLD_CRS84_QUAD = Object.freeze({
 });
 
 /** Pixels between the points of the mesh a projected grid is mapped at exactly. */
-export const MESH = 8;
+const MESH = 8;
 
 /**
  * How the pixels of one tile take their cells.
@@ -87,7 +87,7 @@ export function samplerOf(grid, projection) {
  * @param {number} lat
  * @returns {[number, number]}
  */
-export function cellOf(sampler, lon, lat) {
+function cellOf(sampler, lon, lat) {
 	let x;
 	let y;
 	if (sampler.west !== null) {
@@ -163,7 +163,7 @@ export function planTile(sampler, matrix, z, x, y) {
  * @param {number} span the tile's width and height in the matrix's CRS
  * @param {number} size its pixels along each side
  */
-export function cellSize(sampler, matrix, left, top, span, size) {
+function cellSize(sampler, matrix, left, top, span, size) {
 	let [xmin, ymin, xmax, ymax] = [Infinity, Infinity, -Infinity, -Infinity];
 	for (let t = 0; t <= 16; t++) {
 		for (const [u, v] of [
@@ -344,19 +344,4 @@ export function sampleTile(plan, results, grid) {
 export function stridesOf(shape, grid) {
 	const stride = (/** @type {number} */ axis) => shape.slice(axis + 1).reduce((n, m) => n * m, 1);
 	return { strideY: stride(grid.yAxis), strideX: stride(grid.xAxis) };
-}
-
-/**
- * The tile matrix set's tiles that `[west, south, east, north]` (degrees) touches at
- * zoom z: [x0, y0, x1, y1], inclusive.
- * @param {TileMatrixSet} matrix
- * @param {number} z
- * @param {[number, number, number, number]} lonLat
- */
-export function tileRange(matrix, z, [west, south, east, north]) {
-	const span = matrix.tileSize * (matrix.resolution0 / 2 ** z);
-	const [x0, y1] = matrix.projection.forward(west, north);
-	const [x1, y0] = matrix.projection.forward(east, south);
-	const tile = (/** @type {number} */ v, /** @type {number} */ o, /** @type {number} */ sign) => Math.floor((sign * (v - o)) / span);
-	return [tile(x0, matrix.origin[0], 1), tile(y1, matrix.origin[1], -1), tile(x1, matrix.origin[0], 1), tile(y0, matrix.origin[1], -1)];
 }
