@@ -2,7 +2,8 @@
 
 Importing the package loads the format (numpy and the codecs) and nothing of xarray,
 pandas, dask, zarr or fsspec: the writers load on first use of their names, and the
-``.hurray`` accessors are registered as soon as xarray is loaded (:mod:`.lazy`).
+``.hurray`` accessors are registered here if xarray is loaded, else at xarray's first
+open of a file (:mod:`.lazy`).
 """
 
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from .errors import (
     LayoutError,
     SourceChangedError,
 )
-from .lazy import lazy_attributes, register_accessors_with_xarray
+from .lazy import lazy_attributes, register_accessors_if_xarray_is_loaded
 
 if TYPE_CHECKING:
     from .xarray.hurray_write import to_hurray
@@ -49,4 +50,4 @@ __getattr__, __dir__ = lazy_attributes(
     },
 )
 
-register_accessors_with_xarray()
+register_accessors_if_xarray_is_loaded()

@@ -6,6 +6,7 @@ where a dataset has no CRS or no regular grid."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -107,6 +108,14 @@ def test_a_wkt1_text_without_a_code_becomes_wkt2_through_pyproj():
     ((key, text),) = proj_attrs({"spatial_ref": wkt1}).items()
     assert key == "proj:wkt2" and text.startswith("PROJCRS[")
     assert pyproj.CRS.from_wkt(text).equals(pyproj.CRS.from_wkt(wkt1))
+
+
+def test_a_wkt1_text_without_a_code_gives_no_crs_without_pyproj(monkeypatch):
+    """proj:wkt2 must be WKT2: a WKT1 text pyproj is not there to turn is left out."""
+    monkeypatch.setitem(sys.modules, "pyproj", None)  # import pyproj raises ImportError
+    wkt1 = WKT1_32632.replace(',AUTHORITY["EPSG","32632"]]', "]")
+    assert proj_attrs({"spatial_ref": wkt1}) is None
+    assert proj_attrs({"spatial_ref": WKT1_32632}) == {"proj:code": "EPSG:32632"}
 
 
 def test_data_without_a_crs_keeps_the_record_it_had():

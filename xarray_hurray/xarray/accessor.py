@@ -1,9 +1,10 @@
 """``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``: the writers as
 accessor methods, and the choice of an overview level.
 
-Importing this module registers the accessors (:mod:`xarray_hurray.lazy` imports it
-once xarray is loaded), so it imports xarray alone: the writers and the overviews
-(dask, zarr) load when a method runs, and a process that only reads never loads them.
+Importing this module registers the accessors with xarray's decorators (``import
+xarray_hurray`` imports it when xarray is loaded, :mod:`.entrypoint` when xarray opens
+a file), so it imports xarray alone: the writers and the overviews (dask, zarr) load
+when a method runs, and a process that only reads never loads them.
 """
 
 from __future__ import annotations
