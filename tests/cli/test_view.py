@@ -3,13 +3,9 @@ object storage does, and nothing outside them; the page's files ship with the pa
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
-import zipfile
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
@@ -96,36 +92,6 @@ def test_the_page_ships_with_the_package() -> None:
     assert all((web / folder).is_dir() for folder in SERVED)
     assert (web / "viewer" / "index.html").is_file()
     assert (web / "src" / "hurray.js").is_file()
-
-
-@pytest.mark.slow
-def test_the_wheel_ships_every_module_of_the_page(tmp_path: Path) -> None:
-    # the globs of pyproject.toml's package data, subfolders of js/src included (the
-    # map layer's core, js/src/map/, which the viewer imports); built from a copy
-    # without the egg-info of an editable install, whose list of files a build reuses
-    repo = Path(__file__).resolve().parents[2]
-    copy = tmp_path / "repo"
-    shutil.copytree(
-        repo,
-        copy,
-        symlinks=True,
-        ignore=shutil.ignore_patterns(".*", "node_modules", "*.egg-info", "build", "dist", "site"),
-    )
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(copy)],
-        check=True,
-        cwd=tmp_path,
-    )
-    (wheel,) = tmp_path.glob("*.whl")
-    shipped = set(zipfile.ZipFile(wheel).namelist())
-    wanted = [
-        f"xarray_hurray/web/{folder}/{path.relative_to(repo / 'js' / folder).as_posix()}"
-        for folder in SERVED
-        for path in (repo / "js" / folder).rglob("*")
-        if path.is_file()
-    ]
-    assert any("/src/map/" in name for name in wanted)
-    assert [name for name in wanted if name not in shipped] == []
 
 
 def test_a_file_that_is_not_hurray_is_refused(
