@@ -182,6 +182,9 @@ export function readLevels(dir, field) {
 const R = 6378137;
 const UTM_32N = "+proj=utm +zone=32 +datum=WGS84 +units=m +no_defs";
 
+/** The level and cell size of each tile cellValues has met. */
+const tileLevels = new Map();
+
 /**
  * What a map must show at (`lon`, `lat`) of a field of map.json, on day `time`, in a
  * Web Mercator tile of zoom `zoom`: the level the rule of docs/spec/overviews.md gives
@@ -208,27 +211,35 @@ export function cellValues(field, levels, lon, lat, zoom, time, tolerance = 0) {
 	const top = Math.PI * R - Math.floor((Math.PI * R - my) / span) * span;
 	const geographic = field.south !== undefined;
 	const toField = (/** @type {number} */ lo, /** @type {number} */ la) => (geographic ? [lo, la] : proj4(UTM_32N, [lo, la]));
-	// the tile's extent in the field's CRS: its edges, 16 points each
-	let [xmin, ymin, xmax, ymax] = [Infinity, Infinity, -Infinity, -Infinity];
-	for (let t = 0; t <= 16; t++) {
-		for (const [u, v] of [
-			[t / 16, 0],
-			[t / 16, 1],
-			[0, t / 16],
-			[1, t / 16],
-		]) {
-			const [x, y] = toField(...toLonLat(left + u * span, top - v * span));
-			[xmin, ymin, xmax, ymax] = [Math.min(xmin, x), Math.min(ymin, y), Math.max(xmax, x), Math.max(ymax, y)];
+	const key = `${field.file}/${zoom}/${left}/${top}`;
+	let tile = tileLevels.get(key);
+	if (tile === undefined) {
+		// the tile's extent in the field's CRS: its edges, 16 points each
+		let [xmin, ymin, xmax, ymax] = [Infinity, Infinity, -Infinity, -Infinity];
+		for (let t = 0; t <= 16; t++) {
+			for (const [u, v] of [
+				[t / 16, 0],
+				[t / 16, 1],
+				[0, t / 16],
+				[1, t / 16],
+			]) {
+				const [x, y] = toField(...toLonLat(left + u * span, top - v * span));
+				[xmin, ymin, xmax, ymax] = [Math.min(xmin, x), Math.min(ymin, y), Math.max(xmax, x), Math.max(ymax, y)];
+			}
 		}
+		const size = Math.hypot(xmax - xmin, ymax - ymin) / Math.hypot(256, 256);
+		let k = 0;
+		field.levels.forEach((level, j) => {
+			if (level.factor * field.cell <= size * (1 + 1e-9)) {
+				k = j;
+			}
+		});
+		const close = Math.min(...field.levels.map((level) => Math.abs(Math.log((level.factor * field.cell) / size)))) < 0.05;
+		tile = { k, size, close };
+		tileLevels.set(key, tile);
 	}
-	const size = Math.hypot(xmax - xmin, ymax - ymin) / Math.hypot(256, 256);
-	let k = 0;
-	field.levels.forEach((level, j) => {
-		if (level.factor * field.cell <= size * (1 + 1e-9)) {
-			k = j;
-		}
-	});
-	if (Math.min(...field.levels.map((level) => Math.abs(Math.log((level.factor * field.cell) / size)))) < 0.05) {
+	const { k, size, close } = tile;
+	if (close) {
 		return null;
 	}
 	const [x, y] = toField(lon, lat);
