@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .container import open_reader
 from .errors import (
+    HurrayChangedError,
     HurrayError,
     HurrayFormatError,
     HurrayTypeError,
@@ -28,6 +29,7 @@ __version__ = "0.1.0"
 """The package version, written only here: pyproject.toml reads it (a dynamic version)."""
 
 __all__ = [
+    "HurrayChangedError",
     "HurrayError",
     "HurrayFormatError",
     "HurrayTypeError",

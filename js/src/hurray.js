@@ -2,4 +2,4 @@
 export { HurrayFile, openHurray } from "./reader.js";
 export { HurrayError, HurrayFormatError, HurrayIOError, HurrayUnsupportedError, HurrayValueError } from "./errors.js";
 export { PLAIN_HTTP, planReads } from "./plan.js";
-export { BytesSource, HttpSource } from "./source.js";
+export { BytesSource, FileSource, HttpSource } from "./source.js";

@@ -184,12 +184,14 @@ export class HurrayFile {
 
 	/**
 	 * Several boxes of `path` at once: their index pages, then their chunks, are each
-	 * fetched in one set of merged requests.
+	 * fetched in one set of merged requests.  `signal` aborts the requests for the
+	 * chunks (index pages, which other reads may share, are read to the end).
 	 * @param {string} path
 	 * @param {([number, number][] | undefined)[]} boxes
+	 * @param {{signal?: AbortSignal}} [options]
 	 * @returns {Promise<ReadResult[]>}
 	 */
-	async readMany(path, boxes) {
+	async readMany(path, boxes, options = {}) {
 		const v = this.variable(path);
 		checkDecodable(v.codecs, `variable ${JSON.stringify(v.path)}`);
 		const full = v.layout.bufferSize * v.element.itemsize;
@@ -219,7 +221,8 @@ export class HurrayFile {
 			stored.map((k) => entries.offsets[k] + entries.sizes[k]),
 			this.policy,
 		);
-		const answers = await this.fetchWhole(plan.requests);
+		options.signal?.throwIfAborted();
+		const answers = await this.fetchWhole(plan.requests, options.signal);
 		for (let j = 0; j < stored.length; j++) {
 			const k = stored[j];
 			const [first] = plan.requests[plan.requestOf[j]];
@@ -276,9 +279,10 @@ export class HurrayFile {
 	/**
 	 * The answers to `requests`, each checked to be whole.
 	 * @param {[number, number][]} requests
+	 * @param {AbortSignal} [signal]
 	 */
-	async fetchWhole(requests) {
-		const answers = requests.length ? await this.source.read(requests) : [];
+	async fetchWhole(requests, signal) {
+		const answers = requests.length ? await this.source.read(requests, signal ? { signal } : undefined) : [];
 		answers.forEach((blob, k) => {
 			const [start, stop] = requests[k];
 			if (blob.length !== stop - start) {

@@ -25,7 +25,12 @@ from ..errors import CliError
 from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape
 from ..write.progress import DaskProgressBar
-from ..xarray.encoding import CF_ENCODING, STRING_ITEMSIZE, auto_chunks
+from ..xarray.encoding import (
+    STRING_ITEMSIZE,
+    WRITTEN_ENCODING,
+    auto_chunks,
+    written_encoding,
+)
 from ..xarray.hurray_write import to_hurray
 from ..xarray.overviews import multiscale
 from ..zarr.conventions import convention_attrs
@@ -300,13 +305,17 @@ def prepare(
     ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], source: str, group: str
 ) -> xr.Dataset:
     """``ds``, group ``group`` of the input ``source``, with dask arrays in ``chunks``
-    (named by :func:`_dask_name`) and only CF keys left in each variable's encoding
-    (the input's storage settings do not carry over)."""
+    (named by :func:`_dask_name`) and only the CF keys, the references to other
+    variables (a ``grid_mapping``) and ``coordinates`` left in each variable's
+    encoding: what it means is kept, the input's storage settings do not carry over
+    (the write's ``encoding`` adds them, see :func:`_encoding`)."""
     data: dict[Hashable, xr.Variable] = {}
     coords: dict[Hashable, xr.Variable] = {}
     for name, var in ds.variables.items():
         var = var.copy(deep=False)
-        var.encoding = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
+        var.encoding = {
+            k: v for k, v in var.encoding.items() if k in WRITTEN_ENCODING or k == "coordinates"
+        }
         if name not in ds.indexes and var.ndim:
             shape = chunks[name]
             sides = dict(zip(var.dims, shape, strict=True))
@@ -361,11 +370,18 @@ def _tree_or_dataset(groups: Groups) -> xr.Dataset | xr.DataTree:
 def _encoding(
     groups: Groups, settings: Callable[[str, Hashable, xr.Variable], dict[str, Any]]
 ) -> dict[Any, Any]:
-    """The ``encoding`` of a write: ``settings(group, name, variable)`` by variable
-    name, and by group path (``"/a/b"``, as xarray's DataTree writers take it) for a
-    tree."""
+    """The ``encoding`` of a write: by variable name, the variable's own CF keys and
+    references (:func:`~xarray_hurray.xarray.encoding.written_encoding`: packing, fill
+    value, time units, ``grid_mapping``), with ``settings(group, name, variable)``
+    over them, and by group path (``"/a/b"``, as xarray's DataTree writers take it)
+    for a tree.  A writer's ``encoding`` replaces a variable's own rather than adding
+    to it, so what the variable carries is given again here: without it the output
+    would be unpacked, its times re-encoded, its fill value lost."""
     encoding = {
-        path: {name: settings(path, name, var) for name, var in ds.variables.items()}
+        path: {
+            name: {**written_encoding(var.encoding), **settings(path, name, var)}
+            for name, var in ds.variables.items()
+        }
         for path, ds in groups.items()
     }
     return encoding if len(groups) > 1 else encoding["/"]

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import xarray as xr
 
@@ -27,10 +28,29 @@ from ..write import engine
 from ..write.plan import WritePlan
 from ..write.sinks import choose_sink
 from ..write.target import WriteTarget
+from .backend import finest_level
+from .encoding import group_encoding, kept_settings, warn_kept_settings
 from .overview_write import into_levels, new_pyramid, stored_attrs
-from .planner import plan_write
+from .planner import join_path, plan_write
 from .request import WriteRequest
 from .tree import InputTree
+
+
+def _held(base: ContainerReader | None, path: str) -> set[str]:
+    """The names of the variables the group at ``path`` of the file ``base`` holds, and
+    those of its level 0 where it is a pyramid's root (a write into it goes to every
+    level); none where there is no such group."""
+    if base is None:
+        return set()
+    try:
+        group = base.metadata.group(path)
+    except KeyError:
+        return set()
+    names = {var.name for var in group.variables}
+    finest = finest_level(group)
+    if finest:
+        names |= {var.name for var in base.metadata.group(join_path(path, finest)).variables}
+    return names
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,10 +92,34 @@ class WriteJob:
             return InputTree.of(data), request
         return InputTree.of(stored_attrs(data)), request
 
+    def kept_settings(self, base: ContainerReader | None) -> dict[str, dict[str, Any]]:
+        """The storage settings the input's variables keep from their own encoding in
+        place of arguments the caller gave, by the variable's path in the input
+        (:func:`~.encoding.kept_settings`), found on the input as given, before any
+        levels are made of it; the variables the file holds keep its settings and
+        are left out."""
+        request = self.request
+        settings = request.settings
+        tree = InputTree.of(self.data)
+        if isinstance(self.data, xr.Dataset):
+            encoding: Mapping[str, Mapping[Hashable, Any]] = {"": settings.encoding}
+        else:
+            encoding = group_encoding(tree, settings.encoding)
+        kept = {}
+        for node in tree.subtree():
+            held = _held(base, join_path(request.group, node.path))
+            found = kept_settings(
+                node.own, encoding.get(node.path, {}), settings.defaults, settings.chunk_bytes, held
+            )
+            kept.update({join_path(node.path, str(name)): v for name, v in found.items()})
+        return kept
+
     def plan(
         self, base: ContainerReader | None, scratch: Callable[[], str] | None = None
     ) -> WritePlan:
-        """The plan of the write against ``base`` (None: a new file)."""
+        """The plan of the write against ``base`` (None: a new file), after a warning
+        for the arguments the input's own encoding took the place of."""
+        warn_kept_settings(self.kept_settings(base), self.request.settings.defaults)
         tree, request = self.inputs(base, scratch)
         metadata, parts = plan_write(tree, request, base)
         written = {part.name: part.chunk_ids for part in parts} if base is not None else {}
