@@ -341,7 +341,7 @@ def test_picking_a_level_and_reading_a_tile_loads_neither_dask_arrays_nor_zarr(p
     print(level.attrs["overview_level"], level["t"][:1, :2, :2].values.shape)
     print(sorted(m for m in ("dask.array", "zarr") if m in sys.modules))
     """
-    picked, loaded = run_python(code).splitlines()
+    picked, loaded = run_python(HIDE_OTHER_ENGINES, code).splitlines()
     assert picked == "1 (1, 2, 2)"
     assert loaded == "[]"
 
