@@ -9,4 +9,4 @@ export {
 	HurrayValueError,
 } from "./errors.js";
 export { PLAIN_HTTP, planReads } from "./plan.js";
-export { BytesSource, HttpSource } from "./source.js";
+export { BytesSource, FileSource, HttpSource } from "./source.js";

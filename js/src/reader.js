@@ -258,12 +258,14 @@ export class HurrayFile {
 
 	/**
 	 * Several boxes of `path` at once: their index pages, then their chunks, are each
-	 * fetched in one set of merged requests.
+	 * fetched in one set of merged requests.  `signal` aborts the requests for the
+	 * chunks (index pages, which other reads may share, are read to the end).
 	 * @param {string} path
 	 * @param {([number, number][] | undefined)[]} boxes
+	 * @param {{signal?: AbortSignal}} [options]
 	 * @returns {Promise<ReadResult[]>}
 	 */
-	async readMany(path, boxes) {
+	async readMany(path, boxes, options = {}) {
 		const v = this.variable(path);
 		checkDecodable(v.codecs, `variable ${JSON.stringify(v.path)}`);
 		const full = v.layout.bufferSize * v.element.itemsize;
@@ -280,16 +282,17 @@ export class HurrayFile {
 				`a read of ${count} elements of ${JSON.stringify(v.path)} (${v.dtype}) builds about ${objects} bytes of JavaScript objects, more than ${MAX_RESULT_OBJECT_BYTES}; read it in parts`,
 			);
 		}
-		return this.guarded(() => this.readSelections(v, selections));
+		return this.guarded(() => this.readSelections(v, selections, options));
 	}
 
 	/**
 	 * The results of the checked `selections` of `v`.
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {Selection[]} selections
+	 * @param {{signal?: AbortSignal}} options
 	 * @returns {Promise<ReadResult[]>}
 	 */
-	async readSelections(v, selections) {
+	async readSelections(v, selections, options) {
 		/** @type {Map<number, number[]>} chunk number -> grid coordinates */
 		const chunks = new Map();
 		for (const s of selections) {
@@ -313,7 +316,8 @@ export class HurrayFile {
 			stored.map((k) => entries.offsets[k] + entries.sizes[k]),
 			this.policy,
 		);
-		const answers = await this.fetchWhole(plan.requests);
+		options.signal?.throwIfAborted();
+		const answers = await this.fetchWhole(plan.requests, options.signal);
 		// from a source that cannot tell another version of the file of the same size
 		// from the first, only the checksums keep that version's chunks out of a read
 		const checked = this.verifyChecksums || !this.source.pinsContent;
@@ -373,9 +377,10 @@ export class HurrayFile {
 	/**
 	 * The answers to `requests`, each checked to be whole.
 	 * @param {[number, number][]} requests
+	 * @param {AbortSignal} [signal]
 	 */
-	async fetchWhole(requests) {
-		const answers = requests.length ? await this.source.read(requests) : [];
+	async fetchWhole(requests, signal) {
+		const answers = requests.length ? await this.source.read(requests, signal ? { signal } : undefined) : [];
 		answers.forEach((blob, k) => {
 			const [start, stop] = requests[k];
 			if (blob.length !== stop - start) {

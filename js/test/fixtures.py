@@ -11,7 +11,9 @@ for every damaged copy the error the Python reader raises, Hilbert and Morton ke
 points of up to 32 axes, and codec frames (Blosc headers, LZ4 blocks, zlib streams, zstd
 windows, changed or not) with what the Python reader decodes them to.  In ``mutants/``,
 mutants of the structure fuzzer's seeds with the Python reader's outcome of each
-(tests/differential.py), which the JavaScript reader must share.
+(tests/differential.py), which the JavaScript reader must share.  The map tests' two
+fields (a global one in longitude/latitude and one in UTM zone 32N) go beside them, with
+every level of each as numpy coarsens it, described by ``map.json``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 import numcodecs
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from xarray_hurray import HurrayError, open_reader, to_hurray
@@ -214,6 +217,171 @@ def write_quadrants(path: Path) -> None:
         coords={"y": np.arange(QUADRANTS) * 10.0, "x": np.arange(QUADRANTS) * -1.0},
     )
     to_hurray(ds, path, overviews=3, encoding={"q": {"chunks": (128, 128)}})
+
+
+UTM_32N_WKT = (
+    'PROJCS["WGS 84 / UTM zone 32N",GEOGCS["WGS 84",DATUM["WGS_1984",'
+    'SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],'
+    'AUTHORITY["EPSG","6326"]],PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],'
+    'UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],AUTHORITY["EPSG","4326"]],'
+    'PROJECTION["Transverse_Mercator"],PARAMETER["latitude_of_origin",0],'
+    'PARAMETER["central_meridian",9],PARAMETER["scale_factor",0.9996],'
+    'PARAMETER["false_easting",500000],PARAMETER["false_northing",0],'
+    'UNIT["metre",1,AUTHORITY["EPSG","9001"]],AXIS["Easting",EAST],AXIS["Northing",NORTH],'
+    'AUTHORITY["EPSG","32632"]]'
+)
+"""EPSG:32632 as GDAL writes it (WKT 1)."""
+
+
+def coarsen(values: np.ndarray, factor: int) -> np.ndarray:
+    """The mean of the valid cells of each ``factor`` x ``factor`` window of the last two
+    axes (NaN where none is valid), windows cut by the edges taken as they are."""
+    *lead, ny, nx = values.shape
+    my, mx = -(-ny // factor), -(-nx // factor)
+    padded = np.full((*lead, my * factor, mx * factor), np.nan, dtype=np.float64)
+    padded[..., :ny, :nx] = values
+    windows = padded.reshape(*lead, my, factor, mx, factor)
+    valid = ~np.isnan(windows)
+    sums = np.where(valid, windows, 0).sum(axis=(-3, -1))
+    counts = valid.sum(axis=(-3, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sums / counts).astype(values.dtype)
+
+
+def write_map_fields(out: Path) -> dict[str, Any]:
+    """The map tests' fields and what ``map.json`` says of them.
+
+    ``map_global.hurray``: three days of a float32 field on a global 0.25 degree grid,
+    latitudes from south to north and longitudes from 0 to 360 (both unlike a map's
+    order), a NaN box, two overviews.  ``map_utm.hurray``: a float32 field of 1 km
+    cells in UTM zone 32N (northings from north to south), its CRS in a grid mapping
+    variable, one overview.  Each level's values as numpy coarsens them are in
+    ``.bin`` files (little-endian float32)."""
+    lat = -89.875 + 0.25 * np.arange(720)
+    lon = 0.125 + 0.25 * np.arange(1440)
+    lon2, lat2 = np.meshgrid(lon, lat)
+    steps = np.stack([np.sin(np.radians(lon2)) * 10 + lat2 / 3 + 20 * k for k in range(3)]).astype(
+        np.float32
+    )
+    steps[:, 400:440, 560:640] = np.nan  # 10..20 N, 140..160 E
+    world = xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), steps, {"units": "K", "long_name": "test field"})},
+        coords={
+            "time": pd.date_range("2024-01-01", periods=3),
+            "lat": ("lat", lat, {"units": "degrees_north", "standard_name": "latitude"}),
+            "lon": ("lon", lon, {"units": "degrees_east", "standard_name": "longitude"}),
+        },
+    )
+    to_hurray(world, out / "map_global.hurray", overviews=2)
+    x = 300_500.0 + 1000 * np.arange(500)
+    y = 5_499_500.0 - 1000 * np.arange(400)
+    x2, y2 = np.meshgrid(x, y)
+    utm = (np.cos(x2 / 40_000) * 30 + (y2 - 5_300_000) / 10_000).astype(np.float32)
+    utm[150:200, 200:260] = np.nan
+    mapping = {
+        "grid_mapping_name": "transverse_mercator",
+        "crs_wkt": UTM_32N_WKT,
+        "longitude_of_central_meridian": 9.0,
+        "latitude_of_projection_origin": 0.0,
+        "scale_factor_at_central_meridian": 0.9996,
+        "false_easting": 500000.0,
+        "false_northing": 0.0,
+    }
+    field = xr.Dataset(
+        {
+            "height": (("y", "x"), utm, {"grid_mapping": "spatial_ref", "units": "m"}),
+            "spatial_ref": ((), np.int32(0), mapping),
+        },
+        coords={
+            "y": ("y", y, {"standard_name": "projection_y_coordinate", "units": "m"}),
+            "x": ("x", x, {"standard_name": "projection_x_coordinate", "units": "m"}),
+        },
+    )
+    to_hurray(
+        field, out / "map_utm.hurray", overviews=1, encoding={"height": {"chunks": (128, 128)}}
+    )
+    fields = {}
+    for name, values, factors, extra in (
+        ("global", steps, [1, 2, 4], {"west": 0.0, "south": -90.0, "cell": 0.25}),
+        ("utm", utm, [1, 2], {"west": 300_000.0, "north": 5_500_000.0, "cell": 1000.0}),
+    ):
+        levels = []
+        for factor in factors:
+            level = values if factor == 1 else coarsen(values, factor)
+            (out / f"map_{name}_{factor}.bin").write_bytes(level.astype("<f4").tobytes())
+            levels.append(
+                {"factor": factor, "bin": f"map_{name}_{factor}.bin", "shape": list(level.shape)}
+            )
+        fields[name] = {"file": f"map_{name}.hurray", "levels": levels, **extra}
+    return fields
+
+
+def write_grid_cases(out: Path) -> None:
+    """Small files of the ways a grid is described, for the map layer's grid tests
+    (``grid_<case>.hurray``): a GDAL GeoTransform and WKT without coordinates, CF grid
+    mapping parameters alone, GeoZarr's ``proj:code``, x before y, packed integers,
+    an irregular latitude, a grid mapping that names no variable."""
+    values = np.arange(24, dtype=np.float32).reshape(4, 6)
+    gdal = {"spatial_ref": UTM_32N_WKT, "GeoTransform": "300000 1000 0 5500000 0 -1000"}
+    to_hurray(
+        xr.Dataset(
+            {
+                "v": (("y", "x"), values, {"grid_mapping": "crs"}),
+                "crs": ((), np.int32(0), gdal),
+            }
+        ),
+        out / "grid_geotransform.hurray",
+    )
+    tmerc = {
+        "grid_mapping_name": "transverse_mercator",
+        "longitude_of_central_meridian": 9.0,
+        "latitude_of_projection_origin": 0.0,
+        "scale_factor_at_central_meridian": 0.9996,
+        "false_easting": 500000.0,
+        "false_northing": 0.0,
+    }
+    projected = {
+        "y": ("y", 5_000_500.0 - 1000 * np.arange(4), {"standard_name": "projection_y_coordinate"}),
+        "x": ("x", 400_500.0 + 1000 * np.arange(6), {"standard_name": "projection_x_coordinate"}),
+    }
+    to_hurray(
+        xr.Dataset(
+            {"v": (("y", "x"), values, {"grid_mapping": "tm"}), "tm": ((), np.int32(0), tmerc)},
+            coords=projected,
+        ),
+        out / "grid_cf.hurray",
+    )
+    to_hurray(
+        xr.Dataset({"v": (("y", "x"), values, {"proj:code": "EPSG:3857"})}, coords=projected),
+        out / "grid_projcode.hurray",
+    )
+    lon = ("lon", -179.5 + np.arange(6.0), {"units": "degrees_east"})
+    lat = ("lat", 89.5 - np.arange(4.0), {"units": "degrees_north"})
+    to_hurray(
+        xr.Dataset({"v": (("lon", "lat"), values.T.copy())}, coords={"lon": lon, "lat": lat}),
+        out / "grid_xy.hurray",
+    )
+    packed = xr.Dataset({"v": (("lat", "lon"), values)}, coords={"lon": lon, "lat": lat})
+    packed["v"][0, 0] = np.nan
+    packed["v"].encoding = {
+        "dtype": "int16",
+        "scale_factor": 0.5,
+        "add_offset": 10.0,
+        "_FillValue": -1,
+    }
+    to_hurray(packed, out / "grid_packed.hurray")
+    bent = ("lat", np.array([0.0, 1.0, 2.0, 4.0]), {"units": "degrees_north"})
+    to_hurray(
+        xr.Dataset({"v": (("lat", "lon"), values)}, coords={"lon": lon, "lat": bent}),
+        out / "grid_irregular.hurray",
+    )
+    to_hurray(
+        xr.Dataset(
+            {"v": (("lat", "lon"), values, {"grid_mapping": "nothing"})},
+            coords={"lon": lon, "lat": lat},
+        ),
+        out / "grid_nomapping.hurray",
+    )
 
 
 def boxes(shape: tuple[int, ...], rng: np.random.Generator) -> list[list[list[int]] | None]:
@@ -574,6 +742,8 @@ def main() -> None:
                         **expected(values, stem, out),
                     }
                 )
+    (out / "map.json").write_text(json.dumps(write_map_fields(out), indent=1))
+    write_grid_cases(out)
     manifest = {
         "files": names,
         "cases": cases,

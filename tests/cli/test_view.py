@@ -89,7 +89,7 @@ def test_the_page_and_its_scripts(served: tuple[str, bytes]) -> None:
     address, _ = served
     status, headers, body = get(f"{address}/viewer/index.html")
     assert status == 200 and b"<canvas" in body and headers["Content-Type"] == "text/html"
-    for script in ("/viewer/viewer.js", "/src/hurray.js", "/src/zstd.js"):
+    for script in ("/viewer/viewer.js", "/src/hurray.js", "/src/zstd.js", "/src/map/layer.js"):
         status, headers, _ = get(address + script)
         assert (status, headers["Content-Type"]) == (200, "text/javascript")
 
