@@ -9,7 +9,7 @@ import { crc32c, verify, verifyCrc } from "./crc32c.js";
 import { halfToNumber, isScalarValue, isUtf8 } from "./elements.js";
 import { HurrayChangedError, HurrayFormatError, HurrayUnsupportedError, HurrayValueError } from "./errors.js";
 import { checkVersion, HEADER_SIZE_1_1, parseHeader10, parseHeader11, u64 } from "./header.js";
-import { emptyEntries, pageCount, parseIndex10, parsePage, parsePageTable } from "./index.js";
+import { emptyEntries, pageCount, parseIndex10, parsePage, parsePageTable } from "./chunk_index.js";
 import { parseJson } from "./json.js";
 import { MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS, PAGE_ENTRIES } from "./limits.js";
 import { parseMetadata } from "./metadata.js";
@@ -122,7 +122,7 @@ export class HurrayFile {
 		/** @type {Map<string, Promise<unknown>>} work done once: indexes and page tables */
 		this.once = new Map();
 		/**
-		 * @type {Map<string, {entries: Promise<import("./index.js").Entries | null>, cost: number}>}
+		 * @type {Map<string, {entries: Promise<import("./chunk_index.js").Entries | null>, cost: number}>}
 		 * index pages read or being read, and the bytes each keeps, least recently used first
 		 */
 		this.pageCache = new Map();
@@ -467,7 +467,7 @@ export class HurrayFile {
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {number[]} ids
 	 * @param {number[][]} coords
-	 * @returns {Promise<import("./index.js").Entries>}
+	 * @returns {Promise<import("./chunk_index.js").Entries>}
 	 */
 	async entries(v, ids, coords) {
 		const out = emptyEntries(ids.length);
@@ -503,14 +503,14 @@ export class HurrayFile {
 	/**
 	 * The checked page table of `v`: its present pages.
 	 * @param {import("./metadata.js").Variable} v
-	 * @returns {Promise<Map<number, import("./index.js").PageRef>>}
+	 * @returns {Promise<Map<number, import("./chunk_index.js").PageRef>>}
 	 */
 	pageTable(v) {
 		return this.cached(`table ${v.path}`, async () => {
 			const ref = /** @type {{offset: number, crc: number, length: number}[]} */ (this.rootRefs)[v.number];
 			const size = this.version[1] >= 2 ? 16 : 12;
 			const count = Math.ceil(v.chunkCount / PAGE_ENTRIES);
-			/** @type {Map<number, import("./index.js").PageRef>} */
+			/** @type {Map<number, import("./chunk_index.js").PageRef>} */
 			const present = new Map();
 			let running = 0;
 			/** @type {unknown} */
@@ -548,12 +548,12 @@ export class HurrayFile {
 	 * missing chunks.
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {number[]} pages
-	 * @returns {Promise<Map<number, import("./index.js").Entries | null>>}
+	 * @returns {Promise<Map<number, import("./chunk_index.js").Entries | null>>}
 	 */
 	async pages(v, pages) {
 		const table = await this.pageTable(v);
 		const key = (/** @type {number} */ p) => `${v.number} ${p}`;
-		/** @type {Map<number, Promise<import("./index.js").Entries | null>>} */
+		/** @type {Map<number, Promise<import("./chunk_index.js").Entries | null>>} */
 		const wanted = new Map();
 		const todo = [];
 		for (const p of new Set(pages)) {
@@ -570,7 +570,7 @@ export class HurrayFile {
 				wanted.set(p, found.entries);
 			}
 		}
-		const refs = todo.map((p) => /** @type {import("./index.js").PageRef} */ (table.get(p)));
+		const refs = todo.map((p) => /** @type {import("./chunk_index.js").PageRef} */ (table.get(p)));
 		const outside = todo.map((_, k) => k).filter((k) => refs[k].offset + refs[k].length > this.head.length);
 		const plan = planReads(
 			outside.map((k) => refs[k].offset),
