@@ -122,7 +122,7 @@ export function parseMetadata(json, minor, metadataLength) {
 /**
  * @param {unknown} obj
  * @param {number} minor
- * @param {string | null} path the group's path; null for the root
+ * @param {string} path the group's path; "" for the root
  * @param {{left: number}} budget
  * @param {{next: number}} counter numbers the variables depth first
  * @returns {Group}
