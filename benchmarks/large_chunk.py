@@ -161,7 +161,7 @@ def show(name: str, what: str, result: dict, stored: int) -> None:
     grown = result["grown"] / MIB
     print(
         f"| {name} | {what} | {grown:.0f} | {stored / MIB:.2f} | "
-        f"{result['grown'] / stored:.2f} | {result['seconds']:.2f} |"
+        f"{result['grown'] / stored:.2f} | {result['seconds']:.3f} |"
     )
 
 

@@ -28,4 +28,5 @@ def test_quick_run_prints_the_writes_and_reads_of_every_file() -> None:
         ],
     ]
     for row in rows:
-        assert float(row[3]) >= 0 and float(row[6]) > 0
+        # a read of a few elements can take under a millisecond on a fast machine
+        assert float(row[3]) >= 0 and float(row[6]) >= 0
