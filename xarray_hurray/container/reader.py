@@ -39,6 +39,10 @@ DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
 threads for small chunks, yet several tasks per answer for both decode threads."""
 
+FILL_SLAB_BYTES = 8 * 2**20
+"""Bytes of a read's result one task fills with the fill value where most of its
+chunks are missing (:meth:`ContainerReader._fills`)."""
+
 PIECE_BYTES = 2**20
 """Stored bytes one task of a read from a local source reads (at least one chunk):
 large reads, few system calls, yet only a few pieces held while they are decoded."""
@@ -717,16 +721,16 @@ class ContainerReader:
         of the decode pool, run as soon as it is known, while later answers are
         still on their way.  ``rows`` gives the row of each chunk of ``fetch`` among
         the selection's (None: the same); the selection's chunks ``fetch`` does not
-        store are missing.  A damaged chunk raises once all are done, the first of
+        store are missing, their places filled by tasks of the same pool
+        (:meth:`_fills`).  A damaged chunk raises once all are done, the first of
         them in ``selection``'s order (as the order of arrival varies)."""
-        if rows is not None or len(fetch.stored) < len(fetch.chunk_ids):
-            # missing chunks read as the fill: all of the result at once, the stored
-            # chunks then placed over it, rather than a step per missing chunk
-            out[...] = self._fill_value(fetch.codec)
         row_of = fetch.stored if rows is None else rows[fetch.stored]
         raw_bytes = fetch.codec.raw_bytes
+        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
+        touched = len(fetch.chunk_ids) if rows is None else math.prod(selection.chunk_counts)
+        fills = self._fills(out, selection, row_of, touched, fetch.codec, batch)
 
-        def place(part: Part) -> tuple[int, Exception] | None:
+        def place(part: Part) -> Failure | None:
             chunks, blobs = part()
             # decompressed into this thread's buffer, then placed: the layout's copy
             buffer = None if raw_bytes is None else scratch(raw_bytes)
@@ -739,14 +743,60 @@ class ContainerReader:
                 out[out_index] = chunk[in_index]
             return None
 
-        tasks = (partial(place, part) for part in parts)
+        def tasks() -> Iterator[Callable[[], Failure | None]]:
+            yield from fills  # first: they need nothing from the source
+            for part in parts:
+                yield partial(place, part)
+
         # a read of one batch is decoded here, without handing it to a thread
-        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
         one = len(parts) == 1 if isinstance(parts, list) else len(fetch.stored) <= batch
-        results = [task() for task in tasks] if one else run_as_produced(tasks)
+        if one and len(fills) <= 1:
+            results = [task() for task in tasks()]
+        else:
+            results = run_as_produced(tasks())
         failed = [result for result in results if result is not None]
         if failed:
             raise min(failed, key=lambda kf: int(row_of[kf[0]]))[1]
+
+    def _fills(
+        self,
+        out: np.ndarray,
+        selection: OuterSelection,
+        stored_rows: np.ndarray,
+        touched: int,
+        codec: ChunkCodec,
+        batch: int,
+    ) -> list[Callable[[], Failure | None]]:
+        """The tasks that fill the places of the missing chunks of a read into ``out``
+        with the fill value: the rows of ``selection``'s ``touched`` chunks not in
+        ``stored_rows``, ``batch`` chunks a task, to run beside the decoding.  Where
+        more chunks are missing than stored (a sparse grid), a step per missing chunk
+        would cost more than filling all of ``out``: that is done here and now, in
+        slabs on the decode pool, and no task is left (the stored chunks are then
+        placed over it)."""
+        missing_count = touched - len(stored_rows)
+        if not missing_count:
+            return []
+        fill = self._fill_value(codec)
+        if missing_count > len(stored_rows):
+            flat = out.reshape(-1)  # a view: ``out`` is a new contiguous array
+            step = max(FILL_SLAB_BYTES // max(out.itemsize, 1), 1)
+
+            def fill_slab(start: int) -> None:
+                flat[start : start + step] = fill
+
+            run_as_produced(partial(fill_slab, start) for start in range(0, flat.size, step))
+            return []
+        present = np.zeros(touched, dtype=bool)
+        present[stored_rows] = True
+        missing = np.flatnonzero(~present).tolist()
+
+        def fill_rows(rows: list[int]) -> Failure | None:
+            for row in rows:
+                out[selection.piece(row)[0]] = fill
+            return None
+
+        return [partial(fill_rows, missing[b : b + batch]) for b in range(0, len(missing), batch)]
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -756,6 +806,9 @@ class ContainerReader:
         state["_ahead"] = {}
         return state
 
+
+Failure = tuple[int, Exception]
+"""A damaged chunk of a read (its position in ``ChunkFetch.stored``) and its error."""
 
 Fetched = tuple[tuple[int, bytes], ...]
 """Bytes already fetched, as ``(offset, bytes)``."""
