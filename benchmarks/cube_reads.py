@@ -194,11 +194,21 @@ def own_bytes(path: Path, key: dict[str, Any], shape: tuple[int, ...]) -> int:
     return int(reader.entries("v", ids)["size"].astype(np.int64).sum())
 
 
-def floor_seconds(path: Path) -> float:
+def warm(path: Path) -> None:
+    """Read every byte of the file or store at ``path``, so that a local read of it
+    finds them in the page cache (a file written long before may have left it)."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    for name in files:
+        with open(name, "rb") as file:
+            while file.read(8 * 2**20):
+                pass
+
+
+def floor_reader(path: Path) -> Callable[[], float]:
     """The decode-and-place floor of a whole read of ``v`` in the Hurray file ``path``:
-    every stored chunk decompressed into a buffer of the thread's and copied to its
-    place in a new array, every missing chunk's place filled with the fill, on every
-    CPU; the best of three."""
+    seconds for every stored chunk (read beforehand) to be decompressed into a buffer
+    of the thread's and copied to its place in a new array, and every missing chunk's
+    place filled with the fill, on every CPU."""
     import zstandard
 
     reader = open_reader(path)
@@ -237,7 +247,7 @@ def floor_seconds(path: Path) -> float:
         result = np.empty(var.shape, dtype=np.float32)
         return on_every_thread(os.cpu_count() or 1, items, lambda item: place(result, item))
 
-    return min(placed() for _ in range(3))
+    return placed
 
 
 def measure(
@@ -273,12 +283,17 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--candidates", action="store_true", help="the layouts of the choice")
+    parser.add_argument("--patterns", help="the patterns to read, comma-separated (all)")
+    parser.add_argument("--places", default="local,remote", help="local, remote or both")
     parser.add_argument("--quick", action="store_true", help="small, for the smoke test")
     args = parser.parse_args()
     if args.quick:
         args.steps, args.side, args.runs = 6, 512, 1
     systems = [DEFAULT, *(CANDIDATES if args.candidates else PEERS)]
     keys = patterns(args.steps, args.side)
+    if args.patterns:
+        keys = {name: keys[name] for name in args.patterns.split(",")}
+    places = args.places.split(",")
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         root = Path(tmp)
         ds = cube(args.steps, args.side)
@@ -288,11 +303,12 @@ def main() -> None:
         del ds
         default_path = root / file_name(DEFAULT)
         needed = {name: own_bytes(default_path, key, shape) for name, key in keys.items()}
-        floor = floor_seconds(default_path)
+        floor = floor_reader(default_path) if "bulk" in keys and "local" in places else None
+        floors: list[float] = []
         found: dict[tuple[str, str, str], list[dict[str, float]]] = {}
         loads = []
         with LatencyServer(root, latency=args.latency) as server:
-            where = {"local": None, "remote": server}
+            where = {p: on for p, on in (("local", None), ("remote", server)) if p in places}
             for system in systems:  # imports and connections before any timing
                 if system != "h5netcdf":
                     opener(system, server.url(file_name(system)))().close()
@@ -303,15 +319,19 @@ def main() -> None:
                             if system == "h5netcdf" and on is not None:
                                 continue  # h5netcdf reads local files here
                             path = root / file_name(system)
+                            if on is None:
+                                warm(path)
                             target = str(path) if on is None else on.url(file_name(system))
                             got = measure(system, target, key, on)
                             found.setdefault((name, place, system), []).append(got)
+                    if floor is not None and name == "bulk":
+                        floors.append(floor())
                 loads.append(os.getloadavg()[0])
         # every system read the same values
         for (name, _, system), runs in found.items():
-            reference = found[name, "local", DEFAULT][0]["checksum"]
+            reference = found[name, places[0], DEFAULT][0]["checksum"]
             assert math.isclose(runs[0]["checksum"], reference, rel_tol=1e-6), (name, system)
-    report(args, systems, keys, needed, found, floor, shape, loads)
+    report(args, systems, keys, needed, found, floors, shape, loads)
 
 
 def report(
@@ -320,7 +340,7 @@ def report(
     keys: dict[str, Any],
     needed: dict[str, int],
     found: dict[tuple[str, str, str], list[dict[str, float]]],
-    floor: float,
+    floors: list[float],
     shape: tuple[int, ...],
     loads: list[float],
 ) -> None:
@@ -335,48 +355,49 @@ def report(
         "| MB fetched | / own bytes | ms remote | / default | ms local | / default |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def median_ms(name: str, place: str, system: str) -> float | None:
+        runs = found.get((name, place, system))
+        return None if runs is None else statistics.median(r["ms"] for r in runs)
+
     for name in keys:
-        base = {
-            place: statistics.median(r["ms"] for r in found[name, place, DEFAULT])
-            for place in ("local", "remote")
-        }
         for system in systems:
-            local = found[name, "local", system]
-            local_ms = statistics.median(r["ms"] for r in local)
             cells = [name, system]
             remote = found.get((name, "remote", system))
             if remote is None:
-                cells += ["", "", "", "", "", "", ""]
+                cells += ["", "", "", "", ""]
             else:
                 last = remote[-1]
-                ms = statistics.median(r["ms"] for r in remote)
                 cells += [
                     f"{last['open waves'] + last['read waves']:.0f}",
                     f"{last['read requests']:.0f}",
                     f"{last['read waves']:.0f}",
                     f"{last['read bytes'] / 1e6:.1f}",
                     f"{last['read bytes'] / needed[name]:.2f}",
-                    f"{ms:.0f} ({min(r['ms'] for r in remote):.0f})",
-                    f"{ms / base['remote']:.2f}",
                 ]
-            cells += [
-                f"{local_ms:.0f} ({min(r['ms'] for r in local):.0f})",
-                f"{local_ms / base['local']:.2f}",
-            ]
+            for place in ("remote", "local"):
+                ms, base = median_ms(name, place, system), median_ms(name, place, DEFAULT)
+                if ms is None or base is None:
+                    cells += ["", ""]
+                else:
+                    best = min(r["ms"] for r in found[name, place, system])
+                    cells += [f"{ms:.0f} ({best:.0f})", f"{ms / base:.2f}"]
             print("| " + " | ".join(cells) + " |")
+    if not floors:
+        return
     raw = math.prod(shape) * 4 / 2**20
     bulk = statistics.median(r["read ms"] for r in found["bulk", "local", DEFAULT]) / 1000
+    floor = statistics.median(floors)
     print(
         f"\nBulk, local, numpy path: the default file read at {raw / bulk:.0f} MiB/s (median "
-        f"read, the open left out); its decode-and-place floor {raw / floor:.0f} MiB/s: "
-        f"{floor / bulk:.2f} of the floor."
+        f"read, the open left out); its decode-and-place floor, measured in each round, "
+        f"{raw / floor:.0f} MiB/s (median; best {raw / min(floors):.0f}): the read at "
+        f"{floor / bulk:.2f} of the floor's speed."
     )
     for system in systems[1:]:
         if ("bulk", "local", system) in found:
             other = statistics.median(r["read ms"] for r in found["bulk", "local", system]) / 1000
-            print(
-                f"- {system}: {raw / other:.0f} MiB/s; the default's time / its: {bulk / other:.2f}"
-            )
+            print(f"- {system}: {raw / other:.0f} MiB/s; default's speed / its: {other / bulk:.2f}")
 
 
 if __name__ == "__main__":

@@ -296,13 +296,17 @@ def to_zarr(
 
     Sizes, unless the variable's ``encoding`` gives ``chunks`` (inner) and ``shards``:
 
-    - inner chunks of about ``chunk_bytes`` (1 MiB), sides powers of two grown in turn
-      along each axis, as :func:`~xarray_hurray.to_hurray` chooses chunks: the unit a
-      region read fetches and decodes;
+    - inner chunks as :func:`~xarray_hurray.to_hurray` chooses chunks
+      (:func:`~.encoding.default_chunks`): map tiles of 256 x 256 one step deep for a
+      variable with two spatial dimensions, else about ``chunk_bytes`` (1 MiB), sides
+      powers of two grown in turn along each axis: the unit a region read fetches and
+      decodes;
     - shards of about ``shard_bytes`` (64 MiB) uncompressed, inner chunks per shard
-      grown the same way: few objects, and enough inner chunks per shard (8 x 8 in 2-D)
-      for the Hilbert placement to keep a region's chunks in few byte runs, while a
-      shard, which zarr encodes whole in memory, stays small;
+      grown the same way, over the two spatial dimensions only where there are two (a
+      shard holds one step, a map of one step is one shard, as Zarr stores of time
+      steps are usually written): few objects, and enough inner chunks per shard
+      (8 x 8 in 2-D) for the Hilbert placement to keep a region's chunks in few byte
+      runs, while a shard, which zarr encodes whole in memory, stays small;
     - a dask-backed variable is sharded by its dask chunks (which must be uniform),
       so each dask task writes whole shards; its inner chunks are the largest
       divisors of the dask chunk sides no longer than the sides above.
