@@ -38,7 +38,8 @@ open's own waves are counted apart from the read's.  The bytes are also given ag
 the read's *own bytes*: the stored bytes of the chunks the selection touches in the
 default file.  Local reads are of files in the page cache.  Each step runs
 ``--runs`` times, the systems taking turns, and its median wall time is reported (the
-best too), with each system's time as a ratio to the default's.  The bulk read is also
+best too), with each system's time as a ratio to the default's; each round starts
+with the next system.  The bulk read is also
 compared with its floor: every stored chunk of the default file decompressed into a
 buffer of the thread's and copied to its place in a new array, every missing chunk's
 place filled with NaN, on every CPU (``throughput.py``'s "placed").
@@ -312,10 +313,13 @@ def main() -> None:
             for system in systems:  # imports and connections before any timing
                 if system != "h5netcdf":
                     opener(system, server.url(file_name(system)))().close()
-            for _ in range(args.runs):
+            for run in range(args.runs):
+                # taking turns, each round starting with the next system: no system is
+                # always the first after a change of pattern
+                order = systems[run % len(systems) :] + systems[: run % len(systems)]
                 for name, key in keys.items():
                     for place, on in where.items():
-                        for system in systems:  # taking turns
+                        for system in order:
                             if system == "h5netcdf" and on is not None:
                                 continue  # h5netcdf reads local files here
                             path = root / file_name(system)
