@@ -44,9 +44,14 @@ compared with its floor: every stored chunk of the default file decompressed int
 buffer of the thread's and copied to its place in a new array, every missing chunk's
 place filled with NaN, on every CPU (``throughput.py``'s "placed").
 
+``--against CHECKOUT`` reads the default file instead with this checkout's package and
+with the package of another checkout (a fresh process per read for both, its imports
+left out of the times): the figures of a change against the code before it.
+
 Usage::
 
     python benchmarks/cube_reads.py                  # 48 x 2048², 5 runs
+    python benchmarks/cube_reads.py --against ../main   # this code against main's
     python benchmarks/cube_reads.py --candidates     # the layouts of the choice
     python benchmarks/cube_reads.py --quick          # small, for the smoke test
 """
@@ -54,9 +59,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -84,6 +91,9 @@ TILE = 256
 """The side of a map tile, and of the default chunks."""
 
 DEFAULT = "hurray default"
+THIS = "hurray default, this checkout (fresh process)"
+OTHER = "hurray default, the other checkout (fresh process)"
+"""The rows of ``--against``: the default file read by each checkout's package."""
 PEERS = ("zarr per-step shards", "zarr same chunks", "h5netcdf")
 CANDIDATES: dict[str, dict[str, Any]] = {
     "hurray 1 x 128 x 128": {"chunks": (1, 128, 128)},
@@ -277,6 +287,57 @@ def measure(
     return out
 
 
+CHILD = """
+import json, sys, time, warnings
+import numpy as np
+import xarray as xr
+import xarray_hurray
+warnings.simplefilter("ignore")
+target = sys.argv[1]
+key = {d: slice(*v) if isinstance(v, list) else v for d, v in json.loads(sys.argv[2]).items()}
+start = time.perf_counter()
+ds = xr.open_dataset(target, engine="hurray")
+opened = time.perf_counter()
+values = ds.v.isel(key).values
+done = time.perf_counter()
+print(json.dumps([start, opened, done, float(np.nansum(values, dtype=np.float64))]))
+"""
+"""A fresh process's open and read of one pattern, with the package of its path."""
+
+
+def measure_child(
+    checkout: str | None, target: str, key: dict[str, Any], server: LatencyServer | None
+) -> dict[str, float]:
+    """:func:`measure` in a fresh process importing the package from ``checkout`` (None:
+    this one), its imports left out of the times."""
+    if server is not None:
+        server.reset()
+    env = dict(os.environ)
+    package = checkout or str(Path(xh.__file__).parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package, env.get("PYTHONPATH")]))
+    plain = {d: [k.start, k.stop] if isinstance(k, slice) else k for d, k in key.items()}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, target, json.dumps(plain)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if done.returncode:
+        raise RuntimeError(f"a reading child failed:\n{done.stderr}")
+    start, opened, finished, checksum = json.loads(done.stdout.strip().splitlines()[-1])
+    out = {"ms": 1000 * (finished - start), "read ms": 1000 * (finished - opened)}
+    if server is not None:
+        time.sleep(server.latency)  # every request answered
+        log = server.log
+        for part, (a, b) in (("open", (start, opened)), ("read", (opened, finished))):
+            inside = [entry for entry in log if a <= entry[0] <= b]
+            out[f"{part} requests"] = len(inside)
+            out[f"{part} waves"] = waves([entry[0] for entry in inside], server.latency)
+            out[f"{part} bytes"] = sum(entry[2] for entry in inside)
+    out["checksum"] = checksum
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=48)
@@ -286,11 +347,19 @@ def main() -> None:
     parser.add_argument("--candidates", action="store_true", help="the layouts of the choice")
     parser.add_argument("--patterns", help="the patterns to read, comma-separated (all)")
     parser.add_argument("--places", default="local,remote", help="local, remote or both")
+    parser.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        help="also read the default file with the package of another checkout (a fresh "
+        "process per read, as this checkout's reads are then too)",
+    )
     parser.add_argument("--quick", action="store_true", help="small, for the smoke test")
     args = parser.parse_args()
     if args.quick:
         args.steps, args.side, args.runs = 6, 512, 1
     systems = [DEFAULT, *(CANDIDATES if args.candidates else PEERS)]
+    if args.against:
+        systems = [THIS, OTHER]
     keys = patterns(args.steps, args.side)
     if args.patterns:
         keys = {name: keys[name] for name in args.patterns.split(",")}
@@ -299,7 +368,10 @@ def main() -> None:
         root = Path(tmp)
         ds = cube(args.steps, args.side)
         for system in systems:
-            write(system, ds, root / file_name(system))
+            if system not in (THIS, OTHER):
+                write(system, ds, root / file_name(system))
+        if args.against:
+            write(DEFAULT, ds, root / file_name(DEFAULT))
         shape = ds.v.shape
         del ds
         default_path = root / file_name(DEFAULT)
@@ -311,7 +383,7 @@ def main() -> None:
         with LatencyServer(root, latency=args.latency) as server:
             where = {p: on for p, on in (("local", None), ("remote", server)) if p in places}
             for system in systems:  # imports and connections before any timing
-                if system != "h5netcdf":
+                if system not in ("h5netcdf", THIS, OTHER):
                     opener(system, server.url(file_name(system)))().close()
             for run in range(args.runs):
                 # taking turns, each round starting with the next system: no system is
@@ -322,18 +394,23 @@ def main() -> None:
                         for system in order:
                             if system == "h5netcdf" and on is not None:
                                 continue  # h5netcdf reads local files here
-                            path = root / file_name(system)
+                            name_of = file_name(DEFAULT if system in (THIS, OTHER) else system)
+                            path = root / name_of
                             if on is None:
                                 warm(path)
-                            target = str(path) if on is None else on.url(file_name(system))
-                            got = measure(system, target, key, on)
+                            target = str(path) if on is None else on.url(name_of)
+                            if system in (THIS, OTHER):
+                                checkout = args.against if system == OTHER else None
+                                got = measure_child(checkout, target, key, on)
+                            else:
+                                got = measure(system, target, key, on)
                             found.setdefault((name, place, system), []).append(got)
                     if floor is not None and name == "bulk":
                         floors.append(floor())
                 loads.append(os.getloadavg()[0])
         # every system read the same values
         for (name, _, system), runs in found.items():
-            reference = found[name, places[0], DEFAULT][0]["checksum"]
+            reference = found[name, places[0], systems[0]][0]["checksum"]
             assert math.isclose(runs[0]["checksum"], reference, rel_tol=1e-6), (name, system)
     report(args, systems, keys, needed, found, floors, shape, loads)
 
@@ -356,7 +433,7 @@ def report(
     )
     print(
         "| pattern | system | open + read waves | read requests | read waves "
-        "| MB fetched | / own bytes | ms remote | / default | ms local | / default |"
+        "| MB fetched | / own bytes | ms remote | / first row's | ms local | / first row's |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
@@ -380,7 +457,7 @@ def report(
                     f"{last['read bytes'] / needed[name]:.2f}",
                 ]
             for place in ("remote", "local"):
-                ms, base = median_ms(name, place, system), median_ms(name, place, DEFAULT)
+                ms, base = median_ms(name, place, system), median_ms(name, place, systems[0])
                 if ms is None or base is None:
                     cells += ["", ""]
                 else:
@@ -390,7 +467,7 @@ def report(
     if not floors:
         return
     raw = math.prod(shape) * 4 / 2**20
-    bulk = statistics.median(r["read ms"] for r in found["bulk", "local", DEFAULT]) / 1000
+    bulk = statistics.median(r["read ms"] for r in found["bulk", "local", systems[0]]) / 1000
     floor = statistics.median(floors)
     print(
         f"\nBulk, local, numpy path: the default file read at {raw / bulk:.0f} MiB/s (median "
