@@ -59,11 +59,19 @@ def s3_server_url() -> Iterator[str]:
         server.stop()
 
 
-@pytest.fixture
-def s3(s3_server_url: str) -> S3Endpoint:
-    """A new, empty bucket on the session's S3 server."""
+@pytest.fixture(scope="session")
+def s3_buckets(s3_server_url: str) -> Any:
+    """The client of the session's S3 server that makes the buckets: one for the
+    session, as a new client reads botocore's service descriptions again (tenths of a
+    second each time)."""
     s3fs = pytest.importorskip("s3fs")
+    options = S3Endpoint(url=s3_server_url, bucket="").storage_options
+    return s3fs.S3FileSystem(**options, skip_instance_cache=True)
+
+
+@pytest.fixture
+def s3(s3_server_url: str, s3_buckets: Any) -> S3Endpoint:
+    """A new, empty bucket on the session's S3 server."""
     endpoint = S3Endpoint(url=s3_server_url, bucket=f"test-{uuid.uuid4().hex[:12]}")
-    fs = s3fs.S3FileSystem(**endpoint.storage_options, skip_instance_cache=True)
-    fs.mkdir(endpoint.bucket)
+    s3_buckets.mkdir(endpoint.bucket)
     return endpoint

@@ -24,6 +24,7 @@ from xarray_hurray.layout import RowMajorLayout, chunk_placement, layout_for_sha
         (errors.HurrayKeyError, KeyError),
         (errors.TargetExistsError, FileExistsError),
         (errors.SourceChangedError, OSError),
+        (errors.HurrayChangedError, errors.SourceChangedError),
         (errors.SourceReadError, OSError),
         (errors.UnsupportedZarrError, RuntimeError),
         (errors.CliError, Exception),

@@ -93,50 +93,143 @@ def test_reading_a_region_loads_nothing_heavy(written, where):
 
 
 ACCESSORS = """
-import sys
 import xarray as xr
-import xarray_hurray.lazy as lazy
 tree = xr.DataTree(xr.Dataset({"a": ("x", [1, 2])}))
 for obj in (tree.to_dataset(), tree.to_dataset()["a"], tree):
     print(type(obj.hurray).__module__, type(obj.hurray).__name__)
-print(type(xr.__loader__).__module__, any(isinstance(f, lazy._XarrayHook) for f in sys.meta_path))
 """
-"""Prints each accessor's class, then who loaded xarray and whether the hook stays."""
+"""Prints the class of each accessor: of a Dataset, a DataArray and a DataTree."""
 
 REGISTERED = [
     "xarray_hurray.xarray.accessor HurrayAccessor",
     "xarray_hurray.xarray.accessor HurrayArrayAccessor",
     "xarray_hurray.xarray.accessor HurrayTreeAccessor",
-    # xarray keeps its own loader, and the hook is gone once it has served
-    "_frozen_importlib_external False",
 ]
 
+OPEN = "import xarray as xr\nxr.open_dataset({path!r}).close()\n"
+"""An open by xarray (the engine guessed): xarray loads the engines' entry points."""
 
-@pytest.mark.parametrize(
-    "first", ["import xarray\nimport xarray_hurray", "import xarray_hurray\nimport xarray"]
-)
-def test_accessors_are_registered_in_either_order_of_import(first):
-    assert run_python(first, ACCESSORS).splitlines() == REGISTERED
+OWN_FINDER = """
+import importlib.abc, importlib.machinery, sys
+class OwnFinder(importlib.abc.MetaPathFinder):
+    # as an editable install's or a frozen application's finder does: it resolves
+    # xarray itself, before the finders that come after it are asked
+    def find_spec(self, fullname, path, target=None):
+        if fullname.partition(".")[0] != "xarray":
+            return None
+        return importlib.machinery.PathFinder.find_spec(fullname, path)
+sys.meta_path.insert(0, OwnFinder())
+"""
+
+FAILED_FIRST_IMPORT = """
+import sys
+sys.modules["pandas"] = None  # xarray's first import fails: pandas cannot be imported
+try:
+    import xarray
+except ImportError:
+    pass
+else:
+    raise AssertionError("xarray imported without pandas")
+del sys.modules["pandas"]  # and the retry succeeds
+"""
+
+IMPORT_ORDERS = [
+    pytest.param("import xarray\nimport xarray_hurray\n", id="xarray, then the package"),
+    pytest.param(
+        "import sys\n"
+        + OPEN.replace("{path!r}", "{path!r}, engine='hurray'")
+        + "assert 'xarray_hurray' in sys.modules\n",
+        id="the engine alone",
+    ),
+    pytest.param("import xarray_hurray\n" + OPEN, id="the package, then an open"),
+    pytest.param(
+        "import xarray_hurray\nimport xarray_hurray.xarray.accessor\n",
+        id="the package, then its accessor module",
+        marks=pytest.mark.slow,
+    ),
+    # issue 43, item 12: a finder before the package's resolves xarray ...
+    pytest.param(
+        "import xarray_hurray\n" + OWN_FINDER + OPEN,
+        id="the package, a finder of xarray's own, an open",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        OWN_FINDER + "import xarray\nimport xarray_hurray\n",
+        id="a finder of xarray's own, xarray, the package",
+        marks=pytest.mark.slow,
+    ),
+    # ... or xarray's first import fails and a retry succeeds
+    pytest.param(
+        "import xarray_hurray\n" + FAILED_FIRST_IMPORT + OPEN,
+        id="the package, a failed import of xarray, a retry, an open",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        FAILED_FIRST_IMPORT + "import xarray\nimport xarray_hurray\n",
+        id="a failed import of xarray, a retry, the package",
+        marks=pytest.mark.slow,
+    ),
+]
+"""Each order of imports a user may write, and what registers the accessors in it
+(those of issue 43, item 12, and the rarer ones run with the slow tests)."""
 
 
-def test_the_engine_registers_the_accessors(written):
-    code = f"""
-    import sys
-    import xarray as xr
-    assert "xarray_hurray" not in sys.modules
-    with xr.open_dataset({str(written)!r}, engine="hurray") as ds:
-        assert float(ds["v"][3, 4]) == 3 * 80 + 4
-    """
+@pytest.mark.parametrize("order", IMPORT_ORDERS)
+def test_accessors_are_registered_in_every_order_of_import(order, written):
+    code = order.format(path=str(written))
     assert run_python(code, ACCESSORS).splitlines() == REGISTERED
 
 
+def test_without_xarray_the_accessors_wait_for_the_package_to_meet_it():
+    # The package imported before xarray, and xarray then used on objects made in
+    # memory, with neither an open nor the accessor module: nothing of the package has
+    # run since xarray's import, so the accessors are not there (README, "Use").
+    code = """
+    import xarray_hurray
+    import xarray as xr
+    try:
+        xr.Dataset().hurray
+    except AttributeError as err:
+        print(err)
+    """
+    assert run_python(code) == "'Dataset' object has no attribute 'hurray'\n"
+
+
+@pytest.mark.slow
+def test_imports_leave_the_import_system_alone():
+    code = """
+    import sys
+    before = list(sys.meta_path)
+    import xarray_hurray
+    assert sys.meta_path == before, (before, sys.meta_path)
+    import xarray
+    import xarray_hurray.xarray.accessor
+    assert not [f for f in sys.meta_path if type(f).__module__.startswith("xarray_hurray")]
+    assert type(xarray.__spec__.loader).__module__ == "_frozen_importlib_external"
+    """
+    run_python(code)
+
+
+@pytest.mark.slow
+def test_the_package_imports_where_xarray_cannot_be_imported(written):
+    # an environment that blocks xarray (sys.modules[name] = None) still reads
+    code = f"""
+    import sys
+    sys.modules["xarray"] = None
+    import xarray_hurray
+    print(xarray_hurray.open_reader({str(written)!r}).read("v", (slice(3, 4), slice(4, 5))))
+    """
+    assert run_python(code) == "[[244.]]\n"
+
+
 def test_the_accessors_write(tmp_path):
-    # registered by the hook, the accessor's methods reach the writers
+    # registered by the package's import after xarray's, the accessor's methods reach
+    # the writers
     target = tmp_path / "out.hurray"
     code = f"""
-    import xarray_hurray
     import numpy as np
     import xarray as xr
+    import xarray_hurray
     xr.Dataset({{"v": ("x", np.arange(5))}}).hurray.to_hurray({str(target)!r})
     """
     run_python(code)
@@ -204,6 +297,25 @@ def test_info_loads_nothing_heavy():
     assert json.loads(lines[1]) == []
 
 
+HIDE_OTHER_ENGINES = """
+import importlib.metadata, sys
+OTHERS = {
+    entry.value.partition(":")[0].split(".")[0]
+    for entry in importlib.metadata.entry_points(group="xarray.backends")
+    if not entry.value.startswith("xarray_hurray")
+}
+class HideOtherEngines:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in OTHERS:
+            raise ImportError(f"{name}: another package's xarray engine, hidden")
+sys.meta_path.insert(0, HideOtherEngines())
+"""
+"""Code that keeps the packages of other xarray engines from being imported: xarray
+loads every installed engine's entry point at the first open, and some import dask's
+arrays themselves (rioxarray's, of the test extra), which would hide what ours does.
+xarray warns that each failed to load, and opens with ours."""
+
+
 def test_opening_a_pyramid_through_xarray_loads_neither_dask_arrays_nor_zarr():
     code = f"""
     import sys
@@ -212,8 +324,25 @@ def test_opening_a_pyramid_through_xarray_loads_neither_dask_arrays_nor_zarr():
         print(dict(ds.sizes))
     print(sorted(m for m in ("dask.array", "zarr") if m in sys.modules))
     """
-    sizes, loaded = run_python(code).splitlines()
+    sizes, loaded = run_python(HIDE_OTHER_ENGINES, code).splitlines()
     assert sizes == "{'time': 2, 'y': 8, 'x': 6}"  # level 0, as the file's record says
+    assert loaded == "[]"
+
+
+@pytest.mark.parametrize("pick", ["1", "size={'x': 3}", "resolution={'x': 2.0}"])
+def test_picking_a_level_and_reading_a_tile_loads_neither_dask_arrays_nor_zarr(pick):
+    # (xarray itself imports dask's core to ask whether an array is a dask one, and
+    # dask.array where an integer index makes a new Variable: a tile takes slices)
+    code = f"""
+    import sys
+    import xarray as xr
+    tree = xr.open_datatree({str(PYRAMID)!r}, engine="hurray")
+    level = tree.hurray.level({pick})
+    print(level.attrs["overview_level"], level["t"][:1, :2, :2].values.shape)
+    print(sorted(m for m in ("dask.array", "zarr") if m in sys.modules))
+    """
+    picked, loaded = run_python(HIDE_OTHER_ENGINES, code).splitlines()
+    assert picked == "1 (1, 2, 2)"
     assert loaded == "[]"
 
 
@@ -228,7 +357,7 @@ def test_opening_with_dask_loads_only_what_dask_chunks_need(written):
     unasked = ("zarr", "fsspec", "numba", "distributed", "aiohttp")
     print(sorted(m for m in unasked if m in sys.modules))
     """
-    assert run_python(code).splitlines()[-1] == "[]"
+    assert run_python(HIDE_OTHER_ENGINES, code).splitlines()[-1] == "[]"
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

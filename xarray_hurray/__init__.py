@@ -2,13 +2,15 @@
 
 Importing the package loads the format (numpy and the codecs) and nothing of xarray,
 pandas, dask, zarr or fsspec: the writers load on first use of their names, and the
-``.hurray`` accessors are registered as soon as xarray is loaded (:mod:`.lazy`).
+``.hurray`` accessors are registered here if xarray is loaded, else at xarray's first
+open of a file (:mod:`.lazy`).
 """
 
 from typing import TYPE_CHECKING
 
 from .container import open_reader
 from .errors import (
+    HurrayChangedError,
     HurrayError,
     HurrayFormatError,
     HurrayTypeError,
@@ -16,7 +18,7 @@ from .errors import (
     LayoutError,
     SourceChangedError,
 )
-from .lazy import lazy_attributes, register_accessors_with_xarray
+from .lazy import lazy_attributes, register_accessors_if_xarray_is_loaded
 
 if TYPE_CHECKING:
     from .xarray.hurray_write import to_hurray
@@ -27,6 +29,7 @@ __version__ = "0.1.0"
 """The package version, written only here: pyproject.toml reads it (a dynamic version)."""
 
 __all__ = [
+    "HurrayChangedError",
     "HurrayError",
     "HurrayFormatError",
     "HurrayTypeError",
@@ -49,4 +52,4 @@ __getattr__, __dir__ = lazy_attributes(
     },
 )
 
-register_accessors_with_xarray()
+register_accessors_if_xarray_is_loaded()

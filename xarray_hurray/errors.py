@@ -77,6 +77,22 @@ class SourceChangedError(HurrayError, OSError):
     """
 
 
+class HurrayChangedError(SourceChangedError):
+    """A file changed while a reader read it: an answer after the first no longer
+    matches what the first read saw of the file (its size, ETag, Last-Modified or
+    version id, its header's generation and checksums).  The message names what
+    changed; open the file again to read the new version.
+
+    Every source raises it where an answer's version differs from the one it pinned,
+    and the reader where a read finds damage (a checksum mismatch, a chunk cut
+    short) and a second read of the header shows another file, so that a replaced
+    file is never reported as a damaged one.  A subclass of
+    :class:`SourceChangedError`, which code written before it catches.
+
+    :attr:`value` is the path or URL of the file.
+    """
+
+
 class TargetExistsError(HurrayError, FileExistsError):
     """A write that creates a file found one at its target when it came to put its own
     there: another writer made it meanwhile.  Nothing was replaced.
@@ -120,6 +136,18 @@ class CliError(HurrayError):
 class RangeIgnoredWarning(UserWarning):
     """An HTTP server answered a range request with the whole file: the data read is
     right (the range is cut from it), but every read downloads everything."""
+
+
+class SettingsKeptWarning(UserWarning):
+    """A write kept the storage settings a variable carries in its encoding (from the
+    file it was read from) in place of an argument the caller gave (``codecs``,
+    ``chunk_order``, ``layout``): the variable's encoding wins, as documented."""
+
+
+class AttrsDroppedWarning(UserWarning):
+    """A write into variables a file or store already holds (an append, a region, an
+    overwrite) kept their stored attributes, and the values given for some of them
+    (a changed ``units``) were not written."""
 
 
 class KernelFallbackWarning(RuntimeWarning):

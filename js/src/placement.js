@@ -5,8 +5,15 @@
 // with smaller keys.  The rank is counted level by level, as the Python reader does
 // (xarray_hurray/layout/order.py): both curves visit each aligned sub-cube whole, so
 // the chunks before a chunk are those of the grid inside the sibling sub-cubes the
-// curve visits before its own, each a box cut to the grid.  Its cost grows with the
-// chunks asked for and the curve's depth, never with the grid.
+// curve visits before its own.  Both visit the 2**d children of a sub-cube in the
+// Gray code order of their digits, the axes permuted and reflected: the child of
+// digit j is the child of digit 0 moved to the other half along the axes flips[m]
+// for each bit m of j.  So the children whose digits agree above bit i and take
+// every value below it fill a box (both halves along the axes flips[0..i-1], one
+// half along the others), and the siblings before a child are at most d such boxes,
+// each a product over the axes: d + 1 decoded points and d boxes per level, never
+// the 2**d siblings one by one.  Its cost grows with the chunks asked for and the
+// curve's rank and depth, never with the grid.
 
 import { keyDigits, pointOfDigits } from "./curves.js";
 import { HurrayFormatError } from "./errors.js";
@@ -54,25 +61,65 @@ export class Placement {
 		const shape = /** @type {"hilbert" | "morton"} */ (curve);
 		const digits = keyDigits(shape, moving.map((a) => coords[a]), this.order);
 		let rank = 0;
-		const sibling = digits.slice();
+		const probe = digits.slice();
 		for (let below = this.order - 1; below >= 0; below--) {
 			const side = 2 ** below;
-			// the siblings' keys: the chunk's digits above this level, the sibling's
-			// digit here and zeros below, so that the point decoded is in the sub-cube
+			// a sub-cube inside the grid holds every chunk of the children before
+			// the chunk's: the digit (unsigned: a digit of 32 axes fills a word) times
+			// a child's chunks, with nothing to decode (and so do the sub-cubes below
+			// it, so the probe is not needed again)
+			const whole = moving.every(
+				(a, k) => coords[a] - (coords[a] % (2 * side)) + 2 * side <= sizes[k],
+			);
+			if (whole) {
+				rank += (digits[below] >>> 0) * 2 ** (n * below);
+				continue;
+			}
+			// the points of this level's digits 0 and 2**m in the chunk's sub-cube:
+			// its digits above this level, the probe digit here, zeros below
 			for (let b = 0; b < below; b++) {
-				sibling[b] = 0;
+				probe[b] = 0;
 			}
-			for (let s = 0; s < digits[below]; s++) {
-				sibling[below] = s;
-				const corner = pointOfDigits(shape, sibling, n);
-				let inside = 1;
-				for (let d = 0; d < n && inside; d++) {
-					const low = corner[d] - (corner[d] % side);
-					inside *= Math.min(Math.max(sizes[d] - low, 0), side);
+			probe[below] = 0;
+			const first = pointOfDigits(shape, probe, n);
+			/** @param {number[]} point */
+			const half = (point) => point.map((c) => Math.floor(c / side) % 2);
+			const firstHalves = half(first);
+			/** @type {boolean[][]} flips[m][k]: digit 2**m's child is in the other half along k */
+			const flips = [];
+			for (let m = 0; m < n; m++) {
+				probe[below] = 2 ** m;
+				const other = half(pointOfDigits(shape, probe, n));
+				flips.push(other.map((h, k) => h !== firstHalves[k]));
+			}
+			probe[below] = digits[below];
+			// grid chunks along each axis in the low and high halves of the sub-cube
+			const inLow = [];
+			const inHigh = [];
+			for (let k = 0; k < n; k++) {
+				const corner = first[k] - (first[k] % (2 * side));
+				inLow.push(Math.min(Math.max(sizes[k] - corner, 0), side));
+				inHigh.push(Math.min(Math.max(sizes[k] - corner - side, 0), side));
+			}
+			// free[i][k]: the digits varying below bit i move along axis k
+			const free = [new Array(n).fill(false)];
+			for (let i = 1; i < n; i++) {
+				free.push(free[i - 1].map((f, k) => f || flips[i - 1][k]));
+			}
+			const fixed = firstHalves.map((h) => h === 1);
+			for (let i = n - 1; i >= 0; i--) {
+				// digits are words of up to 32 bits: >>> reads them unsigned
+				if ((digits[below] >>> i) & 1) {
+					let inside = 1;
+					for (let k = 0; k < n && inside; k++) {
+						inside *= free[i][k] ? inLow[k] + inHigh[k] : fixed[k] ? inHigh[k] : inLow[k];
+					}
+					rank += inside;
+					for (let k = 0; k < n; k++) {
+						fixed[k] = fixed[k] !== flips[i][k];
+					}
 				}
-				rank += inside;
 			}
-			sibling[below] = digits[below];
 		}
 		return outer * this.inner + rank;
 	}

@@ -1,4 +1,5 @@
-"""The code in README.md and docs/getting-started.md runs as written."""
+"""The code in README.md and docs/getting-started.md runs as written, and the home page
+of the documentation names every command and every page."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import xarray as xr
 from scripts import run_code
 
 from xarray_hurray.cli import main
+from xarray_hurray.cli.main import COMMANDS
 
 ROOT = Path(__file__).parents[2]
 PAGE = ROOT / "docs" / "getting-started.md"
@@ -63,3 +65,18 @@ def test_command_lines_run(tmp_path, monkeypatch, capsys):
         assert main(shlex.split(command)[1:]) == 0, capsys.readouterr().err
     assert Path("output.hurray").exists() and Path("output.zarr").is_dir()
     assert Path("refs.json").exists()
+
+
+HOME = ROOT / "docs" / "index.md"
+
+
+def test_the_home_page_names_every_command():
+    listed = re.findall(r"^  - `(\w+)`:", HOME.read_text(), flags=re.MULTILINE)
+    assert listed == list(COMMANDS)
+
+
+def test_the_home_page_links_every_page():
+    linked = set(re.findall(r"\]\(([\w/-]+\.md)(?:#[\w-]+)?\)", HOME.read_text()))
+    pages = {path.relative_to(HOME.parent).as_posix() for path in HOME.parent.glob("*.md")}
+    # the specification's pages are linked from its own README
+    assert pages - {"index.md"} | {"spec/README.md"} <= linked

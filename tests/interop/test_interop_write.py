@@ -145,3 +145,36 @@ def test_stores_and_references_for_readers_without_this_package(tmp_path) -> Non
         shape = [b - a for a, b in case["region"]]
         expected = load_values(directory, case["raw"], case["raw_dtype"], shape)
         assert same_bits(array[box], expected), case
+
+
+GEOZARR = "geozarr.zarr"
+"""The to_zarr pyramid that map clients render (tests/js/geozarr_ol.test.mjs)."""
+
+
+def geozarr_field() -> xr.Dataset:
+    """A global EPSG:4326 field of 0.25° cells whose values run from 0 to 1, linear in
+    latitude and longitude (so that every coarser level's means are the values at its
+    cells' centres), with a NaN box."""
+    from geo_fields import box, global_field
+
+    ds = global_field(0.25)
+    lat, lon = ds.lat.values, ds.lon.values
+    values = (np.add.outer((lat + 90) / 360, (lon + 180) / 720)).astype("f4")
+    values[box(lat, lon)] = np.nan
+    return ds.assign(t=(("lat", "lon"), values, ds.t.attrs))
+
+
+def test_a_geozarr_pyramid_for_map_clients(tmp_path) -> None:
+    """The pyramid as ``to_zarr(..., overviews=2)`` writes it, and the values of its
+    coarsest level, which a map of 1° pixels shows cell for cell."""
+    directory = Path(os.environ.get("HURRAY_INTEROP_DIR") or tmp_path)
+    directory.mkdir(parents=True, exist_ok=True)
+    xh.to_zarr(geozarr_field(), directory / GEOZARR, mode="w", overviews=2)
+    root = zarr.open_group(directory / GEOZARR, mode="r")
+    assert root.attrs["proj:code"] == "EPSG:4326"
+    layout = root.attrs["multiscales"]["layout"]
+    assert layout[2]["spatial:transform"] == [1.0, 0.0, -180.0, 0.0, -1.0, 90.0]
+    coarsest = root["2/t"][:]
+    name, dtype = save_values(directory, "geozarr-level-2", coarsest)
+    expected = {"path": GEOZARR, "level": name, "dtype": dtype, "shape": list(coarsest.shape)}
+    (directory / "geozarr.json").write_text(json.dumps(expected))

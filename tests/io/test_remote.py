@@ -27,6 +27,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
+from xarray_hurray import HurrayChangedError, HurrayFormatError
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.container.format import HEAD_SIZE
 from xarray_hurray.container.model import first_read_bytes
@@ -555,7 +556,7 @@ def versions(local: Path) -> tuple[Path, Path]:
 def assert_old_or_refused(reader: ContainerReader) -> None:
     """A reader opened on the old version reads old values or refuses; never new ones."""
     assert reader.variable("w").attrs == {"units": "K"}
-    with pytest.raises(SourceChangedError, match="replaced or modified after it was first read"):
+    with pytest.raises(HurrayChangedError, match="replaced or modified after it was first read"):
         reader.read("w", (slice(3, 5),))
 
 
@@ -788,3 +789,88 @@ def test_s3_append_copies_the_old_bytes_on_the_server(s3):
     assert reader.header.generation == 2  # committed by slot, not rewritten
     np.testing.assert_array_equal(reader.read("v"), values)
     assert pending_uploads(url, so) == []
+
+
+# ------------------------------------------- a same-size replacement, no ETag
+
+
+def same_size_versions(local: Path) -> tuple[Path, Path]:
+    """Two files of one structure and size, an index coordinate ``t`` (held by a reader
+    once read) and ``w``, of other values in the second."""
+    old, new = local / "old.hurray", local / "new.hurray"
+    for path, scale in ((old, 1), (new, 2)):
+        t = np.arange(LONG, dtype="i4") * scale
+        ds = xr.Dataset({"w": (("t",), t * 3)}, coords={"t": t})
+        xh.to_hurray(ds, path, encoding={"w": {"chunks": (100,)}}, codecs=None)
+    assert old.stat().st_size == new.stat().st_size
+    return old, new
+
+
+def replace_in_the_same_second(new: Path, served: Path) -> None:
+    """Put ``new`` at ``served``, keeping the modification time of the file there, as
+    a replacement within the same second has it."""
+    stat = served.stat()
+    os.replace(new, served)
+    os.utime(served, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+WEAK_SERVERS = [{"etag": False}, {"etag": False, "last_modified": False}]
+"""Servers that cannot tell two versions of one size apart within a second, as `hurray
+view` was: no ETag, and Last-Modified (whole seconds) or nothing at all."""
+
+
+@pytest.mark.parametrize("settings", WEAK_SERVERS, ids=["last-modified", "nothing"])
+@pytest.mark.parametrize("verify", [True, False], ids=["checked", "unchecked"])
+@pytest.mark.parametrize("source", HTTP_SOURCES)
+def test_a_same_size_replacement_without_etag_is_named_and_never_mixed(
+    tmp_path, settings, verify, source
+):
+    """A reader holding the first file's coordinates never reads the second's values
+    with them, chunk checksums asked for or not (they are checked anyway where the
+    server cannot tell the versions apart), and names the change: its header."""
+    old, new = same_size_versions(tmp_path)
+    root = tmp_path / "served"
+    root.mkdir()
+    os.replace(old, root / "x.hurray")
+    with serve(root, **settings) as base:
+        url = f"{base}/x.hurray"
+        reader = ContainerReader(source(url), verify_checksums=verify)
+        assert not reader.source.pins_content
+        reader.hold(["t"])
+        np.testing.assert_array_equal(reader.read("t"), np.arange(LONG))
+        replace_in_the_same_second(new, root / "x.hurray")
+        with pytest.raises(HurrayChangedError, match="its header changed, at generation 1"):
+            reader.read("w", (slice(0, 300),))
+        # the second file, opened anew, reads as itself
+        with xr.open_dataset(url, engine="hurray", verify_checksums=verify) as ds:
+            np.testing.assert_array_equal(ds.w.values, np.arange(LONG) * 6)
+
+
+@pytest.mark.parametrize("source", HTTP_SOURCES)
+def test_a_damaged_chunk_of_an_unchanged_file_is_named_as_damage(tmp_path, source):
+    """A chunk damaged where the header stays as it was is damage, not a change."""
+    old, _ = same_size_versions(tmp_path)
+    with serve(tmp_path, etag=False) as base:
+        reader = ContainerReader(source(f"{base}/old.hurray"))
+        offset = int(reader.index("w")["offset"][1])
+        stat = old.stat()
+        with old.open("r+b") as f:
+            f.seek(offset)
+            f.write(b"\xff")
+        os.utime(old, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        with pytest.raises(HurrayFormatError, match="checksum mismatch in chunk 1") as err:
+            reader.read("w", (slice(0, 300),))
+        assert not isinstance(err.value, HurrayChangedError)
+
+
+def test_a_replacement_seen_in_the_etag_is_named_at_once(tmp_path):
+    old, new = same_size_versions(tmp_path)
+    root = tmp_path / "served"
+    root.mkdir()
+    os.replace(old, root / "x.hurray")
+    with serve(root) as base:
+        reader = ContainerReader(HttpSource(f"{base}/x.hurray"), verify_checksums=False)
+        assert reader.source.pins_content
+        replace_in_the_same_second(new, root / "x.hurray")
+        with pytest.raises(HurrayChangedError, match="412"):
+            reader.read("w", (slice(0, 300),))

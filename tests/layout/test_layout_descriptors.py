@@ -203,3 +203,23 @@ def test_golden_buffers(name, layout, shape):
     buffer = layout.encode(array, fill_value=-1)
     assert buffer.tolist() == golden[key]
     assert buffer.astype("<i2").tobytes() == np.array(golden[key], dtype="<i2").tobytes()
+
+
+def _is_row_major_by_permutation(layout, shape) -> bool:
+    positions = brute_force_positions(layout, shape)
+    size = math.prod(shape)
+    return layout.buffer_size(shape) == size and bool(np.array_equal(positions, np.arange(size)))
+
+
+@given(layouts_with_shapes())
+def test_a_layout_tells_row_major_order_as_its_permutation_does(case):
+    layout, shape = case
+    assert layout.is_row_major(shape) == _is_row_major_by_permutation(layout, shape)
+
+
+@given(st.lists(st.integers(0, 3), max_size=4))
+def test_morton_of_power_of_two_sides_is_row_major_where_its_keys_are(bits):
+    """Sides of 2**bits, with no padding: (2, 2) and (1, 8) keep row-major order,
+    (2, 4) and (4, 4) do not."""
+    layout, shape = MortonLayout(tuple(bits)), tuple(1 << b for b in bits)
+    assert layout.is_row_major(shape) == _is_row_major_by_permutation(layout, shape)

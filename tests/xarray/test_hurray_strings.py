@@ -10,6 +10,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
+from xarray_hurray.errors import HurrayTypeError
 
 
 def roundtrip(ds: xr.Dataset, path, **kwargs) -> xr.Dataset:
@@ -85,6 +86,30 @@ def test_dask_strings_with_missing_values_are_refused_naming_the_variable(tmp_pa
     encoding = {"names": {"_FillValue": "?"}}
     with roundtrip(ds, tmp_path / "s.hurray", encoding=encoding) as out:
         assert missing(out["names"].values) == [False, True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("values", "kind", "encoding"),
+    [
+        ([{"a": 1}, {"b": 2}], "dict", {}),
+        ([{"a": 1}, None], "dict", {}),  # a missing element: the search for a fill value
+        ([{"a": 1}, None], "dict", {"meta": {"_FillValue": "?"}}),  # the check of one given
+        ([[1], [2, 3]], "list", {}),
+        (["a", {"b"}], "set", {}),
+        ([object(), "b"], "object", {}),
+    ],
+)
+def test_objects_no_stored_type_holds_are_refused_naming_the_variable(
+    tmp_path, values, kind, encoding
+):
+    data = np.empty(len(values), dtype=object)
+    data[:] = values
+    ds = xr.Dataset({"meta": ("x", data), "ok": ("x", np.arange(len(values)))})
+    with pytest.raises(
+        HurrayTypeError, match=rf"variable 'meta' holds Python objects of type {kind}"
+    ):
+        xh.to_hurray(ds, tmp_path / "o.hurray", encoding=encoding)
+    assert not list(tmp_path.iterdir())
 
 
 def test_a_fill_value_that_is_also_a_value_is_refused_or_chosen_anew(tmp_path):

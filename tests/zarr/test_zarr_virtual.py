@@ -16,6 +16,7 @@ virtualizarr = pytest.importorskip("virtualizarr")
 from obspec_utils.registry import ObjectStoreRegistry  # noqa: E402
 from obstore.store import LocalStore  # noqa: E402
 
+from xarray_hurray.zarr.conventions import convention_attrs  # noqa: E402
 from xarray_hurray.zarr.virtual import HurrayParser, UnreferenceableWarning  # noqa: E402
 
 
@@ -126,3 +127,101 @@ def test_icechunk_store_reads_back(virtual) -> None:
     back = xr.open_zarr(repo.readonly_session("main").store, consolidated=False)
     xr.testing.assert_identical(back.load(), expected)
     np.testing.assert_array_equal(back.n[7:41, 3:29].values, expected.n[7:41, 3:29].values)
+
+
+def _registry(tmp_path: Path) -> ObjectStoreRegistry:
+    return ObjectStoreRegistry({tmp_path.as_uri() + "/": LocalStore(str(tmp_path))})
+
+
+def _pyramid(tmp_path: Path) -> Path:
+    """A pyramid of a field with a CRS (two coarser levels), its levels row-major."""
+    from geo_fields import global_field
+
+    path = tmp_path / "pyramid.hurray"
+    xh.to_hurray(global_field(2.0), path, overviews=[2, 4])
+    return path
+
+
+def test_the_virtual_tree_holds_every_group_and_the_root_record(tmp_path: Path) -> None:
+    path = _pyramid(tmp_path)
+    vdt = virtualizarr.open_virtual_datatree(
+        path.as_uri(), registry=_registry(tmp_path), parser=HurrayParser()
+    )
+    with xr.open_datatree(path, engine="hurray") as tree:
+        assert sorted(vdt.children) == sorted(tree.children) == ["0", "1", "2"]
+        for name in ("0", "1", "2"):
+            assert set(vdt[name].data_vars) == set(tree[name].data_vars)
+            assert vdt[name]["t"].shape == tree[name]["t"].shape
+        # the record as a Zarr group holds it: JSON objects, lists of numbers
+        assert vdt.attrs["multiscales"] == json.loads(tree.attrs["multiscales"])
+        assert vdt.attrs["spatial:bbox"] == [-180.0, -90.0, 180.0, 90.0]
+
+
+def test_a_group_is_the_root_of_the_virtual_store(tmp_path: Path) -> None:
+    path = _pyramid(tmp_path)
+    vds = virtualizarr.open_virtual_dataset(
+        path.as_uri(), registry=_registry(tmp_path), parser=HurrayParser(group="1")
+    )
+    with xr.open_dataset(path, engine="hurray", group="1") as level:
+        assert vds["t"].shape == level["t"].shape
+        assert vds.attrs["overview_level"] == 1
+    from xarray_hurray.errors import HurrayKeyError
+
+    with pytest.raises(HurrayKeyError, match="no group 'nine'"):
+        HurrayParser(group="nine")(path.as_uri(), _registry(tmp_path))
+
+
+@pytest.mark.slow
+def test_a_pyramid_and_a_tree_go_into_icechunk_and_read_back_equal(tmp_path: Path) -> None:
+    """Every group of a pyramid, and of a tree of nested groups, written as virtual
+    references into a local Icechunk repository and read back by xarray's zarr engine,
+    equal to the file read with engine='hurray'."""
+    icechunk = pytest.importorskip("icechunk")
+    pyramid = _pyramid(tmp_path)
+    nested = tmp_path / "tree.hurray"
+    ds = dataset().drop_vars("label")
+    xh.to_hurray(
+        xr.DataTree.from_dict(
+            {
+                "/a": ds,
+                "/a/inner": ds.isel(y=slice(5, 20)).rename(y="yi"),
+                "/c": ds.v.to_dataset(),
+            }
+        ),
+        nested,
+    )
+    prefix = tmp_path.as_uri() + "/"
+    for path in (pyramid, nested):
+        config = icechunk.RepositoryConfig.default()
+        config.set_virtual_chunk_container(
+            icechunk.VirtualChunkContainer(
+                url_prefix=prefix, store=icechunk.local_filesystem_store(prefix)
+            )
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # the no-credential sentinel
+            repo = icechunk.Repository.create(
+                storage=icechunk.Storage.new_local_filesystem(str(tmp_path / f"{path.stem}-repo")),
+                config=config,
+                authorize_virtual_chunk_access={prefix: None},
+            )
+        vdt = virtualizarr.open_virtual_datatree(
+            path.as_uri(), registry=_registry(tmp_path), parser=HurrayParser()
+        )
+        session = repo.writable_session("main")
+        vdt.vz.to_icechunk(session.store)
+        session.commit(f"virtual references into {path.name}")
+        with (
+            xr.open_datatree(
+                repo.readonly_session("main").store, engine="zarr", consolidated=False
+            ) as back,
+            xr.open_datatree(path, engine="hurray") as expected,
+        ):
+            assert sorted(node.path for node in back.subtree) == sorted(
+                node.path for node in expected.subtree
+            )
+            for node in expected.subtree:
+                # a pyramid's record as Zarr holds it: JSON objects, not their text
+                held = node.to_dataset().load()
+                held.attrs = convention_attrs(held.attrs)
+                xr.testing.assert_identical(back[node.path].to_dataset().load(), held)

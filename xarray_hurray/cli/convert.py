@@ -26,7 +26,13 @@ from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape
 from ..write.progress import DaskProgressBar
 from ..xarray.dims import default_dims
-from ..xarray.encoding import CF_ENCODING, STRING_ITEMSIZE, axes_in, default_chunks
+from ..xarray.encoding import (
+    STRING_ITEMSIZE,
+    WRITTEN_ENCODING,
+    axes_in,
+    default_chunks,
+    written_encoding,
+)
 from ..xarray.hurray_write import to_hurray
 from ..xarray.overviews import multiscale
 from ..zarr.conventions import convention_attrs
@@ -304,13 +310,17 @@ def prepare(
     ds: xr.Dataset, chunks: Mapping[Hashable, tuple[int, ...]], source: str, group: str
 ) -> xr.Dataset:
     """``ds``, group ``group`` of the input ``source``, with dask arrays in ``chunks``
-    (named by :func:`_dask_name`) and only CF keys left in each variable's encoding
-    (the input's storage settings do not carry over)."""
+    (named by :func:`_dask_name`) and only the CF keys, the references to other
+    variables (a ``grid_mapping``) and ``coordinates`` left in each variable's
+    encoding: what it means is kept, the input's storage settings do not carry over
+    (the write's ``encoding`` adds them, see :func:`_encoding`)."""
     data: dict[Hashable, xr.Variable] = {}
     coords: dict[Hashable, xr.Variable] = {}
     for name, var in ds.variables.items():
         var = var.copy(deep=False)
-        var.encoding = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
+        var.encoding = {
+            k: v for k, v in var.encoding.items() if k in WRITTEN_ENCODING or k == "coordinates"
+        }
         if name not in ds.indexes and var.ndim:
             shape = chunks[name]
             sides = dict(zip(var.dims, shape, strict=True))
@@ -365,11 +375,18 @@ def _tree_or_dataset(groups: Groups) -> xr.Dataset | xr.DataTree:
 def _encoding(
     groups: Groups, settings: Callable[[str, Hashable, xr.Variable], dict[str, Any]]
 ) -> dict[Any, Any]:
-    """The ``encoding`` of a write: ``settings(group, name, variable)`` by variable
-    name, and by group path (``"/a/b"``, as xarray's DataTree writers take it) for a
-    tree."""
+    """The ``encoding`` of a write: by variable name, the variable's own CF keys and
+    references (:func:`~xarray_hurray.xarray.encoding.written_encoding`: packing, fill
+    value, time units, ``grid_mapping``), with ``settings(group, name, variable)``
+    over them, and by group path (``"/a/b"``, as xarray's DataTree writers take it)
+    for a tree.  A writer's ``encoding`` replaces a variable's own rather than adding
+    to it, so what the variable carries is given again here: without it the output
+    would be unpacked, its times re-encoded, its fill value lost."""
     encoding = {
-        path: {name: settings(path, name, var) for name, var in ds.variables.items()}
+        path: {
+            name: {**written_encoding(var.encoding), **settings(path, name, var)}
+            for name, var in ds.variables.items()
+        }
         for path, ds in groups.items()
     }
     return encoding if len(groups) > 1 else encoding["/"]
@@ -477,13 +494,14 @@ def write_zarr(groups: Groups, out: str, chunks: Chunks, args: argparse.Namespac
 
 def pyramid_groups(ds: xr.Dataset, chunks: Chunks, overviews: int) -> tuple[Groups, Chunks]:
     """The groups of the pyramid of ``ds`` with ``overviews`` levels for a Zarr store
-    (the root with the ``multiscales`` attributes as JSON objects, the levels
-    ``"/0"``, ``"/1"``...), and the chunks of each level's variables: those planned
-    for level 0 (``chunks["/"]``), cut to the level's shape, as ``to_hurray`` cuts
-    them."""
+    (the root with the ``multiscales`` attributes, the levels ``"/0"``, ``"/1"``...,
+    the attributes of Zarr conventions as JSON objects), and the chunks of each
+    level's variables: those planned for level 0 (``chunks["/"]``), cut to the
+    level's shape, as ``to_hurray`` cuts them."""
     tree = multiscale(ds, overviews)
     groups = {node.path: node.to_dataset(inherit=False) for node in tree.subtree}
-    groups["/"].attrs = convention_attrs(groups["/"].attrs)
+    for level in groups.values():
+        level.attrs = convention_attrs(level.attrs)
     planned = {
         path: {
             name: tuple(min(c, n) for c, n in zip(chunks["/"][name], var.shape, strict=True))

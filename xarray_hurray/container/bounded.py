@@ -11,8 +11,8 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import zstandard
@@ -22,6 +22,17 @@ from .checksum import Bytes
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BLOSC_HEADER = struct.Struct("<BBBBIII")
+_BLOSC_MEMCPYED = 0x02
+_BLOSC_DONT_SPLIT = 0x10
+
+ZSTD_BLOCK_BYTES = 128 * 2**10
+"""The most content one Zstandard block holds (RFC 8878 § 3.1.1.2.4)."""
+
+STREAM_WINDOW_BYTES = 32 * 2**20
+"""Largest window (the decoded bytes a decoder keeps to resolve back references) of
+a frame decoded in pieces (:func:`decoded_pieces`); a frame needing more is decoded
+whole.  Every frame this package writes needs at most 8 MiB (zstd level 19;
+level 3, the default, 2 MiB) and a zlib stream 32 KiB."""
 
 
 def expansion_bound(size: int) -> int:
@@ -36,10 +47,25 @@ def expansion_bound(size: int) -> int:
     return size + size // 64 + 1024
 
 
-def _zstd_content_size(data: Bytes) -> int:
-    """The content size declared by the Zstandard frame ``data`` (RFC 8878), which must
-    be exactly one frame: the decoder would decode every frame that follows, whatever
-    the first one declares, so nothing may follow it (not even a skippable frame)."""
+class _ZstdFrame(NamedTuple):
+    """What the header and block headers of one Zstandard frame say (RFC 8878)."""
+
+    declared: int
+    """The content size."""
+    window: int
+    """The bytes of content its decoder keeps for back references: the whole
+    content for a single-segment frame, else what its window descriptor says."""
+    blocks: list[tuple[int, int, int]]
+    """Each block as ``(type, offset of its content, size)``: type 0 raw (``size``
+    bytes stored), 1 RLE (one byte stored, repeated ``size`` times), 2 compressed."""
+    checksum: bool
+    """Whether a content checksum follows the blocks."""
+
+
+def _zstd_frame(data: Bytes) -> _ZstdFrame:
+    """The frame ``data``, which must be exactly one Zstandard frame that declares its
+    content size: the decoder would decode every frame that follows, whatever the
+    first one declares, so nothing may follow it (not even a skippable frame)."""
     if len(data) < 5 or data[:4] != _ZSTD_MAGIC:
         raise ValueError("not a Zstandard frame: wrong magic number")
     descriptor = data[4]
@@ -52,20 +78,35 @@ def _zstd_content_size(data: Bytes) -> int:
     if len(data) < start + fcs_size:
         raise ValueError("truncated Zstandard frame header")
     size = int.from_bytes(data[start : start + fcs_size], "little")
-    end = _zstd_frame_end(data, start + fcs_size, has_checksum=bool(descriptor & 4))
+    # RFC 8878 § 3.1.1.1.4: a two-byte Frame_Content_Size field stores the size minus
+    # 256 (sizes below 256 use the one-byte form), so that form covers 256 to 65791
+    declared = size + 256 if fcs_size == 2 else size
+    if single_segment:
+        window = declared
+    else:  # § 3.1.1.1.2: a power of two, plus eighths of it
+        base = 1 << (10 + (data[5] >> 3))
+        window = base + base // 8 * (data[5] & 7)
+    checksum = bool(descriptor & 4)
+    blocks = _zstd_blocks(data, start + fcs_size)
+    kind, at, length = blocks[-1]
+    end = at + (1 if kind == 1 else length) + 4 * checksum
     if end != len(data):
         raise ValueError(
             f"a chunk must be one Zstandard frame; {len(data) - end} bytes follow the frame"
         )
-    # RFC 8878 § 3.1.1.1.4: a two-byte Frame_Content_Size field stores the size minus
-    # 256 (sizes below 256 use the one-byte form), so that form covers 256 to 65791
-    return size + 256 if fcs_size == 2 else size
+    return _ZstdFrame(declared, window, blocks, checksum)
 
 
-def _zstd_frame_end(data: Bytes, offset: int, has_checksum: bool) -> int:
-    """Where the frame whose blocks start at ``offset`` ends: after its last block and
-    its checksum.  Each block header (3 bytes, little-endian) holds a last-block flag,
-    the block type and the block size; an RLE block stores one byte."""
+def _zstd_content_size(data: Bytes) -> int:
+    """The content size declared by the Zstandard frame ``data`` (see :func:`_zstd_frame`)."""
+    return _zstd_frame(data).declared
+
+
+def _zstd_blocks(data: Bytes, offset: int) -> list[tuple[int, int, int]]:
+    """The blocks of the frame whose blocks start at ``offset``, up to its last (see
+    :attr:`_ZstdFrame.blocks`).  Each block header (3 bytes, little-endian) holds a
+    last-block flag, the block type and the block size; an RLE block stores one byte."""
+    blocks = []
     last = False
     while not last:
         if offset + 3 > len(data):
@@ -74,8 +115,9 @@ def _zstd_frame_end(data: Bytes, offset: int, has_checksum: bool) -> int:
         last, kind, size = bool(header & 1), (header >> 1) & 3, header >> 3
         if kind == 3:
             raise ValueError("a Zstandard block of the reserved type 3")
+        blocks.append((kind, offset + 3, size))
         offset += 3 + (1 if kind == 1 else size)
-    return offset + 4 * has_checksum
+    return blocks
 
 
 def _lz4_content_size(data: Bytes) -> int:
@@ -88,9 +130,20 @@ def _lz4_content_size(data: Bytes) -> int:
 def _blosc_content_size(data: Bytes) -> int:
     if len(data) < _BLOSC_HEADER.size:
         raise ValueError("truncated Blosc frame header")
-    nbytes, _, cbytes = _BLOSC_HEADER.unpack_from(data)[4:]
+    _, _, flags, typesize, nbytes, blocksize, cbytes = _BLOSC_HEADER.unpack_from(data)
     if cbytes != len(data):
         raise ValueError(f"the Blosc frame records {cbytes} bytes but has {len(data)}")
+    # c-blosc (1.x) splits a whole block into one stream per byte of its type when the
+    # frame is compressed, not marked "don't split", and the type has at most 16
+    # bytes and the block 128 elements; each stream decodes to the block's size over
+    # the type's, rounded down, and the bytes past them are left as they were in a
+    # scratch buffer: such a block is refused rather than read undefined
+    split = not flags & (_BLOSC_MEMCPYED | _BLOSC_DONT_SPLIT) and 0 < typesize <= 16
+    if split and blocksize // typesize >= 128 and nbytes >= blocksize and blocksize % typesize:
+        raise ValueError(
+            f"invalid Blosc frame: a block of {blocksize} bytes does not split into "
+            f"{typesize} streams"
+        )
     return int(nbytes)
 
 
@@ -195,3 +248,121 @@ def decode_bounded(
         else:  # a zstd frame of no bytes (no chunk has one) keeps numcodecs' decoder
             out = codec.decode(out)
     return out if isinstance(out, bytes | bytearray | memoryview) else np.asarray(out).tobytes()
+
+
+def decoded_pieces(
+    codecs: Sequence[Codec], data: Bytes, limit: int, piece_bytes: int
+) -> Iterator[memoryview] | None:
+    """The bytes :func:`decode_bounded` gives, as consecutive pieces of at most
+    ``piece_bytes``, each valid until the next is asked for; None where the chain
+    cannot be decoded so: anything but one zstd frame whose window is at most
+    :data:`STREAM_WINDOW_BYTES` or one zlib stream.
+
+    Decoding holds the window and one piece, never the whole output, so that a
+    read needing a little of a large chunk costs memory for that little.  The
+    checks are those of :func:`decode_bounded`: a frame declaring more than
+    ``limit`` bytes is refused before any is decoded, and one that decodes to
+    another size than it declares fails once that is known (when its last piece
+    is asked for).
+
+    Raises
+    ------
+    ValueError, RuntimeError
+        As :func:`decode_bounded` raises them, while the pieces are taken.
+    """
+    if len(codecs) != 1 or codecs[0].codec_id not in ("zstd", "zlib"):
+        return None
+    if codecs[0].codec_id == "zlib":
+        return _zlib_pieces(data, limit, piece_bytes)
+    frame = _zstd_frame(data)
+    if frame.declared > limit:
+        raise ValueError(
+            f"the zstd frame declares {frame.declared} bytes, more than the {limit} this "
+            "chunk can hold"
+        )
+    if not frame.declared:  # decode_bounded's own path, which no chunk takes
+        return None
+    # raw and RLE blocks refer to nothing before them: decoded here, a block at a
+    # time, whatever window the frame declares (2 GiB of one byte repeated is 16,384
+    # RLE blocks, 64 KiB; a single-segment frame declares its whole content as its
+    # window).  A content checksum is left to the library, which checks it.
+    largest = min(frame.window, ZSTD_BLOCK_BYTES)
+    if not frame.checksum and all(k < 2 and n <= largest for k, _, n in frame.blocks):
+        return _zstd_plain_pieces(data, frame, piece_bytes)
+    if frame.window > STREAM_WINDOW_BYTES:
+        return None
+    return _zstd_pieces(data, frame.declared, piece_bytes)
+
+
+def _zstd_plain_pieces(data: Bytes, frame: _ZstdFrame, piece_bytes: int) -> Iterator[memoryview]:
+    """The content of the frame ``data`` of raw and RLE blocks alone (see
+    :func:`decoded_pieces`): each raw block as it is stored, and each run of RLE
+    blocks repeating one byte in pieces of ``piece_bytes``."""
+    view = memoryview(data)
+    repeated = memoryview(b"")  # a piece of one byte repeated, made once per byte
+    run = (-1, 0)  # the byte the RLE blocks read so far repeat, and how many times
+    got = 0
+
+    def flush(byte: int, count: int) -> Iterator[memoryview]:
+        nonlocal repeated
+        if count and repeated[:1] != bytes([byte]):
+            repeated = memoryview(bytes([byte]) * piece_bytes)
+        for start in range(0, count, piece_bytes):
+            yield repeated[: min(piece_bytes, count - start)]
+
+    for kind, at, size in frame.blocks:
+        got += size
+        if got > frame.declared:
+            break
+        if kind == 1 and run[0] in (-1, view[at]):
+            run = (view[at], run[1] + size)
+            continue
+        yield from flush(*run)
+        run = (view[at], size) if kind == 1 else (-1, 0)
+        if kind == 0:
+            yield view[at : at + size]
+    yield from flush(*run)
+    if got != frame.declared:
+        raise RuntimeError(f"Zstd decompression error: expected {frame.declared} bytes, got {got}")
+
+
+def _zstd_pieces(data: Bytes, declared: int, piece_bytes: int) -> Iterator[memoryview]:
+    """The ``declared`` bytes of the single Zstandard frame ``data``, a piece at a
+    time (see :func:`decoded_pieces`)."""
+    # a decompressor of its own: a stream left half read (the caller stopped) must
+    # not leave this thread's shared context in the middle of a frame
+    reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=False)
+    piece = bytearray(piece_bytes)
+    got = 0
+    try:
+        while n := reader.readinto(piece):
+            got += n
+            if got > declared:
+                break
+            yield memoryview(piece)[:n]
+    except zstandard.ZstdError as err:
+        raise RuntimeError(f"Zstd decompression error: {err}") from None
+    if got != declared:
+        raise RuntimeError(f"Zstd decompression error: expected {declared} bytes, got {got}")
+
+
+def _zlib_pieces(data: Bytes, limit: int, piece_bytes: int) -> Iterator[memoryview]:
+    """The bytes of the single zlib stream ``data``, at most ``limit``, a piece at a
+    time (see :func:`decoded_pieces`)."""
+    stream = zlib.decompressobj()
+    rest: Bytes = data
+    got = 0
+    while not stream.eof:
+        try:
+            out = stream.decompress(rest, piece_bytes)
+        except zlib.error as err:
+            raise ValueError(f"invalid zlib stream: {err}") from err
+        rest = stream.unconsumed_tail
+        if not out and not rest:
+            break  # the input is used up before the stream's end
+        got += len(out)
+        if got > limit:
+            raise ValueError(f"the zlib stream expands past {limit} bytes")
+        yield memoryview(out)
+    if not stream.eof or stream.unused_data:
+        raise ValueError("the zlib stream is truncated or followed by extra bytes")

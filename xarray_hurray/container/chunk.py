@@ -10,17 +10,27 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import HurrayValueError, in_context
+from .bounded import decoded_pieces
 from .checksum import Bytes, chunk_crcs
 from .codecs import CodecChain
 from .elements import STRING, from_bytes, pad_value, parse_element_type, to_bytes
 from .limits import MAX_CHUNK_BYTES
 from .metadata import VariableMeta
+from .select import Index
 from .threads import ordered_map, scratch
 
 SMALL_CHUNK_ELEMENTS = 1 << 12
 """Chunks of at most this many numbers are split and permuted for a whole block at
 once (:meth:`ChunkCodec.encode_chunks`); larger ones one at a time, where the
 layout's own (compiled) permutation pays off and no copy of the block is made."""
+
+PART_DECODE_BYTES = 16 * 2**20
+"""Decoded size from which a chunk that a read takes a small box of is decoded a
+piece at a time, keeping only the box (:meth:`ChunkCodec.decode_part`); smaller
+chunks are decoded whole, which their permutation kernels and buffers serve best."""
+
+DECODE_PIECE_BYTES = 4 * 2**20
+"""Decoded bytes held at a time while a chunk is decoded a piece at a time."""
 
 TASK_BYTES = 1 << 21
 """Raw bytes of the chunks that one task of :meth:`ChunkCodec.encode_chunks` encodes
@@ -207,11 +217,14 @@ class ChunkCodec:
         ):
             raise HurrayValueError(f"block of shape {block.shape} does not fit chunks {var.chunks}")
         if self._gathers_in_place and block.shape == var.chunks and block.dtype.kind in "biufc":
-            # a whole chunk of numbers in row-major order: copied (and cast, unsafely,
-            # as to_bytes casts) straight into this thread's buffer, which the codecs
-            # read from, instead of into a new array per chunk, whose pages the
-            # system would map (and zero) again for every chunk
+            # a whole chunk of numbers in row-major order: compressed where it lies
+            # when it holds the stored type contiguously; else copied (and cast,
+            # unsafely, as to_bytes casts) straight into this thread's buffer, which
+            # the codecs read from, instead of into a new array per chunk, whose
+            # pages the system would map (and zero) again for every chunk
             dtype = parse_element_type(var.dtype)
+            if block.dtype == dtype and block.flags.c_contiguous:
+                return self.chain.encode(block)
             nbytes = self.buffer_size * dtype.itemsize
             raw = scratch(nbytes)[:nbytes].view(dtype)
             raw.reshape(var.chunks)[...] = block
@@ -314,9 +327,9 @@ class ChunkCodec:
     def _permute_rows(self, rows: np.ndarray) -> np.ndarray:
         """The layout buffers of chunks given as rows (see :class:`_ChunkGather`), the
         padding positions of the layout holding zero, as :meth:`encode` fills them."""
-        sources = self.variable.layout.sources(self.variable.chunks)
-        if sources.size == rows.shape[1] and self._identity:
+        if self._identity:
             return rows
+        sources = self.variable.layout.sources(self.variable.chunks)
         if sources.size != rows.shape[1]:
             # the layout's padding positions take the element one past the end: zero
             rows = np.concatenate([rows, np.zeros((len(rows), 1), rows.dtype)], axis=1)
@@ -329,13 +342,14 @@ class ChunkCodec:
         kept in row-major order, with no padding positions."""
         var = self.variable
         numbers = var.dtype != STRING and parse_element_type(var.dtype).kind in "iufc"
-        return numbers and self._identity and self.buffer_size == math.prod(var.chunks)
+        return numbers and self._identity
 
     @cached_property
     def _identity(self) -> bool:
-        """Whether the layout keeps a chunk's elements in row-major order."""
-        sources = self.variable.layout.sources(self.variable.chunks)
-        return bool(np.array_equal(sources, np.arange(sources.size)))
+        """Whether the layout keeps a chunk's elements in row-major order, with no
+        padding (told without building the layout's permutation, which for a chunk
+        of 2**29 elements took gigabytes and most of a minute)."""
+        return self.variable.layout.is_row_major(self.variable.chunks)
 
     def decode(self, data: Bytes, scratch: np.ndarray | None = None) -> np.ndarray:
         """The full chunk (padding included) stored as ``data``.
@@ -358,7 +372,7 @@ class ChunkCodec:
             into = scratch.data[: self.raw_bytes]
         raw = self.chain.decode(data, self.max_decoded, into)
         buffer = from_bytes(raw, self.variable.dtype, self.buffer_size)
-        if self._identity and buffer.size == math.prod(self.variable.chunks):
+        if self._identity:
             # row-major order: the chunk is its buffer, reshaped (a view, no gather)
             return buffer.reshape(self.variable.chunks)
         if self._small_positions is not None:
@@ -366,6 +380,81 @@ class ChunkCodec:
             # several times the gather of a small chunk
             return buffer.take(self._small_positions, mode="clip").reshape(self.variable.chunks)
         return self.variable.layout.decode(buffer, self.variable.chunks)
+
+    def decode_part(
+        self, data: Bytes, index: tuple[Index, ...], scratch: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``decode(data, scratch)[index]``: the elements ``index`` (slices of unit
+        step, or the arrays of :func:`numpy.ix_`, one per axis) of the chunk stored as
+        ``data``.
+
+        A large row-major chunk (at least :data:`PART_DECODE_BYTES`) of which
+        ``index`` takes a box of at most a quarter is decoded a piece at a time
+        where its codecs allow (:func:`~.bounded.decoded_pieces`), and only the box
+        is kept: memory for the box, not the chunk (10 elements of a 2 GiB chunk of
+        zeros stored in 200 kB cost those 10 elements, not 2 GiB).  The whole
+        stream is still decoded and checked, so that a chunk reads or fails alike,
+        whatever part of it is asked for.
+
+        Raises
+        ------
+        ValueError, RuntimeError
+            As :meth:`decode`.
+        """
+        box = self._part_box(index)
+        pieces = None
+        if box is not None:
+            pieces = decoded_pieces(self.chain.codecs, data, self.max_decoded, DECODE_PIECE_BYTES)
+        if box is None or pieces is None:
+            return self.decode(data, scratch)[index]
+        lo, hi = box
+        dtype = parse_element_type(self.variable.dtype)
+        # the box's runs of the chunk in bytes, and where each goes in the box
+        runs = self.variable.layout.ranges(lo, hi, self.variable.chunks) * dtype.itemsize
+        lengths = runs[:, 1] - runs[:, 0]
+        places = np.cumsum(lengths) - lengths
+        out = np.empty(int(lengths.sum()), dtype=np.uint8)
+        at = 0  # bytes of the stream before this piece
+        for piece in pieces:
+            end = at + len(piece)
+            got = np.frombuffer(piece, dtype=np.uint8)
+            first = int(np.searchsorted(runs[:, 1], at, side="right"))
+            last = int(np.searchsorted(runs[:, 0], end, side="left"))
+            for r in range(first, last):
+                start, stop = max(int(runs[r, 0]), at), min(int(runs[r, 1]), end)
+                place = int(places[r]) + start - int(runs[r, 0])
+                out[place : place + stop - start] = got[start - at : stop - at]
+            at = end
+        if at != self.raw_bytes:
+            raise HurrayValueError(
+                f"{self.buffer_size} elements of {self.variable.dtype} need "
+                f"{self.raw_bytes} bytes, got {at}"
+            )
+        values = out.view(dtype).reshape([b - a for a, b in zip(lo, hi, strict=True)])
+        return values[
+            tuple(
+                slice(0, k.stop - a) if isinstance(k, slice) else k - a
+                for k, a in zip(index, lo, strict=True)
+            )
+        ]
+
+    def _part_box(self, index: tuple[Index, ...]) -> tuple[list[int], list[int]] | None:
+        """The bounding box ``(lo, hi)`` of ``index`` in the chunk where
+        :meth:`decode_part` decodes a piece at a time: a row-major chunk of numbers
+        of at least :data:`PART_DECODE_BYTES`, of which the box takes at most a
+        quarter; else None."""
+        if (
+            self.raw_bytes is None
+            or self.raw_bytes < PART_DECODE_BYTES
+            or not self._identity
+            or parse_element_type(self.variable.dtype).kind not in "iufc"
+        ):
+            return None
+        lo = [k.start if isinstance(k, slice) else int(k.min()) for k in index]
+        hi = [k.stop if isinstance(k, slice) else int(k.max()) + 1 for k in index]
+        if 4 * math.prod(b - a for a, b in zip(lo, hi, strict=True)) > self.buffer_size:
+            return None
+        return lo, hi
 
     @cached_property
     def _small_positions(self) -> np.ndarray | None:

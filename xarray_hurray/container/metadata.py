@@ -359,7 +359,7 @@ class VariableMeta:
         if not isinstance(obj["attrs"], Mapping):
             raise HurrayValueError(f"attrs must be an object, got {obj['attrs']!r}")
         fill = obj.get("fill_value")
-        if fill is not None:
+        if version >= (1, 1):  # the member holds hexadecimal text, never null
             if not isinstance(fill, str) or not _HEX.fullmatch(fill):
                 raise HurrayValueError(
                     f"fill_value must be lowercase hexadecimal bytes, got {fill!r}"

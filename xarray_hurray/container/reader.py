@@ -16,24 +16,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property, partial
-from typing import Any
+from functools import cached_property, partial, wraps
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
-from ..errors import HurrayFormatError
+from ..errors import HurrayChangedError, HurrayFormatError
 from ..io import ByteSource, MergePolicy, ReadPlan, plan_reads
+from ..io.remote import changed
 from .checksum import Bytes, crc32c, verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
-from .format import INDEX_ENTRY, Header, Slot
+from .format import INDEX_ENTRY, Header, Slot, unpack_slot_header
 from .front import held_variables
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta
 from .model import FileBytes, FileModel, open_model
 from .readahead import AHEAD_STEPS, Pans, ahead_bytes, box_of, next_boxes
-from .select import Key, OuterSelection
-from .threads import ordered_map, run_as_produced, scratch
+from .select import Index, Key, OuterSelection
+from .threads import SCRATCH_BYTES, ordered_map, run_as_produced, scratch
 
 DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
@@ -46,6 +47,28 @@ chunks are missing (:meth:`ContainerReader._fills`)."""
 PIECE_BYTES = 2**20
 """Stored bytes one task of a read from a local source reads (at least one chunk):
 large reads, few system calls, yet only a few pieces held while they are decoded."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _telling_changes(
+    method: Callable[Concatenate[ContainerReader, P], R],
+) -> Callable[Concatenate[ContainerReader, P], R]:
+    """``method`` of a reader, a damage it finds (a checksum mismatch, a file cut
+    short) raised as :class:`HurrayChangedError` where the file's header no longer
+    reads as at open (:meth:`ContainerReader._raise_if_changed`)."""
+
+    @wraps(method)
+    def telling(reader: ContainerReader, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(reader, *args, **kwargs)
+        except HurrayFormatError as err:
+            reader._raise_if_changed(err)
+            raise
+
+    return telling
 
 
 @dataclass(frozen=True)
@@ -106,6 +129,10 @@ class ContainerReader:
         Check the crc32c of every chunk before decoding it.  ``False`` trusts the
         chunk bytes and saves that time; header, metadata and indexes are still
         checked, and decoding still never reads or allocates past a chunk's size.
+        Chunks are checked anyway from a source that cannot tell another version of
+        the file from the one it first read (a server sending no ETag:
+        :attr:`~xarray_hurray.io.ByteSource.pins_content`), where only the checksums
+        keep a replaced file's chunks out of a read.
     max_chunk_bytes
         Most bytes one decoded chunk may take; reading a variable whose chunks need
         more raises :class:`HurrayFormatError` naming it.
@@ -119,6 +146,11 @@ class ContainerReader:
     HurrayFormatError
         When the header or the metadata is missing, truncated, corrupt or of a
         later version.
+
+    Reads raise :class:`HurrayChangedError`, naming what changed, where the file
+    changed after it was opened: where an answer's size, ETag or Last-Modified is
+    not its first read's (the source's check), and where a read finds damage and a
+    second read of the header shows another one.
     """
 
     def __init__(
@@ -156,6 +188,7 @@ class ContainerReader:
         chunks lie there: index coordinates and bounds (:func:`~.front.held_variables`)."""
         return frozenset(held_variables(self.metadata))
 
+    @_telling_changes
     def hold(self, paths: Iterable[str]) -> None:
         """Read the variables ``paths`` of :attr:`holdable` not held yet, and hold
         them: all their index entries first, then all their chunks in one wave of
@@ -478,14 +511,19 @@ class ContainerReader:
                 yield run, start, stop
 
     def _decode(
-        self, fetch: ChunkFetch, k: int, data: Bytes, into: np.ndarray | None = None
+        self,
+        fetch: ChunkFetch,
+        k: int,
+        data: Bytes,
+        into: np.ndarray | None = None,
+        index: tuple[Index, ...] | None = None,
     ) -> np.ndarray:
         """Stored chunk ``k`` of ``fetch``, checked and decoded from its bytes ``data``
-        (see :meth:`_checked_decode`)."""
+        (see :meth:`_checked_decode`), or its elements ``index``."""
         row = int(fetch.stored[k])
         expected = int(fetch.entries["crc32c"][row])
         return self._checked_decode(
-            fetch.codec, data, expected, lambda: self._chunk_name(fetch, row), into
+            fetch.codec, data, expected, lambda: self._chunk_name(fetch, row), into, index
         )
 
     @staticmethod
@@ -500,18 +538,24 @@ class ContainerReader:
         expected: int,
         what: Callable[[], str],
         into: np.ndarray | None = None,
+        index: tuple[Index, ...] | None = None,
     ) -> np.ndarray:
         """A chunk checked against the CRC-32C ``expected`` of its bytes ``data`` and
         decoded by ``codec`` (its decompressed bytes in ``into`` where they fit: see
-        :meth:`ChunkCodec.decode`); ``what()`` names it in messages, made only for a
-        damaged chunk."""
-        if self.verify_checksums and crc32c(data) != expected:
+        :meth:`ChunkCodec.decode`), or only its elements ``index``
+        (:meth:`ChunkCodec.decode_part`); ``what()`` names it in messages, made only
+        for a damaged chunk."""
+        checked = self.verify_checksums or not self.source.pins_content
+        if checked and crc32c(data) != expected:
             verify(data, expected, what())
         try:
+            if index is not None:
+                return codec.decode_part(data, index, into)
             return codec.decode(data, into)
         except (ValueError, RuntimeError) as err:
             raise HurrayFormatError(f"cannot decode {what()}: {err}") from err
 
+    @_telling_changes
     def read(self, name: str, key: Sequence[Key] | None = None) -> np.ndarray:
         """Outer selection ``key`` (one int, slice or integer array per axis) of ``name``.
 
@@ -582,17 +626,50 @@ class ContainerReader:
         """
         import asyncio
 
-        if name in self._held or (name in self.holdable and self._whole_key(name, key)):
-            return await asyncio.to_thread(self._from_held, name, key)
-        selection, out = self._selection(name, key)
-        # awaited reads overlap: they read nothing ahead, and no read beside them does
-        with self._pans.reading():
-            if out.size:
-                fetch, rows = await asyncio.to_thread(self._plan, name, selection)
-                blobs = await self.source.read_ranges_async(fetch.plan.requests)
-                parts = self._answered(fetch, enumerate(blobs))
-                await asyncio.to_thread(self._fill, out, selection, fetch, rows, parts)
-        return out.reshape(selection.result_shape)
+        try:
+            if name in self._held or (name in self.holdable and self._whole_key(name, key)):
+                return await asyncio.to_thread(self._from_held, name, key)
+            selection, out = self._selection(name, key)
+            # awaited reads overlap: they read nothing ahead, and no read beside them does
+            with self._pans.reading():
+                if out.size:
+                    fetch, rows = await asyncio.to_thread(self._plan, name, selection)
+                    blobs = await self.source.read_ranges_async(fetch.plan.requests)
+                    parts = self._answered(fetch, enumerate(blobs))
+                    await asyncio.to_thread(self._fill, out, selection, fetch, rows, parts)
+            return out.reshape(selection.result_shape)
+        except HurrayFormatError as err:
+            await asyncio.to_thread(self._raise_if_changed, err)
+            raise
+
+    def _raise_if_changed(self, err: HurrayFormatError) -> None:
+        """Raise :class:`HurrayChangedError` from ``err`` (damage a read found) where
+        the file's header no longer reads as at open: the damage is then another
+        file's bytes read where the first one's were, not damage.  One request of
+        the header's bytes, whose answer the source also compares with its first
+        read's size, ETag and Last-Modified (raising the error itself where they
+        differ); where it cannot be read, ``err`` stands."""
+        size = self.model.header_size
+        try:
+            now = self.source.read(0, size)
+        except HurrayChangedError:
+            raise
+        except OSError:
+            return
+        if now == self.model.data.head[:size]:
+            return
+        was = getattr(self.model.header, "generation", None)
+        try:
+            found = None if was is None else unpack_slot_header(now, None).generation
+        except HurrayFormatError:
+            found = None
+        if found is None:
+            what = "its header changed"
+        elif found != was:
+            what = f"its header's generation {was} became {found}"
+        else:
+            what = f"its header changed, at generation {was}: another file in its place"
+        raise changed(self.source.name, what) from err
 
     def _plan(self, name: str, selection: OuterSelection) -> tuple[ChunkFetch, np.ndarray | None]:
         """The fetch of the chunks of ``selection`` of ``name``, and the row of each of
@@ -733,14 +810,16 @@ class ContainerReader:
         def place(part: Part) -> Failure | None:
             chunks, blobs = part()
             # decompressed into this thread's buffer, then placed: the layout's copy
-            buffer = None if raw_bytes is None else scratch(raw_bytes)
+            # (a chunk too large for the buffer a thread keeps is decoded into one
+            # of its own, made only where it is decoded whole)
+            kept = raw_bytes is not None and raw_bytes <= SCRATCH_BYTES
+            buffer = scratch(raw_bytes) if kept and raw_bytes is not None else None
             for k, data in zip(chunks, blobs, strict=True):
+                out_index, in_index = selection.piece(int(row_of[k]))
                 try:
-                    chunk = self._decode(fetch, k, data, buffer)
+                    out[out_index] = self._decode(fetch, k, data, buffer, in_index)
                 except HurrayFormatError as err:
                     return k, err
-                out_index, in_index = selection.piece(int(row_of[k]))
-                out[out_index] = chunk[in_index]
             return None
 
         def tasks() -> Iterator[Callable[[], Failure | None]]:

@@ -6,8 +6,9 @@
   path, a file-like object, a plain ``http(s)`` URL (:class:`HttpSource`, the
   standard library's client) or an fsspec URL; ``ObstoreSource`` (module
   ``obstore_source``, optional extra) reads an object of an obstore store.
-- :class:`SourceChangedError`: a remote object or local file replaced under a reader
-  (remote sources pin the version their first read saw); :class:`SourceReadError`:
+- :class:`HurrayChangedError` (a :class:`SourceChangedError`): a remote object or
+  local file replaced under a reader (remote sources pin the version their first
+  read saw); :class:`SourceReadError`:
   a remote read that failed on every attempt of its :class:`RetryPolicy`;
   :class:`RangeIgnoredWarning`: an HTTP server that sends whole files for ranges.
 - :class:`CostModel`: latency, bandwidth and concurrency, and the merge policy they
@@ -20,7 +21,7 @@
 
 from typing import TYPE_CHECKING
 
-from ..errors import RangeIgnoredWarning, SourceChangedError, SourceReadError
+from ..errors import HurrayChangedError, RangeIgnoredWarning, SourceChangedError, SourceReadError
 from ..lazy import lazy_attributes
 from .costs import OBJECT_STORE, PLAIN_HTTP, CostModel
 from .http_source import HttpSource
@@ -57,6 +58,7 @@ __all__ = [
     "FileObjectSource",
     "FsspecSource",
     "HttpSource",
+    "HurrayChangedError",
     "LocalFileSource",
     "MergePolicy",
     "MultipartUpload",

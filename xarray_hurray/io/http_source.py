@@ -188,7 +188,7 @@ class HttpSource(PooledSource):
         ------
         TimeoutError
             When the attempt outlasts the retry policy's timeout.
-        Transient, SourceChangedError, FileNotFoundError, OSError
+        Transient, HurrayChangedError, FileNotFoundError, OSError
             As :func:`~.remote.http_refusal` and :func:`~.remote.http_answer` say;
             dropped connections and malformed answers are transient.
         """

@@ -25,7 +25,7 @@ class ObstoreSource(PooledSource):
     The first read pins the object's version (ETag, version id, else Last-Modified);
     every later read, also after pickling, is a conditional request for it
     (``if_match``, or the pinned ``version``) whose answer is checked as well, so a
-    replaced object raises :class:`~xarray_hurray.io.SourceChangedError`.  The ranges of
+    replaced object raises :class:`~xarray_hurray.io.HurrayChangedError`.  The ranges of
     one read are fetched concurrently, one request each: the reader's merge policy has
     already decided what to merge.  Timeouts and retries are the store's own: give
     them when creating it (``client_options={"timeout": "30s"}``,

@@ -8,7 +8,7 @@ response pins the object's version: its ETag, its S3 version id, or its Last-Mod
 time where that is all a server sends.  Every later request is conditional on it
 (``If-Match``, ``If-Unmodified-Since``, or a request for the pinned S3 version), and
 the identity each response carries is compared with the pin too, for servers that
-ignore conditions.  A mismatch raises :class:`SourceChangedError`.
+ignore conditions.  A mismatch raises :class:`HurrayChangedError`.
 
 Each attempt at a request has a timeout; dropped connections, timeouts, HTTP 408, 429
 and 5xx answers and bodies shorter than their range are retried with exponential
@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
-from ..errors import HurrayValueError, RangeIgnoredWarning, SourceChangedError, SourceReadError
+from ..errors import HurrayChangedError, HurrayValueError, RangeIgnoredWarning, SourceReadError
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,12 @@ class ObjectVersion:
         return {}
 
 
-def changed(name: str, what: str) -> SourceChangedError:
+def changed(name: str, what: str) -> HurrayChangedError:
     """The error for ``name``, whose version changed as ``what`` says."""
-    return SourceChangedError(
+    return HurrayChangedError(
         f"{name} was replaced or modified after it was first read ({what}); "
-        "open it again to read the new version"
+        "open it again to read the new version",
+        value=name,
     )
 
 
@@ -196,7 +197,7 @@ def http_refusal(url: str, status: int, reason: str, pin: ObjectVersion | None) 
 
     Raises
     ------
-    SourceChangedError
+    HurrayChangedError
         When the server answers that the pinned version is gone (412).
     FileNotFoundError
         For a 404 before any version was pinned.
@@ -261,7 +262,7 @@ async def http_range(
 
     Raises
     ------
-    SourceChangedError, FileNotFoundError, Transient, OSError
+    HurrayChangedError, FileNotFoundError, Transient, OSError
         As :func:`http_refusal` and :func:`http_answer` say.
     """
     import aiohttp
@@ -314,7 +315,7 @@ async def s3_range(fs: Any, path: str, start: int, stop: int, pin: ObjectVersion
 
     Raises
     ------
-    SourceChangedError, FileNotFoundError, Transient
+    HurrayChangedError, FileNotFoundError, Transient
         As :func:`http_range`.
     """
     import aiohttp

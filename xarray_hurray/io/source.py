@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
-from ..errors import HurrayTypeError, HurrayValueError, SourceChangedError
+from ..errors import HurrayChangedError, HurrayTypeError, HurrayValueError
 from .costs import OBJECT_STORE
 from .plan import MergePolicy
 from .pool import SharedThreadPool
@@ -87,6 +87,17 @@ class ByteSource(ABC):
     def default_policy(self) -> MergePolicy:
         """The merge policy for reads from this source when the caller gives none."""
         return MergePolicy()
+
+    @property
+    def pins_content(self) -> bool:
+        """Whether no answer from another version of the file can pass for the version
+        first read: true of a local file (read through the descriptor first opened,
+        its identity checked when reopened) and of bytes in memory; of a remote
+        object, where its version is pinned by a strong ETag or a version id.  Where
+        not (a server sending no ETag, whose Last-Modified counts whole seconds), a
+        replacement of the same size is told only by the bytes, and the reader checks
+        every chunk's checksum whatever ``verify_checksums`` says."""
+        return True
 
 
 def _completed(futures: dict[Future[bytes], int]) -> Iterator[tuple[int, bytes]]:
@@ -160,7 +171,7 @@ class LocalFileSource(ByteSource):
 
     The first open records the file's identity (device, inode, size, modification
     time), which travels with the pickled source; a reopen in another process, or
-    after :meth:`close`, that finds a different file raises :class:`SourceChangedError`
+    after :meth:`close`, that finds a different file raises :class:`HurrayChangedError`
     rather than mixing the old metadata with the new bytes.  After
     :meth:`allow_appends`, the same file grown longer is accepted too.
     """
@@ -199,7 +210,7 @@ class LocalFileSource(ByteSource):
                     )
                 found = _identity(descriptor.fd)
                 if self._identity is not None and not self._same(found):
-                    raise SourceChangedError(
+                    raise HurrayChangedError(
                         f"{self.path} was replaced or modified after it was opened; "
                         "open it again to read the new file",
                         value=self.path,
@@ -316,7 +327,7 @@ class RemoteSource(ByteSource):
 
     Each answer's version is handed to :meth:`_check_version`: the first pins it and
     every later one, in this process or after pickling, must be the same version, else
-    :class:`SourceChangedError` (:mod:`.remote`).  Subclasses pickle the pinned
+    :class:`HurrayChangedError` (:mod:`.remote`).  Subclasses pickle the pinned
     version with what names the object and give it back to ``__init__``.
 
     Parameters
@@ -345,7 +356,7 @@ class RemoteSource(ByteSource):
 
         Raises
         ------
-        SourceChangedError
+        HurrayChangedError
             When ``found`` differs from the pinned version, naming this source.
         """
         if found is None:
@@ -358,6 +369,13 @@ class RemoteSource(ByteSource):
             conflict = self._version.conflict(found)
         if conflict:
             raise changed(self.name, conflict)
+
+    @property
+    def pins_content(self) -> bool:
+        version = self._version
+        if version is None:
+            return False
+        return bool(version.version_id or (version.etag and not version.etag.startswith("W/")))
 
     def _unpin(self) -> None:
         """Forget the pinned version (this source replaced the object): the next read
@@ -417,7 +435,7 @@ class FsspecSource(RemoteSource):
     """A URL read through fsspec; the file system is created lazily per process.
 
     The first read pins the object's version and every later read, in this process or
-    after pickling, must find the same version, else :class:`SourceChangedError`
+    after pickling, must find the same version, else :class:`HurrayChangedError`
     (:mod:`.remote`).  ``http(s)://`` and ``s3://`` reads are conditional requests
     (``If-Match``, the S3 version id) whose answers are checked as well, each attempt
     with a timeout and transient failures retried as ``retry`` says; the ranges of one

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import LayoutError
 from . import tiles
+from .bits import interleaved_bitmap
 from .cache import ByteLRU
 from .hilbert import check_curve, hilbert_encode
 from .morton import morton_encode, parse_morton_bits
@@ -106,6 +107,16 @@ class Layout(ABC):
     @abstractmethod
     def to_config(self) -> dict[str, Any]:
         """JSON-serialisable description; :func:`layout_from_config` reverses it."""
+
+    def is_row_major(self, shape: Sequence[int]) -> bool:
+        """Whether a chunk of ``shape`` keeps its elements in row-major order, with no
+        padding: its buffer is the chunk itself.  Told from the layout's rule, in time
+        independent of the chunk's size (never by building its permutation)."""
+        return self._is_row_major(self.validate(shape))
+
+    @abstractmethod
+    def _is_row_major(self, shape: tuple[int, ...]) -> bool:
+        """:meth:`is_row_major` of a validated shape."""
 
     def positions(self, shape: Sequence[int]) -> np.ndarray:
         """Buffer position of each element of a chunk of ``shape``, in row-major order.
@@ -229,6 +240,9 @@ class RowMajorLayout(Layout):
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.arange(math.prod(shape))
 
+    def _is_row_major(self, shape: tuple[int, ...]) -> bool:
+        return True
+
     def encode(self, array: np.ndarray, fill_value: object = 0) -> np.ndarray:
         return np.ascontiguousarray(array).reshape(-1)
 
@@ -283,6 +297,19 @@ class MortonLayout(Layout):
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
         coords = np.indices(shape, dtype=np.int64).reshape(len(shape), math.prod(shape)).T
         return morton_encode(coords, self.morton_bits)
+
+    def _is_row_major(self, shape: tuple[int, ...]) -> bool:
+        # The key of a point is the sum of its coordinate bits moved to the places
+        # the bit map gives them, so the keys are the row-major indices exactly when
+        # each coordinate bit goes where row-major puts it: bit b of axis d at b plus
+        # the bits of the axes after d (and no side is padded).
+        if any(n != 1 << b for n, b in zip(shape, self.morton_bits, strict=True)):
+            return False
+        bitmap = interleaved_bitmap(self.morton_bits)
+        return all(
+            list(places) == list(range(sum(self.morton_bits[d + 1 :]), sum(self.morton_bits[d:])))
+            for d, places in enumerate(bitmap)
+        )
 
     def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return curve_box_runs(lo, hi, self.morton_bits, self._corner_key)
@@ -374,6 +401,11 @@ class HilbertLayout(Layout):
     def _keys(self, shape: tuple[int, ...]) -> np.ndarray:
         coords = np.indices(shape, dtype=np.int64).reshape(len(shape), math.prod(shape)).T
         return hilbert_encode(coords, self.order)
+
+    def _is_row_major(self, shape: tuple[int, ...]) -> bool:
+        # never: the curve's consecutive positions are neighbours (rank >= 2, sides
+        # >= 2), and row-major's last element of a row and first of the next are not
+        return False
 
     def _box_runs(self, lo: np.ndarray, hi: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return curve_box_runs(lo, hi, (self.order,) * self.rank, self._corner_key)

@@ -25,7 +25,7 @@ from ..container.metadata import DatasetMeta, VariableMeta
 def write_sparse_file(
     path: str | os.PathLike[str],
     metadata: DatasetMeta,
-    stored: Mapping[str, Mapping[int, np.ndarray]] | None = None,
+    stored: Mapping[str, Mapping[int, np.ndarray | bytes]] | None = None,
     *,
     empty_pages: bool = False,
 ) -> int:
@@ -40,7 +40,8 @@ def write_sparse_file(
         The variables; any chunk grid the format allows.
     stored
         By variable path, the chunks stored (row-major chunk id to its elements, the
-        chunk cut short at the variable's edge); every other chunk is missing.
+        chunk cut short at the variable's edge, or to the bytes stored as it, such as
+        a codec frame made by hand); every other chunk is missing.
     empty_pages
         Store every page, also those of missing chunks only (a bitmap of zeros, which
         readers must accept), instead of leaving them absent.
@@ -62,7 +63,8 @@ def write_sparse_file(
         own: dict[int, np.ndarray] = {}  # page -> its entries
         # the stored chunks, in placement order
         for k in np.argsort(positions, kind="stable").tolist():
-            data = codec.encode(np.asarray(chunks[int(ids[k])]))
+            given = chunks[int(ids[k])]
+            data = given if isinstance(given, bytes) else codec.encode(np.asarray(given))
             page, at = divmod(int(positions[k]), PAGE_ENTRIES)
             if page not in own:
                 own[page] = np.zeros(_page_count(var, page), dtype=INDEX_ENTRY)

@@ -1,21 +1,40 @@
-"""The xarray adapter: the ``hurray`` backend, ``to_hurray`` and the ``.hurray`` accessor.
+"""The xarray adapter: the ``hurray`` engine, ``to_hurray``, ``to_zarr``, overviews and
+the ``.hurray`` accessors.
 
-- :mod:`.backend`: ``xr.open_dataset(path, engine="hurray")``, lazy outer indexing.
-- :mod:`.writer`: :func:`to_hurray`, which plans a new file or an update and runs it
-  through the write pipeline (:mod:`xarray_hurray.write`).
-- :mod:`.encoding`: CF encoding and storage choices per variable.
-- :mod:`.update`: the plan of a write into an existing file (modes, appends, regions).
-- :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
-- :mod:`.strings`: missing strings, bytes and character arrays, stored with CF attributes.
-- :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and
-  the choice of a level; :mod:`.resampling` its kernels; :mod:`.overview_write`
-  writing and appending to a file with overviews.
-- :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``,
-  registered once xarray is loaded by ``import xarray_hurray``, which runs before
-  any module of this package (the engine's entry point, which xarray loads, too).
+Reading:
+
+- :mod:`.backend`: ``xr.open_dataset(path, engine="hurray")``, ``open_datatree`` and
+  ``open_groups``, lazy outer indexing; :mod:`.entrypoint`, the module xarray's entry
+  point names, which registers the accessors on the way.
+- :mod:`.cf_checks`: checks of what a file hands to xarray's CF decoders.
 - :mod:`.pyramid`: what a file records of its pyramid, without xarray or dask
-  (``hurray info`` reads it).
-- :mod:`.dataarray`: a DataArray stored as xarray stores one.
+  (``hurray info`` reads it); :mod:`.overview_read`: the choice of a level
+  (``tree.hurray.level``), without dask.
+
+Writing a Hurray file:
+
+- :mod:`.hurray_write`: :func:`to_hurray`, its arguments made into one request
+  (:mod:`.request`) and run as one job (:mod:`.job`) through the write pipeline
+  (:mod:`xarray_hurray.write`).
+- :mod:`.planner`: the plan of every write, a new file (a plan against no base) or an
+  update (modes, appends, regions); :mod:`.tree`, its input as a tree of groups.
+- :mod:`.encoding`: CF encoding and storage choices per variable.
+- :mod:`.strings`: missing strings, bytes and character arrays, stored with CF
+  attributes; :mod:`.dataarray`: a DataArray stored as xarray stores one.
+- :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and
+  their ``multiscales`` record; :mod:`.overview_plan` what a pyramid is asked for,
+  :mod:`.overview_chunks` the chunks of its levels, :mod:`.overview_build` their
+  computation, :mod:`.resampling` its kernels, :mod:`.dims` the spatial dimensions
+  they coarsen; :mod:`.overview_write` writing and appending to a file with
+  overviews.
+
+Elsewhere:
+
+- :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
+- :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``,
+  registered by importing it: ``import xarray_hurray`` does when xarray is loaded, and
+  :mod:`.entrypoint` does at xarray's first open of a file (docs/design.md, "Imports").
+- :mod:`.compat`: the private parts of xarray relied on, in one place.
 """
 
 from typing import TYPE_CHECKING

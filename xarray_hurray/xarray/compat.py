@@ -17,7 +17,13 @@ from xarray.backends.common import ensure_dtype_not_object
 from xarray.coding import times, variables
 from xarray.coding.common import pop_to
 
+CF_RELATED_DATA: tuple[str, ...] = tuple(conventions.CF_RELATED_DATA)
+"""The attributes naming other variables of a dataset (``grid_mapping``, ``bounds``,
+``cell_measures``...), which ``decode_coords="all"`` moves into a variable's encoding
+and CF encoding moves back into its attributes."""
+
 __all__ = [
+    "CF_RELATED_DATA",
     "DATAARRAY_NAME",
     "DATAARRAY_VARIABLE",
     "encode_cf_variable_keeping_bools",

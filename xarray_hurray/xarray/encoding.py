@@ -19,9 +19,16 @@ from xarray.backends.common import NONE_VAR_NAME
 from ..container import DatasetMeta, VariableMeta, element_type, parse_codecs
 from ..container.elements import element_bytes, to_bytes
 from ..container.metadata import check_new_node_name, check_node_name
-from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
+from ..errors import (
+    HurrayKeyError,
+    HurrayTypeError,
+    HurrayValueError,
+    LayoutError,
+    SettingsKeptWarning,
+    in_context,
+)
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
-from .compat import encode_cf_variable_keeping_bools
+from .compat import CF_RELATED_DATA, encode_cf_variable_keeping_bools
 from .dims import default_dims
 from .strings import FILL_ATTRS, check_fill_value, encode_text
 from .tree import InputTree
@@ -30,8 +37,36 @@ CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offs
 CF_ENCODING |= {"units", "calendar"}
 """Encoding keys consumed by xarray's CF coders."""
 
+REFERENCE_ENCODING = frozenset(CF_RELATED_DATA)
+"""Encoding keys naming other variables of the dataset: ``grid_mapping`` (the
+variable holding the CRS), ``bounds``, ``cell_measures``...  Reading with
+``decode_coords="all"`` (rioxarray's way) moves these attributes into the encoding,
+and CF encoding moves them back.  They say what the values mean, not how they are
+stored, so every writer keeps them, even for a variable given an encoding of its own
+(where xarray's writers would lose them with the rest of its encoding)."""
+
+WRITTEN_ENCODING = CF_ENCODING | REFERENCE_ENCODING
+"""The keys of a variable's encoding that every writer carries to the variable it
+writes, whatever its storage: the CF keys and the references.  (``coordinates``, the
+other key xarray's decoding puts there, is turned into an attribute before a
+writer's ``encoding=`` replaces a variable's own, and no writer takes it there.)"""
+
 HURRAY_ENCODING = {"chunks", "layout", "chunk_order", "chunk_axes", "codecs"}
 """Encoding keys of this format."""
+
+
+class Default(str):
+    """The default value of a write's argument (``layout``, ``chunk_order``, ``codecs``):
+    the same text, marked as given by no caller.  A variable's own encoding takes the
+    place of an argument either way; only where the caller gave one is that worth a
+    warning (:func:`kept_settings`)."""
+
+    __slots__ = ()
+
+
+DEFAULT_LAYOUT = Default("row-major")
+DEFAULT_CHUNK_ORDER = Default("hilbert")
+DEFAULT_CODECS = Default("zstd")
 
 IGNORED_ENCODING = {"source", "original_shape", "preferred_chunks"}
 """Keys that reading adds and writing ignores."""
@@ -198,6 +233,16 @@ def _chunk_axes(
     return tuple(dims.index(d) for d in names)
 
 
+def written_encoding(encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a variable's ``encoding`` in :data:`WRITTEN_ENCODING`."""
+    return {k: v for k, v in encoding.items() if k in WRITTEN_ENCODING}
+
+
+def references(encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a variable's ``encoding`` in :data:`REFERENCE_ENCODING`."""
+    return {k: v for k, v in encoding.items() if k in REFERENCE_ENCODING}
+
+
 def _hurray_settings(encoding: Mapping[str, Any]) -> dict[str, Any]:
     """The settings of this format in a variable's ``encoding``."""
     return {k: v for k, v in encoding.items() if k in HURRAY_ENCODING}
@@ -270,6 +315,105 @@ def describe_variable(
         raise in_context(err, f"variable {name!r}") from err
 
 
+def _same_setting(key: str, kept: Any, asked: Any, chunks: tuple[int, ...]) -> bool:
+    """Whether the setting ``key`` a variable keeps from its encoding writes what the
+    argument asked for would: the same codec chain, chunk order, or layout once fitted
+    to the chunks (``"auto"`` is Hilbert or Morton by the chunk shape).  A setting
+    that cannot be read says yes: describing the variable refuses it, by name."""
+    try:
+        if key == "codecs":
+            return parse_codecs(kept) == parse_codecs(asked)
+        if key == "layout":
+            return _layout(kept, chunks) == _layout(asked, chunks)
+    except LayoutError:
+        return False  # the argument cannot apply to these chunks
+    except (ValueError, TypeError):
+        return True
+    return bool(kept == asked)
+
+
+def kept_settings(
+    ds: xr.Dataset,
+    encoding: Mapping[Hashable, Mapping[str, Any]],
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+    held: Collection[Hashable] = (),
+) -> dict[Hashable, dict[str, Any]]:
+    """The storage settings that variables of ``ds`` carry in their own encoding (from
+    the file they were read from) and that a write keeps in place of an argument the
+    caller gave (``layout``, ``chunk_order`` or ``codecs`` other than a
+    :class:`Default`) whose value differs, by variable.  Variables given an
+    ``encoding`` entry (which wins over the arguments, as documented) and those in
+    ``held`` (a file's, which keep its settings) are not looked at."""
+    given = {k: v for k, v in defaults.items() if not isinstance(v, Default)}
+    found: dict[Hashable, dict[str, Any]] = {}
+    for name, var in ds.variables.items():
+        if name in encoding or name in held:
+            continue
+        carried = _fitting_settings(var)
+        settings = {k: v for k, v in _hurray_settings(carried).items() if k in given}
+        if not settings:
+            continue
+        chunks = carried.get("chunks")
+        if chunks is None:
+            try:
+                chunks = dask_chunks(var, name)
+            except ValueError:
+                chunks = None  # describing the variable refuses them
+        if chunks is None:
+            dtype = np.dtype(carried.get("dtype", var.dtype))
+            itemsize = STRING_ITEMSIZE if dtype.kind in "OUS" else dtype.itemsize
+            chunks = auto_chunks(var.shape, itemsize, chunk_bytes)
+        kept = {
+            key: value
+            for key, value in settings.items()
+            if not _same_setting(key, value, given[key], tuple(chunks))
+        }
+        if kept:
+            found[name] = kept
+    return found
+
+
+def _setting_text(key: str, value: Any) -> str:
+    """A storage setting as a warning shows it: a layout by its name, a codec chain by
+    its codecs' ids, where they are so given."""
+    if key == "layout" and isinstance(value, Mapping) and "name" in value:
+        return repr(value["name"])
+    if key == "codecs":
+        try:
+            return repr("+".join(c["id"] for c in parse_codecs(value)) or None)
+        except (ValueError, TypeError):
+            pass
+    return repr(value)
+
+
+def warn_kept_settings(kept: Mapping[str, Mapping[str, Any]], defaults: Mapping[str, Any]) -> None:
+    """Warn, once for a whole write, of the settings :func:`kept_settings` found
+    (``kept``: by variable path), naming the variables, what they keep and the
+    argument they keep it in place of (variables that keep the same listed together).
+    """
+    if not kept:
+        return
+    by_settings: dict[str, list[str]] = {}
+    for name, settings in kept.items():
+        described = ", ".join(
+            f"{key}={_setting_text(key, value)} (not {_setting_text(key, defaults[key])})"
+            for key, value in settings.items()
+        )
+        by_settings.setdefault(described, []).append(repr(name))
+    warnings.warn(
+        "variables written with the storage settings of their own encoding (from the "
+        "file they were read from) in place of the arguments given: "
+        + "; ".join(
+            f"{', '.join(names)} keep {described}" for described, names in by_settings.items()
+        )
+        + ".  A variable's encoding wins over the arguments: ds.drop_encoding() lets "
+        "them apply, encoding={name: {...}} sets a variable's own",
+        SettingsKeptWarning,
+        stacklevel=2,
+    )
+
+
 def check_numpy_types(ds: xr.Dataset) -> None:
     """Refuse variables of a pandas type of their own (times with a time zone,
     categories, periods), which xarray's CF encoding fails on with numpy's words."""
@@ -308,7 +452,7 @@ def _check_names(ds: xr.Dataset) -> None:
 
 
 def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
-    valid = CF_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
+    valid = WRITTEN_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise HurrayKeyError(
@@ -374,16 +518,21 @@ def encode_dataset(
 ) -> tuple[dict[Hashable, xr.Variable], dict[Hashable, Any]]:
     """CF-encode ``ds`` as xarray's Zarr backend does (bool and strings stay native).
 
-    Settings given in ``encoding`` are used as they are (and checked later); the
-    encoding variables carry from the file they were read from loses the storage
-    settings that no longer fit them.
+    Settings given in ``encoding`` replace a variable's own encoding, as with
+    xarray's writers, but for the references to other variables it holds (a
+    ``grid_mapping``; :data:`REFERENCE_ENCODING`), which are kept unless given; they
+    are used as they are (and checked later).  The encoding variables carry from the
+    file they were read from loses the storage settings that no longer fit them.
     """
     _check_names(ds)
     check_numpy_types(ds)
     _check_encoding(ds, encoding)
     variables, attrs = conventions.encode_dataset_coordinates(ds)
     for name, var in variables.items():
-        var.encoding = dict(encoding[name]) if name in encoding else _fitting_settings(var)
+        if name in encoding:
+            var.encoding = {**references(var.encoding), **encoding[name]}
+        else:
+            var.encoding = _fitting_settings(var)
     encoded = {}
     for name, var in variables.items():
         var = check_fill_value(var, name, explicit=name in encoding)

@@ -17,7 +17,7 @@ from ..layout import Layout
 from ..write.engine import DEFAULT_WINDOW
 from ..write.target import WriteTarget
 from .dataarray import array_dataset
-from .encoding import DEFAULT_CHUNK_BYTES
+from .encoding import DEFAULT_CHUNK_BYTES, DEFAULT_CHUNK_ORDER, DEFAULT_CODECS, DEFAULT_LAYOUT
 from .job import WriteJob
 from .request import Region, StorageSettings, WriteRequest
 
@@ -27,9 +27,9 @@ def to_hurray(
     path: str | os.PathLike[str] | UploadTarget,
     *,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
-    layout: str | Mapping[str, Any] | Layout = "row-major",
-    chunk_order: str = "hilbert",
-    codecs: CodecSpec | Sequence[CodecSpec] = "zstd",
+    layout: str | Mapping[str, Any] | Layout = DEFAULT_LAYOUT,
+    chunk_order: str = DEFAULT_CHUNK_ORDER,
+    codecs: CodecSpec | Sequence[CodecSpec] = DEFAULT_CODECS,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     compute: bool = True,
     progress: bool | None = None,
@@ -79,10 +79,19 @@ def to_hurray(
         ``chunk_order``, ``chunk_axes`` (dimension names the chunk curve runs over;
         the others stay outermost; by default every dimension but those cut one
         element per chunk, such as time steps, see :func:`default_chunk_axes`) and
-        ``codecs``, which override the arguments.
-        A variable without an entry here uses its own ``encoding``, less the storage
-        settings read from a file that no longer fit it (chunks of another rank, the
-        layout fitted to them, chunk axes naming dimensions it lacks).
+        ``codecs``.  An entry replaces the variable's own encoding, as with xarray's
+        writers, but for the variables it refers to (``grid_mapping``, ``bounds``),
+        which are kept unless the entry names them.
+        Which storage setting a new variable gets, first found: its entry here;
+        the settings its own ``encoding`` carries (from the file it was read from),
+        less those that no longer fit it (chunks of another rank, the layout fitted
+        to them, chunk axes naming dimensions it lacks); the arguments ``layout``,
+        ``chunk_order`` and ``codecs`` (and for chunks the dask chunks, then
+        ``chunk_bytes``).  Where a variable's own encoding takes the place of one of
+        those arguments that was given, with another value, a
+        :class:`~xarray_hurray.errors.SettingsKeptWarning` names the variables and
+        what they kept; ``ds.drop_encoding()`` lets the arguments apply.  Variables
+        the file already holds keep its settings (see ``mode``).
     layout
         Element layout of every chunk: ``"row-major"`` (the default: the file's
         reader decodes every chunk whole, so a curve inside one gains nothing, see
@@ -90,10 +99,14 @@ def to_hurray(
         ``"auto"`` (Hilbert where the chunk shape is a power-of-two cube, else
         Morton), a layout config or a :class:`~xarray_hurray.layout.Layout`.
     chunk_order
-        Curve along which chunks are placed: ``"hilbert"``, ``"morton"`` or ``"row-major"``.
+        Curve along which chunks are placed: ``"hilbert"`` (the default), ``"morton"``
+        or ``"row-major"``.
     codecs
         Codec chain: ``None``, a name in ``("zstd", "lz4", "zlib", "blosc")``, a
-        numcodecs config or codec, or a list of those.
+        numcodecs config or codec, or a list of those; ``"zstd"`` by default.  (The
+        defaults of ``layout``, ``chunk_order`` and ``codecs`` are marked as such,
+        :class:`~xarray_hurray.xarray.encoding.Default`, so that a write tells them
+        from the same values given.)
     chunk_bytes
         Target chunk size in bytes when neither encoding nor dask chunks set the chunks.
         A variable with two spatial dimensions (found as overviews find them:
@@ -178,12 +191,11 @@ def to_hurray(
         of coarser levels (factors 2, 4, ... ``2**N``) or their factors.  The levels
         are groups ``"0"`` (``ds``), ``"1"``..., each chunked as ``ds`` and placed on
         its own curve, described by the root's ``multiscales`` attribute, all in
-        one commit.  ``ds`` is read once: as each block of a level is written, the
-        next level's values of the cells it covers are stored in a temporary
-        directory, which that level is written from (where dask blocks do not
-        start on the windows of the next level, the coarser levels are stored in
-        one pass first and ``ds`` is read twice; with ``compute=False`` each level
-        is computed by the write's own graph).
+        one commit.  The coarser levels are computed before anything is written,
+        block by block in one pass over ``ds`` (each block's cells of every level
+        at once), into memory for values in memory and into a temporary directory
+        for dask-backed ones, which are read twice in all (for the levels, and as
+        level 0 is written), whatever the number of levels.
     overview_dims
         The dimensions the overviews coarsen; by default those the chunk curves run
         over.

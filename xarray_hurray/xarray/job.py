@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import xarray as xr
 
@@ -26,10 +28,29 @@ from ..write import engine
 from ..write.plan import WritePlan
 from ..write.sinks import choose_sink
 from ..write.target import WriteTarget
+from .backend import finest_level
+from .encoding import group_encoding, kept_settings, warn_kept_settings
 from .overview_write import into_levels, new_pyramid, stored_attrs
-from .planner import plan_write
+from .planner import join_path, plan_write
 from .request import WriteRequest
 from .tree import InputTree
+
+
+def _held(base: ContainerReader | None, path: str) -> set[str]:
+    """The names of the variables the group at ``path`` of the file ``base`` holds, and
+    those of its level 0 where it is a pyramid's root (a write into it goes to every
+    level); none where there is no such group."""
+    if base is None:
+        return set()
+    try:
+        group = base.metadata.group(path)
+    except KeyError:
+        return set()
+    names = {var.name for var in group.variables}
+    finest = finest_level(group)
+    if finest:
+        names |= {var.name for var in base.metadata.group(join_path(path, finest)).variables}
+    return names
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,17 +65,20 @@ class WriteJob:
     pending: bool = False
 
     def inputs(
-        self, base: ContainerReader | None, scratch: str | None
+        self, base: ContainerReader | None, scratch: Callable[[], str] | None
     ) -> tuple[InputTree, WriteRequest]:
         """The tree to write, rooted at the request's group, and the request with its
         encoding by group path: the input, or the levels of a new pyramid of it, or
-        the tree that writes it into every level of the pyramid ``base`` holds."""
+        the tree that writes it into every level of the pyramid ``base`` holds.  With
+        ``scratch`` (which makes a scratch directory), the coarser levels of a pyramid
+        are computed there before anything is written (see :func:`new_pyramid`);
+        without it (a plan that writes nothing) they stay lazy."""
         data, request = self.data, self.request
         settings = request.settings
         if base is not None:
             data = into_levels(
                 data, base.metadata, request.group, request.append_dim, request.region,
-                request.levels,
+                request.levels, scratch,
             )  # fmt: skip
         elif request.levels is not None:
             tree, encoding = new_pyramid(data, request.levels, settings.encoding, scratch)
@@ -68,8 +92,34 @@ class WriteJob:
             return InputTree.of(data), request
         return InputTree.of(stored_attrs(data)), request
 
-    def plan(self, base: ContainerReader | None, scratch: str | None = None) -> WritePlan:
-        """The plan of the write against ``base`` (None: a new file)."""
+    def kept_settings(self, base: ContainerReader | None) -> dict[str, dict[str, Any]]:
+        """The storage settings the input's variables keep from their own encoding in
+        place of arguments the caller gave, by the variable's path in the input
+        (:func:`~.encoding.kept_settings`), found on the input as given, before any
+        levels are made of it; the variables the file holds keep its settings and
+        are left out."""
+        request = self.request
+        settings = request.settings
+        tree = InputTree.of(self.data)
+        if isinstance(self.data, xr.Dataset):
+            encoding: Mapping[str, Mapping[Hashable, Any]] = {"": settings.encoding}
+        else:
+            encoding = group_encoding(tree, settings.encoding)
+        kept = {}
+        for node in tree.subtree():
+            held = _held(base, join_path(request.group, node.path))
+            found = kept_settings(
+                node.own, encoding.get(node.path, {}), settings.defaults, settings.chunk_bytes, held
+            )
+            kept.update({join_path(node.path, str(name)): v for name, v in found.items()})
+        return kept
+
+    def plan(
+        self, base: ContainerReader | None, scratch: Callable[[], str] | None = None
+    ) -> WritePlan:
+        """The plan of the write against ``base`` (None: a new file), after a warning
+        for the arguments the input's own encoding took the place of."""
+        warn_kept_settings(self.kept_settings(base), self.request.settings.defaults)
         tree, request = self.inputs(base, scratch)
         metadata, parts = plan_write(tree, request, base)
         written = {part.name: part.chunk_ids for part in parts} if base is not None else {}
@@ -140,8 +190,9 @@ class WriteJob:
             base = None
             if self.reads_base(exists):
                 base = stack.enter_context(self.target.open())
-            scratch = None
-            if base is None and self.request.levels is not None:
-                scratch = stack.enter_context(scratch_directory("hurray-overviews"))
+
+            def scratch() -> str:
+                return stack.enter_context(scratch_directory("hurray-overviews"))
+
             plan = self.plan(base, scratch)
             engine.execute(plan, window=self.request.window, progress=self.request.progress)

@@ -34,6 +34,7 @@ from ..container.elements import parse_element_type
 from ..errors import HurrayKeyError, HurrayTypeError, HurrayValueError, in_context
 from ..write.encode import chunk_encoder
 from ..write.plan import WritePart, aligned_chunks, check_alignment
+from .appends import changed_attrs, check_append, warn_changed_attrs
 from .backend import HurrayDataStore, file_dimensions
 from .dims import default_dims
 from .encoding import (
@@ -47,6 +48,10 @@ from .encoding import (
 )
 from .request import Region, StorageSettings, WriteRequest
 from .tree import InputTree
+
+ChangedAttrs = dict[str, dict[str, tuple[Any, Any]]]
+"""Attributes given that a write does not keep, by variable path and name: the value
+given and the value kept (see :func:`~.appends.changed_attrs`)."""
 
 
 def join_path(group: str, name: str) -> str:
@@ -390,17 +395,20 @@ def plan_group(
     request: WriteRequest,
     group: str,
     coords: xr.Dataset | None = None,
-) -> tuple[DatasetMeta, list[WritePart]]:
+) -> tuple[DatasetMeta, list[WritePart], ChangedAttrs]:
     """The new description of group ``group`` of the file (``""``: the root; its child
-    groups kept as they are) and the chunks to write, for writing ``ds`` into that
-    group of the file ``base`` as ``request`` asks (its ``append_dim`` and ``region``
-    those of this group).  ``coords`` holds the coordinates that place ``ds`` for
-    ``region="auto"`` (by default its own).
+    groups kept as they are), the chunks to write, and the attributes of the
+    variables it writes into that are not written (:func:`~.appends.changed_attrs`,
+    by path), for writing ``ds`` into that group of the file ``base`` as ``request``
+    asks (its ``append_dim`` and ``region`` those of this group).  ``coords`` holds
+    the coordinates that place ``ds`` for ``region="auto"`` (by default its own).
 
     Raises
     ------
     ValueError, TypeError, KeyError
-        For every way the dataset does not fit the file, as ``to_zarr`` raises them.
+        For every way the dataset does not fit the file, as ``to_zarr`` raises them,
+        and for an append that repeats index values or changes a coordinate
+        (:func:`~.appends.check_append`).
     """
     append_dim, region, settings = request.append_dim, request.region, request.settings
     held = base.metadata.group(group)
@@ -429,6 +437,11 @@ def plan_group(
         raise HurrayValueError(
             f"append_dim={append_dim!r} does not match any existing dataset dimensions {sizes}"
         )
+    stored = _decoded_variables(base, {str(k) for k in ds.variables if k in existing}, group)
+    if append_dim is not None:
+        # before "a-" leaves out the variables without append_dim: the coordinates
+        # the file keeps place the new values all the same
+        check_append(ds, stored, append_dim)
     if request.keeps_unappended and append_dim is not None:
         ds = ds.drop_vars(
             [k for k, v in ds.variables.items() if k in existing and append_dim not in v.dims]
@@ -441,9 +454,10 @@ def plan_group(
                 "to but are not in the dataset: give them too, or drop them from the file "
                 "first"
             )
-    stored = _decoded_variables(base, {str(k) for k in ds.variables if k in existing}, group)
+    stored = {name: var for name, var in stored.items() if name in ds.variables}
     for name, var in stored.items():
         _check_dtype(name, ds.variables[name], var)
+    changed = {join_path(group, str(k)): v for k, v in changed_attrs(ds, stored).items()}
     cf = {
         k: {e: v for e, v in var.encoding.items() if e in CF_ENCODING} for k, var in stored.items()
     }
@@ -480,7 +494,7 @@ def plan_group(
         )
     except ValueError as err:
         raise HurrayValueError(f"the dataset does not fit the file: {err}") from err
-    return metadata, [parts[v.name] for v in order if v.name in parts]
+    return metadata, [parts[v.name] for v in order if v.name in parts], changed
 
 
 def _node_region(region: Region | None, own: xr.Dataset, group: str) -> Region | None:
@@ -533,6 +547,8 @@ class _TreePlanner:
     single: bool
     """The tree is one node (a Dataset): written as a Dataset is."""
     parts: list[WritePart] = field(default_factory=list)
+    changed: ChangedAttrs = field(default_factory=dict)
+    """The attributes given that the variables written into keep as stored, by path."""
 
     def node(self, node: InputTree, path: str, held: DatasetMeta | None) -> DatasetMeta:
         """Group ``path`` of the new version, without its child groups, for the node
@@ -570,8 +586,9 @@ class _TreePlanner:
                 own = own.drop_vars([v.name for v in held.variables if v.name in own.variables])
         region = request.region if self.single else _node_region(request.region, own, path)
         node_request = replace(request, append_dim=append_dim, region=region, settings=settings)
-        meta, parts = plan_group(own, base, node_request, path, node.placing)
+        meta, parts, changed = plan_group(own, base, node_request, path, node.placing)
         self.parts += parts
+        self.changed.update(changed)
         return meta
 
     def subtree(self, node: InputTree, path: str, held: DatasetMeta | None) -> DatasetMeta:
@@ -646,6 +663,7 @@ def plan_write(
             metadata = _graft(base.metadata, group, placed)
         except ValueError as err:
             raise HurrayValueError(f"the tree does not fit the file: {err}") from err
+        warn_changed_attrs(planning.changed, "the file")
         # in the order of the new version's variables, as its writers take them
         number = {path: k for k, (path, _) in enumerate(metadata.all_variables())}
         return metadata, sorted(planning.parts, key=lambda part: number[part.name])

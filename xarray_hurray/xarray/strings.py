@@ -35,12 +35,16 @@ from xarray.coding.strings import (
     ensure_fixed_length_bytes,
 )
 
-from ..errors import HurrayValueError
+from ..errors import HurrayTypeError, HurrayValueError
 from .cf_checks import encoding_misfit
 from .compat import ensure_dtype_not_object
 
 FILL_ATTRS = ("_FillValue", "missing_value")
 """Attributes holding an element value, as bytes for an ``S<n>`` variable."""
+
+STORABLE_OBJECTS = (str, bytes, int, float, complex, np.generic)
+"""The Python objects an object array may hold to be written (``bool`` is an
+``int``): text, bytes and numbers, which xarray turns into a type the format stores."""
 
 
 def _is_dask_array(data: Any) -> bool:
@@ -78,7 +82,38 @@ def _as_objects(var: xr.Variable, name: Hashable) -> xr.Variable:
     return var.copy(data=data, deep=False)
 
 
-def _present_values(data: np.ndarray) -> set[Any]:
+def _missing(value: Any) -> bool:
+    """Whether the element ``value`` of an object array is missing (None, NaN, NA)."""
+    return bool(pd.api.types.is_scalar(value) and pd.isna(value))
+
+
+def _check_objects(data: np.ndarray, name: Hashable) -> None:
+    """Refuse an object array holding elements no stored type holds (mappings, lists,
+    other objects), naming the variable and the first such element: xarray's
+    inference of a type fails on them with words that name neither, or not at all.
+
+    Raises
+    ------
+    TypeError
+        Naming the variable and the element's type.
+    """
+    for value in data.ravel().tolist():
+        if not isinstance(value, STORABLE_OBJECTS) and not _missing(value):
+            shown = repr(value)
+            shown = shown if len(shown) <= 60 else f"{shown[:57]}..."
+            raise HurrayTypeError(
+                f"variable {name!r} holds Python objects of type {type(value).__name__} "
+                f"({shown}), which no stored type holds: an object array is stored as "
+                "text, bytes or numbers; convert its elements (json.dumps for mappings "
+                "and lists) or drop the variable",
+                value=type(value).__name__,
+            )
+
+
+def _present_values(data: np.ndarray, name: Hashable) -> set[Any]:
+    """The elements of ``data`` that are not missing (checked first: see
+    :func:`_check_objects`)."""
+    _check_objects(data, name)
     flat = data.ravel()
     return set(flat[~pd.isnull(flat)].tolist())
 
@@ -114,7 +149,7 @@ def check_fill_value(var: xr.Variable, name: Hashable, explicit: bool) -> xr.Var
     fill = var.encoding.get("_FillValue", var.attrs.get("_FillValue"))
     if not isinstance(fill, str | bytes) or _is_dask_array(var.data):
         return var
-    if fill not in _present_values(np.asarray(var.data)):
+    if fill not in _present_values(np.asarray(var.data), name):
         return var
     if explicit or "_FillValue" in var.attrs:
         raise HurrayValueError(
@@ -158,7 +193,7 @@ def _fill_missing(var: xr.Variable, name: Hashable) -> xr.Variable:
     missing = pd.isnull(data)
     if not missing.any():
         return var
-    present = _present_values(data)
+    present = _present_values(data, name)
     text = all(isinstance(v, str) for v in present)
     if not present or not (text or all(isinstance(v, bytes) for v in present)):
         # nothing but missing values, numbers, or a mixture: xarray finds their type
@@ -196,11 +231,14 @@ def encode_text(var: xr.Variable, name: Hashable) -> xr.Variable:
     Raises
     ------
     ValueError, TypeError, NotImplementedError
-        Naming the variable, for elements of no text type, a ``_FillValue`` with
+        Naming the variable, for elements of no text type (mappings, lists and other
+        objects in an object array: a ``TypeError``), a ``_FillValue`` with
         character arrays of unicode text (as xarray's netCDF backends), or an
         ``_Encoding`` attribute on a variable that does not hold bytes.
     """
     as_chars = var.encoding.get("dtype") == "S1" and (_is_text(var) or var.dtype.kind in "SU")
+    if var.dtype.kind == "O" and not _is_dask_array(var.data):
+        _check_objects(np.asarray(var.data), name)
     if _is_text(var):
         var = _fill_missing(var, name)
     var = ensure_dtype_not_object(var, name=name)

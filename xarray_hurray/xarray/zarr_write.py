@@ -39,6 +39,7 @@ from ..layout import Layout, RowMajorLayout, default_layout
 from ..zarr import HilbertShardingCodec, HurrayCodec
 from ..zarr.conventions import convention_attrs
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
+from .appends import changed_attrs, check_append, warn_changed_attrs
 from .dataarray import array_dataset
 from .dims import default_dims
 from .encoding import (
@@ -49,6 +50,8 @@ from .encoding import (
     check_numpy_types,
     dask_chunks,
     default_chunks,
+    references,
+    written_encoding,
 )
 from .overviews import multiscale
 
@@ -138,6 +141,39 @@ def _existing_arrays(
     return set(found.array_keys())
 
 
+def _check_into_store(ds: xr.Dataset, store: Any, kwargs: Mapping[str, Any]) -> None:
+    """Check a write of ``ds`` into the group of ``store`` that ``kwargs`` (those of
+    ``Dataset.to_zarr``) name against the variables it holds, as ``to_hurray`` checks
+    a write into a file (see :mod:`.appends`): an append that repeats index values or
+    changes a coordinate is refused, and attributes that the arrays written into keep
+    as stored are warned of.  Nothing is checked where the group does not exist.
+
+    Raises
+    ------
+    HurrayValueError
+        As :func:`~.appends.check_append` raises.
+    """
+    options: dict[str, Any] = {"group": kwargs.get("group"), "chunks": None}
+    if kwargs.get("storage_options") is not None:
+        options["storage_options"] = kwargs["storage_options"]
+    try:
+        with warnings.catch_warnings():
+            # a store without consolidated metadata is read without it
+            warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
+            held = xr.open_zarr(store, **options)
+    except (FileNotFoundError, KeyError, zarr.errors.GroupNotFoundError):
+        return
+    with held:
+        stored = {name: held.variables[name] for name in ds.variables if name in held.variables}
+        append_dim = kwargs.get("append_dim")
+        if append_dim is not None:
+            check_append(ds, stored, append_dim, "the store")
+            if kwargs.get("mode") == "a-":  # the others are not written
+                stored = {k: v for k, v in stored.items() if append_dim in ds.variables[k].dims}
+        changed = changed_attrs(ds, stored)
+    warn_changed_attrs({str(name): attrs for name, attrs in changed.items()}, "the store")
+
+
 def inner_serializer(layout: str | Layout | Mapping[str, Any]) -> ArrayBytesCodec:
     """The serializer of inner chunks in ``layout``: zarr's standard ``bytes`` for
     row-major, which is what it stores, else :class:`~xarray_hurray.zarr.HurrayCodec`."""
@@ -172,13 +208,14 @@ def hurray_zarr_encoding(
     spatial = default_dims(ds)
     result: dict[Hashable, dict[str, Any]] = {name: dict(enc) for name, enc in encoding.items()}
     for name, var in ds.variables.items():
-        # As in to_zarr, an encoding given replaces the variable's own; the CF settings
-        # a variable carries (from the file it was read from) are kept otherwise, its
-        # old storage settings are not.
+        # As in to_zarr, an encoding given replaces the variable's own, but for the
+        # references to other variables it holds (a grid_mapping: the CRS), which are
+        # kept; the CF settings and references a variable carries (from the file it
+        # was read from) are kept otherwise, its old storage settings are not.
         if name in encoding:
-            given = dict(encoding[name])
+            given = {**references(var.encoding), **encoding[name]}
         else:
-            given = {k: v for k, v in var.encoding.items() if k in CF_ENCODING}
+            given = written_encoding(var.encoding)
         dtype = np.dtype(given.get("dtype", var.dtype))
         if (
             str(name) in skip
@@ -186,6 +223,8 @@ def hurray_zarr_encoding(
             or dtype.kind not in FIXED_SIZE_KINDS
             or CALLER_STORAGE_KEYS & set(given)
         ):
+            if name in encoding:
+                result[name] = given
             continue
         shards = given.pop("shards", None)
         if shards is None:
@@ -265,8 +304,9 @@ def _pyramid_to_zarr(
             if "chunks" in var.encoding
         }
         settings[node.path] = hurray_zarr_encoding(level, chunked, **options)
-    # a root of JSON objects, as Zarr readers of the convention find them
-    tree.attrs = convention_attrs(tree.attrs)
+    # groups of JSON objects, as Zarr readers of the conventions find them
+    for node in tree.subtree:
+        node.attrs = convention_attrs(node.attrs)
     return tree.to_zarr(store, encoding=settings, **kwargs)
 
 
@@ -403,6 +443,8 @@ def to_zarr(
     with consolidated_quietly():
         if isinstance(ds, xr.DataTree):
             return _tree_to_zarr(ds, store, given, options, existing, kwargs)
+        if writes_into:
+            _check_into_store(ds, store, kwargs)
         full = hurray_zarr_encoding(ds, given, skip=existing(kwargs.get("group")), **options)
         return ds.to_zarr(store, encoding=full, **kwargs)
 

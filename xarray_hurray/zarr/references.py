@@ -217,6 +217,13 @@ def chunk_keys(var: VariableMeta, chunk_ids: np.ndarray) -> list[str]:
     return ["/".join(["c", *map(str, point)]) for point in zip(*coords, strict=True)]
 
 
+def zarr_group_attributes(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """A group's attributes as a Zarr group holds them: JSON values, the objects of
+    Zarr conventions (a pyramid's ``multiscales``) decoded from the JSON text a
+    Hurray file holds them as."""
+    return {k: json_attribute(v) for k, v in convention_attrs(attrs).items()}
+
+
 REFERENCES_ATTR = "hurray_references"
 """The root group attribute of the references that says which version of the file
 they were made from, and that they hold for that version only."""
@@ -265,8 +272,7 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
             ]
             continue
         prefix = f"{group_path}/" if group_path else ""
-        # the objects of Zarr conventions (a pyramid's multiscales) as Zarr holds them
-        attributes = {k: json_attribute(v) for k, v in convention_attrs(group.attrs).items()}
+        attributes = zarr_group_attributes(group.attrs)
         if not group_path:
             attributes[REFERENCES_ATTR] = version_note(reader, url)
         node = {"zarr_format": 3, "node_type": "group", "attributes": attributes}

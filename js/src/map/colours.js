@@ -1,5 +1,6 @@
-// Colormaps as lookup tables of 256 RGB colours, each interpolated linearly between
-// a few anchor colours.
+// Colours: colormaps as lookup tables of 256 RGBA colours, each interpolated linearly
+// between a few anchor colours, and values turned into pixels through one of them
+// over a range (missing values transparent).
 
 /** Anchor colours of each colormap, from the low end to the high end. */
 const ANCHORS = {
@@ -30,4 +31,31 @@ export function lookupTable(name) {
 		table[4 * k + 3] = 255;
 	}
 	return table;
+}
+
+/**
+ * The pixels of `values` under `table` over `[low, high]`: a value at `low` or below
+ * takes the first colour, at `high` or above the last, and between them the colour
+ * of its place rounded to the nearest of the 256; NaN is transparent.
+ * @param {ArrayLike<number>} values
+ * @param {Uint8ClampedArray} table
+ * @param {[number, number]} range
+ * @param {Uint8ClampedArray} [out] where to write (4 bytes a value)
+ * @returns {Uint8ClampedArray}
+ */
+export function colourise(values, table, [low, high], out = new Uint8ClampedArray(4 * values.length)) {
+	const step = high > low ? 255 / (high - low) : 0;
+	for (let i = 0; i < values.length; i++) {
+		const v = values[i];
+		if (v !== v) {
+			out[4 * i + 3] = 0;
+			continue;
+		}
+		const k = 4 * Math.min(255, Math.max(0, Math.round((v - low) * step)));
+		out[4 * i] = table[k];
+		out[4 * i + 1] = table[k + 1];
+		out[4 * i + 2] = table[k + 2];
+		out[4 * i + 3] = 255;
+	}
+	return out;
 }
