@@ -11,7 +11,12 @@ store, unsharded (``Dataset.to_zarr``).  Each row is a new interpreter that runs
 
 and is timed by its parent from start to exit; the child also times its import of
 xarray and its open (the open includes the imports it causes: dask.array for
-``chunks={}``, which xarray imports for any engine, and the engine's own).  A second
+``chunks={}``, which xarray imports for any engine, and the engine's own; for an
+engine named by a string that is not one of xarray's own, xarray also imports the
+engine module of every installed package that has one, rioxarray's and cfgrib's
+among them).  A third row gives this package's engine as its class, which xarray
+takes without loading the others; ``--hide-other-engines`` keeps the other packages'
+engines from being imported at all, as where they are not installed.  A second
 pair of rows imports ``dask.array`` before the open (``--warm-dask``), to show the
 engines' own cost.  The rows take turns, round after round (each preceded once by an
 untimed run that writes the bytecode caches); the best and the median are given, and
@@ -41,7 +46,26 @@ import numpy as np
 
 VARIABLES, STEPS, LAT, LON, CHUNK = 40, 30, 128, 256, 64
 
-ENGINES = {"hurray": "data.hurray", "zarr": "data.zarr"}
+ENGINES = {"hurray": "data.hurray", "hurray, engine class": "data.hurray", "zarr": "data.zarr"}
+"""What each row opens: ``engine="hurray"``, the same engine given as its class
+(``engine=HurrayBackendEntrypoint``: xarray then loads no other package's engine), and
+consolidated Zarr."""
+
+HIDE_OTHER_ENGINES = """
+import importlib.metadata, sys
+OTHERS = {
+    entry.value.partition(":")[0].split(".")[0]
+    for entry in importlib.metadata.entry_points(group="xarray.backends")
+    if not entry.value.startswith("xarray_hurray")
+}
+class HideOtherEngines:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in OTHERS:
+            raise ImportError(f"{name}: another package's xarray engine, hidden")
+sys.meta_path.insert(0, HideOtherEngines())
+"""
+"""Code that keeps the packages of other xarray engines (rioxarray, cfgrib, ...) from
+being imported, as if they were not installed (``--hide-other-engines``)."""
 
 
 def write_store(directory: Path) -> None:
@@ -78,12 +102,19 @@ def write_store(directory: Path) -> None:
         ds.to_zarr(directory / ENGINES["zarr"], encoding=encoding, consolidated=True, zarr_format=3)
 
 
-def child_code(path: Path, engine: str, warm_dask: bool, modules: bool = False) -> str:
+def child_code(
+    path: Path, engine: str, warm_dask: bool, hide: bool = False, modules: bool = False
+) -> str:
     """The code of one child: its times (and with ``modules``, the modules its open
-    imported) as JSON on its last line."""
+    imported) as JSON on its last line; with ``hide``, the other packages' engines
+    hidden first."""
     kwargs = "consolidated=True, " if engine == "zarr" else ""
+    if engine == "hurray, engine class":
+        given = "__import__('xarray_hurray.xarray.backend').xarray.backend.HurrayBackendEntrypoint"
+    else:
+        given = repr(engine)
     return (
-        "import time\n"
+        (HIDE_OTHER_ENGINES if hide else "") + "import time\n"
         "start = time.perf_counter()\n"
         "import json, sys, warnings\n"
         "import xarray as xr\n"
@@ -91,7 +122,7 @@ def child_code(path: Path, engine: str, warm_dask: bool, modules: bool = False) 
         + "imported = time.perf_counter()\n"
         "before = set(sys.modules)\n"
         "warnings.simplefilter('ignore')\n"
-        f"ds = xr.open_dataset({str(path)!r}, engine={engine!r}, {kwargs}chunks={{}})\n"
+        f"ds = xr.open_dataset({str(path)!r}, engine={given}, {kwargs}chunks={{}})\n"
         "opened = time.perf_counter()\n"
         "assert len(ds.data_vars) == 40 and ds['var00'].data.numblocks == (30, 2, 4)\n"
         "print(json.dumps({'import': imported - start, 'open': opened - imported"
@@ -116,6 +147,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--quick", action="store_true", help="two rounds")
     parser.add_argument("--profile", action="store_true", help="the modules each open imports")
+    parser.add_argument(
+        "--hide-other-engines",
+        action="store_true",
+        help="keep other packages' xarray engines from being imported",
+    )
     args = parser.parse_args()
     rounds = 2 if args.quick else args.rounds
     with tempfile.TemporaryDirectory(prefix="hurray-open-") as tmp:
@@ -124,14 +160,17 @@ def main() -> None:
         env = dict(os.environ)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+        hide = args.hide_other_engines
         rows = {
-            (engine, warm): child_code(root / name, engine, warm)
+            (engine, warm): child_code(root / name, engine, warm, hide)
             for warm in (False, True)
             for engine, name in ENGINES.items()
         }
         if args.profile:
             imported = {
-                engine: set(run_once(child_code(root / name, engine, False, True), env)["modules"])  # type: ignore[arg-type]
+                engine: set(
+                    run_once(child_code(root / name, engine, False, hide, True), env)["modules"]
+                )  # type: ignore[arg-type]
                 for engine, name in ENGINES.items()
             }
             for engine, other in (("hurray", "zarr"), ("zarr", "hurray")):
@@ -148,7 +187,9 @@ def main() -> None:
         load_after = os.getloadavg()[0]
     print(
         f"{VARIABLES} variables, {VARIABLES * STEPS * (LAT // CHUNK) * (LON // CHUNK)} chunks; "
-        f"{rounds} rounds; load average {load_before:.2f} before, {load_after:.2f} after\n"
+        f"{rounds} rounds; load average {load_before:.2f} before, {load_after:.2f} after"
+        + ("; other packages' engines hidden" if hide else "")
+        + "\n"
     )
     print(
         "| engine | dask.array imported first | process s (best) | process s (median) "
