@@ -346,6 +346,20 @@ def test_picking_a_level_and_reading_a_tile_loads_neither_dask_arrays_nor_zarr(p
     assert loaded == "[]"
 
 
+def test_opening_with_dask_loads_only_what_dask_chunks_need(written):
+    # chunks={} makes xarray import dask.array, whatever the engine; the engine itself
+    # adds the format's modules and nothing a user did not ask for
+    code = f"""
+    import sys
+    import xarray as xr
+    ds = xr.open_dataset({str(written)!r}, engine="hurray", chunks={{}})
+    assert ds.v.data.numblocks == (3, 3)
+    unasked = ("zarr", "fsspec", "numba", "distributed", "aiohttp")
+    print(sorted(m for m in unasked if m in sys.modules))
+    """
+    assert run_python(HIDE_OTHER_ENGINES, code).splitlines()[-1] == "[]"
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_each_command_of_the_table_has_its_module(command, capsys):
     with pytest.raises(SystemExit) as stopped:

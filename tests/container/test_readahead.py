@@ -4,9 +4,11 @@ to numpy's."""
 
 from __future__ import annotations
 
+import pickle
 import sys
 import time
 
+import dask
 import numpy as np
 import pytest
 import xarray as xr
@@ -16,7 +18,7 @@ from scripts import ROOT
 
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader
-from xarray_hurray.container.readahead import ahead_bytes, box_of, next_boxes
+from xarray_hurray.container.readahead import Pans, ahead_bytes, box_of, next_boxes
 from xarray_hurray.io import MergePolicy
 from xarray_hurray.io.costs import PLAIN_HTTP
 
@@ -99,9 +101,11 @@ def _pan(reader, tile, y0, steps, backwards=False):
 
 
 @pytest.mark.parametrize("backwards", [False, True])
-def test_a_pan_over_http_reads_ahead_in_fewer_round_trips(field, backwards):
+@pytest.mark.parametrize("whole", [False, True], ids=["two chunks a tile", "one whole chunk"])
+def test_a_pan_over_http_reads_ahead_in_fewer_round_trips(field, backwards, whole):
     root, values, tile = field
-    y0 = 5 * tile + tile // 2  # two chunks per tile
+    # a tile over two chunks, or exactly one (the reads of a map client on its tiles)
+    y0 = 5 * tile if whole else 5 * tile + tile // 2
     found = {}
     with LatencyServer(root, latency=LATENCY) as server:
         for name, policy in [("ahead", PLAIN_HTTP.merge_policy()), ("plain", MergePolicy())]:
@@ -117,6 +121,38 @@ def test_a_pan_over_http_reads_ahead_in_fewer_round_trips(field, backwards):
     assert found["plain"][1] == 16  # a round trip per tile
     # the first tile, the second with the rest of the pan ahead of it
     assert found["ahead"][1] <= 3, found
+    # the chunks ahead merged with the read's own where the policy merges them
+    assert found["ahead"][0] <= found["plain"][0] / 2, found
+
+
+def test_overlapping_reads_are_no_pan():
+    pans = Pans()
+    with pans.reading() as alone:
+        assert alone
+        assert pans.step("v", ((0, 4),)) is None
+        with pans.reading() as second:  # a read beside it (another dask task)
+            assert not second
+    with pans.reading() as alone:
+        # the spell of overlapping reads is over: what came before it is forgotten
+        assert alone
+        assert pans.step("v", ((4, 8),)) is None
+    with pans.reading() as alone:
+        assert pans.step("v", ((8, 12),)) == ((4, 8),)
+    assert pickle.loads(pickle.dumps(pans)).step("v", ((0, 4),)) is None
+
+
+def test_dask_tasks_of_whole_chunks_read_nothing_twice(field):
+    # chunks={} reads one whole chunk per task, side by side along rows: steps of a pan
+    # to the readahead were the tasks not overlapping, fetching what the next tasks fetch
+    root, values, _ = field
+    with LatencyServer(root, latency=0.01) as server:
+        ds = xr.open_dataset(server.url("f.hurray"), engine="hurray", chunks={})
+        server.reset()
+        with dask.config.set(scheduler="threads", num_workers=4):
+            got = ds.v.values
+        read = sum(entry[2] for entry in server.log)
+    np.testing.assert_array_equal(got, values)
+    assert read == int(open_reader(root / "f.hurray").index("v")["size"].sum())
 
 
 def test_reads_that_are_no_pan_read_nothing_ahead(field):

@@ -173,7 +173,11 @@ def test_dask_chunks_set_stored_chunks_and_chunks_align(tmp_path):
 
 
 def test_auto_chunks_are_about_a_mebibyte_of_power_of_two_sides(tmp_path):
-    ds = xr.Dataset({"v": (("t", "y", "x"), np.zeros((3, 300, 500), dtype="f4"))})
+    # x alone is spatial (its coordinate's CF axis): no map, so chunks of about 1 MiB
+    ds = xr.Dataset(
+        {"v": (("t", "y", "x"), np.zeros((3, 300, 500), dtype="f4"))},
+        coords={"x": ("x", np.arange(500.0), {"axis": "X"})},
+    )
     xh.to_hurray(ds, tmp_path / "a.hurray")
     var = xh.open_reader(tmp_path / "a.hurray").variable("v")
     # 3 * 256 * 256 float32 is 0.75 MiB, counted on t's real length 3 (not 4), which

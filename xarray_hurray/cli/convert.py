@@ -25,10 +25,12 @@ from ..errors import CliError
 from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape
 from ..write.progress import DaskProgressBar
+from ..xarray.dims import default_dims
 from ..xarray.encoding import (
     STRING_ITEMSIZE,
     WRITTEN_ENCODING,
-    auto_chunks,
+    axes_in,
+    default_chunks,
     written_encoding,
 )
 from ..xarray.hurray_write import to_hurray
@@ -281,9 +283,11 @@ def plan_chunks(
     """The chunk shape of every variable: ``chosen`` sizes where given (capped at the
     dimension's length); along the other dimensions the input's own chunks
     (:func:`source_chunks`) where the chunk they make fits ``layout`` (see
-    :func:`layouts`) and the format, else about 1 MiB chunks."""
+    :func:`layouts`) and the format, else the chunks ``to_hurray`` chooses
+    (:func:`~xarray_hurray.xarray.encoding.default_chunks`)."""
     plan = {}
     kinds = layouts(ds, layout)
+    spatial = default_dims(ds)
     for name, var in ds.variables.items():
         itemsize = STRING_ITEMSIZE if var.dtype.kind in "OUS" else var.dtype.itemsize
 
@@ -297,7 +301,8 @@ def plan_chunks(
         if kept is not None and _holds(kinds[name], with_chosen(kept), itemsize):
             plan[name] = with_chosen(kept)
         else:
-            plan[name] = with_chosen(auto_chunks(var.shape, itemsize))
+            chunks = default_chunks(var.shape, itemsize, axes_in(var.dims, spatial))
+            plan[name] = with_chosen(chunks)
     return plan
 
 

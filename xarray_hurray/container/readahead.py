@@ -8,11 +8,18 @@ policy made from a model caps a request at what the link moves in ``in_flight``
 latencies, so ``max_request / in_flight`` is what it moves in one latency: the
 bytes a read may fetch ahead.  A policy with no ``in_flight`` states no model, and
 a local source has no latency: neither reads ahead.
+
+A pan is one client's reads, one after another: :class:`Pans` follows the last box
+of each variable only while reads come one at a time, so that the tasks of a dask
+computation, which read chunks side by side on several threads, never read ahead of
+each other (each would fetch what the others fetch themselves).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from ..io import MergePolicy
 from .select import Key
@@ -71,3 +78,46 @@ def ahead_bytes(policy: MergePolicy) -> int:
     if policy.in_flight is None:
         return 0
     return policy.max_request // policy.in_flight
+
+
+class Pans:
+    """The last box each variable's reads took (:func:`box_of`), while reads come one at
+    a time.  Reads that overlap (dask's tasks, a server's concurrent requests) are no
+    steps of one client's pan: once such a spell of overlapping reads is over, every
+    box is forgotten, so that the next read is no step either.  Thread-safe; a copy (a
+    pickled reader) starts afresh.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, Box] = {}
+        self._reading = 0
+        self._crowded = False
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[type[Pans], tuple[()]]:
+        return Pans, ()
+
+    @contextmanager
+    def reading(self) -> Iterator[bool]:
+        """Around one read: whether it is alone, the only read under way as it starts
+        (only such a read may be a step of a pan, see :meth:`step`)."""
+        with self._lock:
+            self._reading += 1
+            alone = self._reading == 1
+            self._crowded |= not alone
+        try:
+            yield alone
+        finally:
+            with self._lock:
+                self._reading -= 1
+                if not self._reading and self._crowded:
+                    self._last.clear()
+                    self._crowded = False
+
+    def step(self, name: str, box: Box) -> Box | None:
+        """The box of the last read of ``name`` (None: none known), ``box`` taking its
+        place; called by reads that are alone."""
+        with self._lock:
+            last = self._last.get(name)
+            self._last[name] = box
+        return last

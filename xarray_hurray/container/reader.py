@@ -32,13 +32,17 @@ from .front import held_variables
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta
 from .model import FileBytes, FileModel, open_model
-from .readahead import AHEAD_STEPS, Box, ahead_bytes, box_of, next_boxes
+from .readahead import AHEAD_STEPS, Pans, ahead_bytes, box_of, next_boxes
 from .select import Index, Key, OuterSelection
 from .threads import SCRATCH_BYTES, ordered_map, run_as_produced, scratch
 
 DECODE_BATCH_BYTES = 256 * 2**10
 """Decoded bytes of the chunks one task of a read decodes: few hand-offs between
 threads for small chunks, yet several tasks per answer for both decode threads."""
+
+FILL_SLAB_BYTES = 8 * 2**20
+"""Bytes of a read's result one task fills with the fill value where most of its
+chunks are missing (:meth:`ContainerReader._fills`)."""
 
 PIECE_BYTES = 2**20
 """Stored bytes one task of a read from a local source reads (at least one chunk):
@@ -171,10 +175,12 @@ class ContainerReader:
         self._held_bytes: list[tuple[int, bytes]] = [(0, self.model.data.head)]
         """Bytes of the file already fetched, as ``(offset, bytes)``: the head, and
         while :meth:`hold` decodes, what it fetched."""
-        self._boxes: dict[str, Box] = {}
-        """The box each variable's last read of unit-step slices took (a pan's step)."""
-        self._ahead: dict[str, list[tuple[int, bytes]]] = {}
-        """Chunk bytes of each variable read ahead of a pan, as ``(offset, bytes)``."""
+        self._pans = Pans()
+        """The box each variable's last read took, while reads come one at a time (a
+        pan's step)."""
+        self._ahead: dict[str, tuple[Fetched, Fetched]] = {}
+        """Chunk bytes of each variable read ahead of a pan by its last two waves (each
+        a tuple of ``(offset, bytes)``)."""
 
     @cached_property
     def holdable(self) -> frozenset[str]:
@@ -217,7 +223,8 @@ class ContainerReader:
         """The bytes already fetched that reads of ``name`` may be cut from: the head
         (for a variable of :attr:`holdable`, or None: any), and what was read ahead."""
         head = self._held_bytes if name is None or name in self.holdable else []
-        return head + self._ahead.get(name or "", [])
+        last, this = self._ahead.get(name or "", ((), ()))
+        return [*head, *last, *this]
 
     def _inside_held(
         self, starts: np.ndarray, stops: np.ndarray, name: str | None = None
@@ -246,11 +253,12 @@ class ContainerReader:
 
     def _answers(
         self, name: str, requests: np.ndarray, ahead: np.ndarray | None = None
-    ) -> Iterator[tuple[int, bytes]]:
+    ) -> Iterator[tuple[int, Bytes]]:
         """``(request, bytes)`` for each of ``requests`` of chunks of ``name``, as they
         come: those inside bytes already fetched first (:meth:`_fetched_for`); the
         others sent together to the source, with the requests ``ahead`` of a pan when
-        any goes out (their answers kept for the reads to come)."""
+        any goes out (merged with the read's own where the policy merges them; their
+        answers kept for the reads to come)."""
         if not len(requests):
             return
         inside = self._inside_held(requests[:, 0], requests[:, 1], name)
@@ -264,17 +272,27 @@ class ContainerReader:
         rest = np.flatnonzero(~inside)
         if not len(rest):
             return
-        extra = np.zeros((0, 2), np.int64) if ahead is None else ahead
-        got: list[tuple[int, bytes]] = []
-        sent = np.concatenate([requests[rest], extra]).astype(np.int64)
-        for k, blob in self.source.read_ranges_as_completed(sent):
-            if k < len(rest):
+        if ahead is None or not len(ahead):
+            for k, blob in self.source.read_ranges_as_completed(requests[rest]):
                 yield int(rest[k]), blob
-            else:
-                got.append((int(sent[k][0]), blob))
-        if len(extra):
-            # this wave's bytes ahead, and the last wave's, which the pan may still use
-            self._ahead[name] = self._ahead.get(name, [])[-len(extra) :] + got
+            return
+        ranges = np.concatenate([requests[rest], ahead]).astype(np.int64)
+        plan = plan_reads(ranges[:, 0], ranges[:, 1], self.policy)
+        members: list[list[int]] = [[] for _ in plan.requests]
+        for k, request in enumerate(plan.request_of.tolist()):
+            members[request].append(k)
+        got: list[tuple[int, bytes]] = []
+        for request, blob in self.source.read_ranges_as_completed(plan.requests):
+            start = int(plan.requests[request][0])
+            view = memoryview(blob)
+            for k in members[request]:
+                if k < len(rest):
+                    lo, hi = int(ranges[k][0]) - start, int(ranges[k][1]) - start
+                    yield int(rest[k]), blob if (lo, hi) == (0, len(blob)) else view[lo:hi]
+            if members[request][-1] >= len(rest):  # ahead ranges come after the read's
+                got.append((start, blob))
+        # this wave's bytes ahead, and the last wave's, which the pan may still use
+        self._ahead[name] = (self._ahead.get(name, ((), ()))[1], tuple(got))
 
     def _index_in_head(self, name: str) -> bool:
         """Whether the whole index of ``name`` came with the open's first read, so that
@@ -282,19 +300,22 @@ class ContainerReader:
         end = len(self.model.data.head)
         return all(offset + length <= end for offset, length in self.index_parts(name))
 
-    def _read_ahead(self, name: str, key: Sequence[Key] | None, fetch: ChunkFetch) -> np.ndarray:
-        """The requests that fetch ahead of a pan whose step is ``key`` (read by
-        ``fetch``): the stored chunks of the boxes to come, not read here nor already
-        fetched, in the order of the boxes, as many as :func:`~.readahead.ahead_bytes`
-        allows; no request where ``key`` is no step of a pan, or where finding the
-        chunks ahead would need index pages not read yet (a request of its own)."""
+    def _read_ahead(
+        self, name: str, key: Sequence[Key] | None, chunk_ids: np.ndarray, alone: bool
+    ) -> np.ndarray:
+        """The requests that fetch ahead of a pan whose step is ``key`` (a read of the
+        chunks ``chunk_ids``): the stored chunks of the boxes to come, not read here nor
+        already fetched, in the order of the boxes, as many as
+        :func:`~.readahead.ahead_bytes` allows; no request where ``key`` is no step of a
+        pan (or the read is not ``alone``, see :class:`~.readahead.Pans`), or where
+        finding the chunks ahead would need index pages not read yet (a request of
+        its own)."""
         var = self.variable(name)
         box = box_of(key, var.shape)
-        last = self._boxes.get(name)
         none = np.zeros((0, 2), np.int64)
-        if box is None:
+        if box is None or not alone:
             return none
-        self._boxes[name] = box
+        last = self._pans.step(name, box)
         budget = ahead_bytes(self.policy)
         if self.source.local or budget <= 0 or not self._index_in_head(name):
             return none
@@ -307,7 +328,7 @@ class ContainerReader:
         order = np.concatenate(ids)
         _, first = np.unique(order, return_index=True)
         chosen = order[np.sort(first)]
-        chosen = chosen[~np.isin(chosen, fetch.chunk_ids)]
+        chosen = chosen[~np.isin(chosen, chunk_ids)]
         entries = self.entries(name, chosen)
         entries = entries[self.model.chunk_index(name).stored(entries)]
         starts = entries["offset"].astype(np.int64)
@@ -437,14 +458,14 @@ class ContainerReader:
         change the fill of every other missing chunk)."""
         return np.broadcast_to(cls._fill_value(codec), codec.variable.chunks)
 
-    def _chunk_bytes(self, fetch: ChunkFetch, request: int, blob: bytes) -> list[Bytes]:
+    def _chunk_bytes(self, fetch: ChunkFetch, request: int, blob: Bytes) -> list[Bytes]:
         """The bytes of the stored chunks of ``fetch`` that request ``request`` holds
         (``fetch.by_request``), cut from ``blob``, its answer, which must be whole."""
         req_start, req_stop = fetch.plan.requests[request].tolist()
         return self._cut(fetch, fetch.by_request[request], req_start, req_stop, blob)
 
     def _cut(
-        self, fetch: ChunkFetch, chunks: Sequence[int], start: int, stop: int, blob: bytes
+        self, fetch: ChunkFetch, chunks: Sequence[int], start: int, stop: int, blob: Bytes
     ) -> list[Bytes]:
         """The bytes of the stored ``chunks`` of ``fetch`` (positions in ``fetch.stored``),
         views into ``blob``, the bytes ``[start, stop)`` of the file, which must be whole."""
@@ -548,7 +569,8 @@ class ContainerReader:
         """
         if name in self._held or (name in self.holdable and self._whole_key(name, key)):
             return self._from_held(name, key)
-        return self._read(name, key)
+        with self._pans.reading() as alone:
+            return self._read(name, key, alone)
 
     def _whole_key(self, name: str, key: Sequence[Key] | None) -> bool:
         """Whether ``key`` selects every element of ``name`` in order."""
@@ -573,12 +595,13 @@ class ContainerReader:
             out[out_index] = whole[in_index]
         return out.reshape(selection.result_shape)
 
-    def _read(self, name: str, key: Sequence[Key] | None) -> np.ndarray:
-        """:meth:`read`, never from held values."""
+    def _read(self, name: str, key: Sequence[Key] | None, alone: bool = False) -> np.ndarray:
+        """:meth:`read`, never from held values; a read ``alone`` may be a step of a pan
+        (see :class:`~.readahead.Pans`) and read ahead of it."""
         chunk_id = self._one_chunk(name, key)
         if chunk_id is not None:
-            found = self._read_chunk(name, chunk_id)
-            if found is not None:  # one whole chunk (a dask task's): never read ahead
+            found = self._read_chunk(name, chunk_id, key, alone)
+            if found is not None:
                 return found
         selection, out = self._selection(name, key)
         if out.size:
@@ -588,7 +611,7 @@ class ContainerReader:
                     partial(self._read_piece, fetch, *piece) for piece in self._pieces(fetch)
                 ]
             else:
-                ahead = self._read_ahead(name, key, fetch)
+                ahead = self._read_ahead(name, key, fetch.chunk_ids, alone)
                 parts = self._answered(fetch, self._answers(name, fetch.plan.requests, ahead))
             self._fill(out, selection, fetch, rows, parts)
         return out.reshape(selection.result_shape)
@@ -607,11 +630,13 @@ class ContainerReader:
             if name in self._held or (name in self.holdable and self._whole_key(name, key)):
                 return await asyncio.to_thread(self._from_held, name, key)
             selection, out = self._selection(name, key)
-            if out.size:
-                fetch, rows = await asyncio.to_thread(self._plan, name, selection)
-                blobs = await self.source.read_ranges_async(fetch.plan.requests)
-                parts = self._answered(fetch, enumerate(blobs))
-                await asyncio.to_thread(self._fill, out, selection, fetch, rows, parts)
+            # awaited reads overlap: they read nothing ahead, and no read beside them does
+            with self._pans.reading():
+                if out.size:
+                    fetch, rows = await asyncio.to_thread(self._plan, name, selection)
+                    blobs = await self.source.read_ranges_async(fetch.plan.requests)
+                    parts = self._answered(fetch, enumerate(blobs))
+                    await asyncio.to_thread(self._fill, out, selection, fetch, rows, parts)
             return out.reshape(selection.result_shape)
         except HurrayFormatError as err:
             await asyncio.to_thread(self._raise_if_changed, err)
@@ -709,11 +734,14 @@ class ContainerReader:
             chunk_id = chunk_id * count + start // c
         return chunk_id
 
-    def _read_chunk(self, name: str, chunk_id: int) -> np.ndarray | None:
-        """Stored chunk ``chunk_id`` of ``name``, as decoded (writable, owned by the
-        caller), with one read of its bytes and no selection mapped onto the grid;
-        None where the chunk is missing or its codec has no fixed decoded size (then
-        :meth:`read` plans the selection)."""
+    def _read_chunk(
+        self, name: str, chunk_id: int, key: Sequence[Key] | None, alone: bool
+    ) -> np.ndarray | None:
+        """Stored chunk ``chunk_id`` of ``name``, which ``key`` selects whole, as decoded
+        (writable, owned by the caller), with one read of its bytes and no selection
+        mapped onto the grid, the chunks ahead of a pan (:meth:`_read_ahead`) fetched
+        in the same wave; None where the chunk is missing or its codec has no fixed
+        decoded size (then :meth:`read` plans the selection)."""
         codec = self._codec(name)
         if codec.raw_bytes is None:
             return None
@@ -721,7 +749,13 @@ class ContainerReader:
         if found is None:  # missing
             return None
         start, size, expected = found
-        data = self._range(name, start, start + size)
+        ahead = self._read_ahead(name, key, np.array([chunk_id]), alone)
+        if len(ahead):
+            requests = np.array([[start, start + size]], dtype=np.int64)
+            # every answer taken, so that those ahead are kept for the next reads
+            data = dict(self._answers(name, requests, ahead))[0]
+        else:
+            data = self._range(name, start, start + size)
         self._check_whole(start, start + size, data)
         # decompressed into an array of its own, which a row-major chunk is a view of
         into = np.empty(codec.raw_bytes, dtype=np.uint8)
@@ -741,7 +775,7 @@ class ContainerReader:
         ``[start, stop)`` (a piece of :meth:`_pieces`)."""
         return chunks, self._cut(fetch, chunks, start, stop, self._range(fetch.name, start, stop))
 
-    def _answered(self, fetch: ChunkFetch, answers: Iterable[tuple[int, bytes]]) -> Iterator[Part]:
+    def _answered(self, fetch: ChunkFetch, answers: Iterable[tuple[int, Bytes]]) -> Iterator[Part]:
         """The chunks of each answer ``(request, bytes)`` to the requests of ``fetch``,
         as it arrives, in batches of about :data:`DECODE_BATCH_BYTES` decoded."""
         batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
@@ -764,16 +798,16 @@ class ContainerReader:
         of the decode pool, run as soon as it is known, while later answers are
         still on their way.  ``rows`` gives the row of each chunk of ``fetch`` among
         the selection's (None: the same); the selection's chunks ``fetch`` does not
-        store are missing.  A damaged chunk raises once all are done, the first of
+        store are missing, their places filled by tasks of the same pool
+        (:meth:`_fills`).  A damaged chunk raises once all are done, the first of
         them in ``selection``'s order (as the order of arrival varies)."""
-        if rows is not None or len(fetch.stored) < len(fetch.chunk_ids):
-            # missing chunks read as the fill: all of the result at once, the stored
-            # chunks then placed over it, rather than a step per missing chunk
-            out[...] = self._fill_value(fetch.codec)
         row_of = fetch.stored if rows is None else rows[fetch.stored]
         raw_bytes = fetch.codec.raw_bytes
+        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
+        touched = len(fetch.chunk_ids) if rows is None else math.prod(selection.chunk_counts)
+        fills = self._fills(out, selection, row_of, touched, fetch.codec, batch)
 
-        def place(part: Part) -> tuple[int, Exception] | None:
+        def place(part: Part) -> Failure | None:
             chunks, blobs = part()
             # decompressed into this thread's buffer, then placed: the layout's copy
             # (a chunk too large for the buffer a thread keeps is decoded into one
@@ -788,23 +822,75 @@ class ContainerReader:
                     return k, err
             return None
 
-        tasks = (partial(place, part) for part in parts)
+        def tasks() -> Iterator[Callable[[], Failure | None]]:
+            yield from fills  # first: they need nothing from the source
+            for part in parts:
+                yield partial(place, part)
+
         # a read of one batch is decoded here, without handing it to a thread
-        batch = max(DECODE_BATCH_BYTES // fetch.codec.max_decoded, 1)
         one = len(parts) == 1 if isinstance(parts, list) else len(fetch.stored) <= batch
-        results = [task() for task in tasks] if one else run_as_produced(tasks)
+        if one and len(fills) <= 1:
+            results = [task() for task in tasks()]
+        else:
+            results = run_as_produced(tasks())
         failed = [result for result in results if result is not None]
         if failed:
             raise min(failed, key=lambda kf: int(row_of[kf[0]]))[1]
+
+    def _fills(
+        self,
+        out: np.ndarray,
+        selection: OuterSelection,
+        stored_rows: np.ndarray,
+        touched: int,
+        codec: ChunkCodec,
+        batch: int,
+    ) -> list[Callable[[], Failure | None]]:
+        """The tasks that fill the places of the missing chunks of a read into ``out``
+        with the fill value: the rows of ``selection``'s ``touched`` chunks not in
+        ``stored_rows``, ``batch`` chunks a task, to run beside the decoding.  Where
+        more chunks are missing than stored (a sparse grid), a step per missing chunk
+        would cost more than filling all of ``out``: that is done here and now, in
+        slabs on the decode pool, and no task is left (the stored chunks are then
+        placed over it)."""
+        missing_count = touched - len(stored_rows)
+        if not missing_count:
+            return []
+        fill = self._fill_value(codec)
+        if missing_count > len(stored_rows):
+            flat = out.reshape(-1)  # a view: ``out`` is a new contiguous array
+            step = max(FILL_SLAB_BYTES // max(out.itemsize, 1), 1)
+
+            def fill_slab(start: int) -> None:
+                flat[start : start + step] = fill
+
+            run_as_produced(partial(fill_slab, start) for start in range(0, flat.size, step))
+            return []
+        present = np.zeros(touched, dtype=bool)
+        present[stored_rows] = True
+        missing = np.flatnonzero(~present).tolist()
+
+        def fill_rows(rows: list[int]) -> Failure | None:
+            for row in rows:
+                out[selection.piece(row)[0]] = fill
+            return None
+
+        return [partial(fill_rows, missing[b : b + batch]) for b in range(0, len(missing), batch)]
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_codecs"] = {}  # made again where the reader goes
         state["_held"] = {}  # read again where needed, not shipped to every task
         state["_held_bytes"] = state["_held_bytes"][:1]
-        state["_boxes"], state["_ahead"] = {}, {}
+        state["_ahead"] = {}
         return state
 
+
+Failure = tuple[int, Exception]
+"""A damaged chunk of a read (its position in ``ChunkFetch.stored``) and its error."""
+
+Fetched = tuple[tuple[int, bytes], ...]
+"""Bytes already fetched, as ``(offset, bytes)``."""
 
 Part = Callable[[], tuple[list[int], list[Bytes]]]
 """Some stored chunks of a read and their bytes (positions in ``ChunkFetch.stored``),

@@ -29,6 +29,7 @@ from ..errors import (
 )
 from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, layout_from_config
 from .compat import CF_RELATED_DATA, encode_cf_variable_keeping_bools
+from .dims import default_dims
 from .strings import FILL_ATTRS, check_fill_value, encode_text
 from .tree import InputTree
 
@@ -75,6 +76,16 @@ DEFAULT_CHUNK_BYTES = 2**20
 STRING_ITEMSIZE = 16
 """Assumed bytes per variable-length string when sizing chunks."""
 
+TILE = 256
+"""The side of the default chunks along the two spatial dimensions of a variable: the
+side of a map tile, so that a tile of one step is one chunk (a tile read from chunks
+of 512 x 512, those of about 1 MiB for 4-byte values, moves four times its bytes)."""
+
+MIN_TILE_CHUNK_BYTES = 2**16
+"""Least bytes of a default chunk of a variable with two spatial dimensions: where a
+tile of one step takes fewer (a small map), a chunk holds more steps, so that a long
+series of small maps is not stored in chunks of a few hundred bytes."""
+
 
 def auto_chunks(
     shape: Sequence[int], itemsize: int, target: int = DEFAULT_CHUNK_BYTES
@@ -98,6 +109,67 @@ def auto_chunks(
                 chunks[k] = wider
                 grown = True
     return tuple(chunks)
+
+
+def tile_side(itemsize: int, target: int = DEFAULT_CHUNK_BYTES) -> int:
+    """The side of a map tile of ``itemsize``-byte values: :data:`TILE`, or the largest
+    power of two whose square takes at most ``target`` bytes where that is less (every
+    type of up to 16 bytes takes tiles of :data:`TILE` at the default target)."""
+    side = 1
+    while side < TILE and (2 * side) ** 2 * itemsize <= target:
+        side *= 2
+    return side
+
+
+def map_chunks(
+    shape: Sequence[int],
+    itemsize: int,
+    spatial_axes: Collection[int],
+    target: int = DEFAULT_CHUNK_BYTES,
+) -> tuple[int, ...]:
+    """Chunk sides of a variable with two spatial axes (``spatial_axes``): map tiles
+    (:func:`tile_side`) along them, cut to their length, and one element along every
+    other axis (time steps, levels, bands), so that a map of one step reads its own
+    bytes and no other step's; the whole shape where it fits in ``target`` bytes, as
+    :func:`auto_chunks` keeps it.  Where such a chunk takes fewer than
+    :data:`MIN_TILE_CHUNK_BYTES` (a small map), the other axes grow as
+    :func:`auto_chunks` grows them, up to that size.
+
+    The placement that goes with them is that of the default chunk axes
+    (:func:`default_chunk_axes`): the curve over the spatial axes, so that each step's
+    tiles are one compact run of the file, the steps one after another.
+    """
+    shape = tuple(max(int(n), 1) for n in shape)
+    if math.prod(shape) * itemsize <= target:
+        return shape
+    side = tile_side(itemsize, target)
+    chunks = [min(side, n) if k in spatial_axes else 1 for k, n in enumerate(shape)]
+    steps = [k for k in range(len(shape)) if k not in spatial_axes]
+    deep = min(MIN_TILE_CHUNK_BYTES, target) // (math.prod(chunks) * itemsize)
+    if steps and deep > 1:
+        for k, grown in zip(steps, auto_chunks([shape[k] for k in steps], 1, deep), strict=True):
+            chunks[k] = grown
+    return tuple(chunks)
+
+
+def default_chunks(
+    shape: Sequence[int],
+    itemsize: int,
+    spatial_axes: Collection[int] = (),
+    target: int = DEFAULT_CHUNK_BYTES,
+) -> tuple[int, ...]:
+    """The chunks of a variable written with none given (by its encoding or its dask
+    chunks): :func:`map_chunks` for a variable with exactly two spatial axes
+    (``spatial_axes``, the axes of :func:`~.dims.default_dims` it has), else
+    :func:`auto_chunks` of about ``target`` bytes."""
+    if len(spatial_axes) == 2:
+        return map_chunks(shape, itemsize, spatial_axes, target)
+    return auto_chunks(shape, itemsize, target)
+
+
+def axes_in(dims: Sequence[Hashable], names: Collection[str]) -> tuple[int, ...]:
+    """The axes of a variable of dimensions ``dims`` that ``names`` names."""
+    return tuple(k for k, d in enumerate(dims) if d in names)
 
 
 def dask_chunks(var: xr.Variable, name: Hashable) -> tuple[int, ...] | None:
@@ -190,9 +262,16 @@ def _fill_value(var: xr.Variable, dtype: str) -> bytes | None:
 
 
 def describe_variable(
-    name: Hashable, var: xr.Variable, defaults: Mapping[str, Any], chunk_bytes: int
+    name: Hashable,
+    var: xr.Variable,
+    defaults: Mapping[str, Any],
+    chunk_bytes: int,
+    spatial: Collection[str] = (),
 ) -> VariableMeta:
-    """The description of a CF-encoded variable, from its encoding and ``defaults``.
+    """The description of a CF-encoded variable, from its encoding and ``defaults``;
+    ``spatial`` names the spatial dimensions of its dataset
+    (:func:`~.dims.default_dims`), which chunks chosen for it follow
+    (:func:`default_chunks`).
 
     Raises
     ------
@@ -210,7 +289,8 @@ def describe_variable(
         chunks = settings.get("chunks") or dask_chunks(var, name)
         if chunks is None:
             itemsize = STRING_ITEMSIZE if dtype == "string" else var.dtype.itemsize
-            chunks = auto_chunks(var.shape, itemsize, chunk_bytes)
+            axes = axes_in(var.dims, spatial)
+            chunks = default_chunks(var.shape, itemsize, axes, chunk_bytes)
         chunks = tuple(chunks)
         if isinstance(var.data, np.ndarray) and var.dtype.kind in "UO":
             # text is checked now, before the file exists; dask-backed text when each
@@ -474,10 +554,12 @@ def describe_group(
     if name:
         check_new_node_name(name, "a group name")
     variables, attrs = encode_dataset(ds, encoding)
+    spatial = default_dims(ds)
     meta = DatasetMeta(
         attrs=cast(dict[str, Any], dict(attrs)),  # names are checked as attributes
         variables=tuple(
-            describe_variable(key, var, defaults, chunk_bytes) for key, var in variables.items()
+            describe_variable(key, var, defaults, chunk_bytes, spatial)
+            for key, var in variables.items()
         ),
         name=name,
     )

@@ -108,7 +108,15 @@ def to_hurray(
         :class:`~xarray_hurray.xarray.encoding.Default`, so that a write tells them
         from the same values given.)
     chunk_bytes
-        Target chunk size in bytes when neither encoding nor dask chunks set it.
+        Target chunk size in bytes when neither encoding nor dask chunks set the chunks.
+        A variable with two spatial dimensions (found as overviews find them:
+        :func:`~xarray_hurray.xarray.dims.default_dims`) that does not fit in one
+        chunk takes map tiles of 256 x 256 along them (smaller squares where
+        ``chunk_bytes`` is too small for those) and one step along its others (time,
+        levels, bands), so that a map of one step reads only its own bytes and the
+        series at one pixel a chunk per step; other variables take chunks of about
+        ``chunk_bytes``, sides powers of two (see
+        :func:`~xarray_hurray.xarray.encoding.default_chunks`).
     compute
         Write now; if False, return a :class:`dask.delayed.Delayed` whose computation
         performs the whole write.

@@ -36,6 +36,7 @@ from ..write.encode import chunk_encoder
 from ..write.plan import WritePart, aligned_chunks, check_alignment
 from .appends import changed_attrs, check_append, warn_changed_attrs
 from .backend import HurrayDataStore, file_dimensions
+from .dims import default_dims
 from .encoding import (
     CF_ENCODING,
     describe_at,
@@ -461,6 +462,7 @@ def plan_group(
         k: {e: v for e, v in var.encoding.items() if e in CF_ENCODING} for k, var in stored.items()
     }
     variables, attrs = encode_dataset(ds, {**settings.encoding, **cf})
+    spatial = default_dims(ds)
 
     updated: dict[str, VariableMeta] = {}
     parts: dict[str, WritePart] = {}
@@ -478,7 +480,7 @@ def plan_group(
             meta = replace(old, shape=tuple(shape))
             parts[meta.name] = _part(meta, var, tuple(start), base, settings, path)
         else:
-            meta = describe_variable(name, var, settings.defaults, settings.chunk_bytes)
+            meta = describe_variable(name, var, settings.defaults, settings.chunk_bytes, spatial)
             parts[meta.name] = whole_part(meta, var, settings, path)
         updated[meta.name] = meta
     order = [updated.get(n, v) for n, v in existing.items()]

@@ -41,12 +41,15 @@ from ..zarr.conventions import convention_attrs
 from ..zarr.stored_chunk import FIXED_SIZE_KINDS
 from .appends import changed_attrs, check_append, warn_changed_attrs
 from .dataarray import array_dataset
+from .dims import default_dims
 from .encoding import (
     CF_ENCODING,
     DEFAULT_CHUNK_BYTES,
     auto_chunks,
+    axes_in,
     check_numpy_types,
     dask_chunks,
+    default_chunks,
     references,
     written_encoding,
 )
@@ -73,6 +76,7 @@ def shard_and_chunk_shapes(
     chunks: Sequence[int] | None = None,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
+    spatial_axes: Collection[int] = (),
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Shard shape and inner chunk shape of an array, by the rule of :func:`to_zarr`.
 
@@ -87,6 +91,10 @@ def shard_and_chunk_shapes(
         An inner chunk shape already chosen.
     chunk_bytes, shard_bytes
         Target uncompressed bytes of an inner chunk and of a shard.
+    spatial_axes
+        The array's spatial axes (:func:`~.dims.default_dims`): with two, inner chunks
+        are map tiles one step deep and shards one step deep (see
+        :func:`~.encoding.default_chunks`).
 
     Returns
     -------
@@ -97,16 +105,25 @@ def shard_and_chunk_shapes(
         shard = tuple(int(s) for s in shards)
         if chunks is not None:
             return shard, tuple(int(c) for c in chunks)
-        fitted = auto_chunks(shard, itemsize, chunk_bytes)
+        fitted = default_chunks(shard, itemsize, spatial_axes, chunk_bytes)
         # Inner chunks must tile the shard: the largest divisor of each side that
         # is no longer than the side the byte target asks for.
         inner = tuple(largest_divisor_at_most(s, f) for s, f in zip(shard, fitted, strict=True))
         return shard, inner
-    inner = tuple(int(c) for c in chunks) if chunks else auto_chunks(shape, itemsize, chunk_bytes)
+    if chunks:
+        inner = tuple(int(c) for c in chunks)
+    else:
+        inner = default_chunks(shape, itemsize, spatial_axes, chunk_bytes)
     grid = tuple(math.ceil(n / c) for n, c in zip(shape, inner, strict=True))
-    # Chunks per shard grow as chunks do: powers of two in turn along each axis,
-    # an axis whose whole grid fits keeping its own count.
-    per_shard = auto_chunks(grid, math.prod(inner) * itemsize, shard_bytes)
+    # Chunks per shard grow as chunks do: powers of two in turn along each axis, an
+    # axis whose whole grid fits keeping its own count; over the spatial axes alone
+    # where there are two, so that a shard holds one step (a map of one step is one
+    # shard, as Zarr stores of time steps are usually written).
+    axes = sorted(spatial_axes) if len(spatial_axes) == 2 else range(len(shape))
+    grown = auto_chunks([grid[a] for a in axes], math.prod(inner) * itemsize, shard_bytes)
+    per_shard = [1] * len(shape)
+    for axis, count in zip(axes, grown, strict=True):
+        per_shard[axis] = count
     return tuple(c * k for c, k in zip(inner, per_shard, strict=True)), inner
 
 
@@ -188,6 +205,7 @@ def hurray_zarr_encoding(
     gives a ``serializer``, ``compressors`` or ``filters``.
     """
     check_numpy_types(ds)
+    spatial = default_dims(ds)
     result: dict[Hashable, dict[str, Any]] = {name: dict(enc) for name, enc in encoding.items()}
     for name, var in ds.variables.items():
         # As in to_zarr, an encoding given replaces the variable's own, but for the
@@ -221,6 +239,7 @@ def hurray_zarr_encoding(
             chunks=given.pop("chunks", None),
             chunk_bytes=chunk_bytes,
             shard_bytes=shard_bytes,
+            spatial_axes=axes_in(var.dims, spatial),
         )
         bad = [(s, c) for s, c in zip(shard, inner, strict=True) if s % c]
         if len(shard) != var.ndim or len(inner) != var.ndim or bad:
@@ -317,13 +336,17 @@ def to_zarr(
 
     Sizes, unless the variable's ``encoding`` gives ``chunks`` (inner) and ``shards``:
 
-    - inner chunks of about ``chunk_bytes`` (1 MiB), sides powers of two grown in turn
-      along each axis, as :func:`~xarray_hurray.to_hurray` chooses chunks: the unit a
-      region read fetches and decodes;
+    - inner chunks as :func:`~xarray_hurray.to_hurray` chooses chunks
+      (:func:`~.encoding.default_chunks`): map tiles of 256 x 256 one step deep for a
+      variable with two spatial dimensions, else about ``chunk_bytes`` (1 MiB), sides
+      powers of two grown in turn along each axis: the unit a region read fetches and
+      decodes;
     - shards of about ``shard_bytes`` (64 MiB) uncompressed, inner chunks per shard
-      grown the same way: few objects, and enough inner chunks per shard (8 x 8 in 2-D)
-      for the Hilbert placement to keep a region's chunks in few byte runs, while a
-      shard, which zarr encodes whole in memory, stays small;
+      grown the same way, over the two spatial dimensions only where there are two (a
+      shard holds one step, a map of one step is one shard, as Zarr stores of time
+      steps are usually written): few objects, and enough inner chunks per shard
+      (8 x 8 in 2-D) for the Hilbert placement to keep a region's chunks in few byte
+      runs, while a shard, which zarr encodes whole in memory, stays small;
     - a dask-backed variable is sharded by its dask chunks (which must be uniform),
       so each dask task writes whole shards; its inner chunks are the largest
       divisors of the dask chunk sides no longer than the sides above.
