@@ -123,7 +123,7 @@ def test_chunks_moved_to_another_place_are_refused():
         tree = parse(good)
         kind = mutate_places(tree, rng)
         seen.add(kind)
-        with pytest.raises(HurrayFormatError, match="checksum mismatch in chunk .* another"):
+        with pytest.raises(HurrayFormatError, match=r"checksum mismatch in chunk .* another"):
             read_all(build(tree))
     assert seen == {"places:chunks", "places:variables"}
 

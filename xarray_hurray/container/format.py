@@ -94,10 +94,16 @@ def check_version(data: bytes) -> tuple[int, int]:
     if major == FIRST_RELEASE[0] and minor < FIRST_RELEASE[1]:
         raise HurrayFormatError(draft_refusal((major, minor)), value=(major, minor))
     if major != VERSION[0] or minor > VERSION[1]:
+        reads = (
+            f"version {_text(VERSION)}"
+            if FIRST_RELEASE == VERSION
+            else f"versions {_text(FIRST_RELEASE)} to {_text(VERSION)}"
+        )
+        later = (
+            ": read it with a newer release of xarray-hurray" if (major, minor) > VERSION else ""
+        )
         raise HurrayFormatError(
-            f"unsupported format version {major}.{minor}; this reader reads versions "
-            f"{_text(FIRST_RELEASE)} to {_text(VERSION)}: read it with a newer release "
-            "of xarray-hurray",
+            f"unsupported format version {major}.{minor}; this reader reads {reads}{later}",
             value=(major, minor),
         )
     return major, minor
