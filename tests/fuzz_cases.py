@@ -146,9 +146,7 @@ def read_everything(blob: bytes, verify_checksums: bool = True) -> dict[str, obj
     return out
 
 
-def _variables(
-    blob: bytes | bytearray, slot: list[int]
-) -> list[tuple[str, VariableMeta]] | None:
+def _variables(blob: bytes | bytearray, slot: list[int]) -> list[tuple[str, VariableMeta]] | None:
     """The variables of the file with their paths, in variable number order, if its
     metadata parses."""
     start, stop = slot[1], slot[1] + slot[2]
