@@ -19,7 +19,7 @@ each method runs in its own process, its wall time and peak resident memory
 measured there:
 
 - ``hurray``: ``to_hurray(ds, overviews=N)``, every level from the one before, the
-  input read once;
+  input read twice (once for every coarser level, once as level 0 is written);
 - ``zarr per level``: level 0 and ``ds.coarsen(y=F, x=F, boundary="pad").mean()``
   for every factor, each written with xarray's ``to_zarr`` (each level computed
   from level 0 again, as ``ndpyramid.pyramid_coarsen`` does);
@@ -365,7 +365,7 @@ def kernels() -> None:
     small = np.random.default_rng(1).random((17, 13))
     print("\na 17 x 13 block, factor 2048 (one window), best of 5")
     for name, fn, values in (
-        ("valid_sum", kernel.valid_sum, small),
+        ("valid_totals", kernel.valid_totals, small),
         ("window_min", kernel.window_min, small),
         ("mode", kernel.KERNELS["mode"], (small * 4).astype(int)),
     ):

@@ -329,6 +329,23 @@ def test_opening_a_pyramid_through_xarray_loads_neither_dask_arrays_nor_zarr():
     assert loaded == "[]"
 
 
+@pytest.mark.parametrize("pick", ["1", "size={'x': 3}", "resolution={'x': 2.0}"])
+def test_picking_a_level_and_reading_a_tile_loads_neither_dask_arrays_nor_zarr(pick):
+    # (xarray itself imports dask's core to ask whether an array is a dask one, and
+    # dask.array where an integer index makes a new Variable: a tile takes slices)
+    code = f"""
+    import sys
+    import xarray as xr
+    tree = xr.open_datatree({str(PYRAMID)!r}, engine="hurray")
+    level = tree.hurray.level({pick})
+    print(level.attrs["overview_level"], level["t"][:1, :2, :2].values.shape)
+    print(sorted(m for m in ("dask.array", "zarr") if m in sys.modules))
+    """
+    picked, loaded = run_python(HIDE_OTHER_ENGINES, code).splitlines()
+    assert picked == "1 (1, 2, 2)"
+    assert loaded == "[]"
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_each_command_of_the_table_has_its_module(command, capsys):
     with pytest.raises(SystemExit) as stopped:

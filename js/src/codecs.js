@@ -2,15 +2,48 @@
 // the data choose how much memory it takes: every stored form records, or implies,
 // the size of its output, which is checked against a cap before anything is
 // decoded, as the Python reader does (xarray_hurray/container/bounded.py).  zstd is
-// decoded by our own decoder (zstd.js), lz4 blocks and Blosc frames here, zlib by the platform's
-// DecompressionStream.  A Blosc frame whose blocks are compressed with blosclz or
-// snappy, or bit-shuffled, is refused with a clear error.
+// decoded by our own decoder (zstd.js), zlib by ours (inflate.js), lz4 blocks and
+// Blosc frames here.  Each refuses what the Python reader's libraries refuse (zstd,
+// zlib, and numcodecs with its LZ4 and c-blosc 1.x), and nothing else: the two
+// readers read the same files.  A Blosc frame whose blocks are compressed with
+// blosclz or snappy, or bit-shuffled, is refused with a clear error.
 
 import { HurrayFormatError, HurrayUnsupportedError } from "./errors.js";
+import { inflate } from "./inflate.js";
 import { decompress as zstdDecompress } from "./zstd.js";
 
 /** Codec ids the format allows. */
 export const CODEC_IDS = ["zstd", "lz4", "zlib", "blosc"];
+
+/** The members each codec's configuration may hold besides its id: numcodecs' arguments. */
+const CODEC_MEMBERS = {
+	zstd: ["level", "checksum"],
+	lz4: ["acceleration"],
+	zlib: ["level"],
+	blosc: ["cname", "clevel", "shuffle", "blocksize", "typesize"],
+};
+
+/**
+ * Why the configuration `codec` (of an allowed id) is one numcodecs refuses to make a
+ * codec of, or null: a member its codec does not take, or a Blosc `typesize` that is
+ * an integer below 1 (false among them).  Values are otherwise taken as they are:
+ * only encoding uses them.
+ * @param {Record<string, unknown>} codec
+ * @returns {string | null}
+ */
+export function codecConfigProblem(codec) {
+	const members = CODEC_MEMBERS[/** @type {keyof CODEC_MEMBERS} */ (codec.id)];
+	const extra = Object.keys(codec).find((key) => key !== "id" && !members.includes(key));
+	if (extra !== undefined) {
+		return `the ${codec.id} codec takes no ${extra}`;
+	}
+	const t = codec.typesize;
+	const below1 = t === false || (typeof t === "number" && Number.isInteger(t) && t < 1) || (typeof t === "bigint" && t < 1n);
+	if (codec.id === "blosc" && below1) {
+		return "a Blosc typesize is at least 1";
+	}
+	return null;
+}
 
 /** Codec ids this reader decodes. */
 const DECODED = ["zstd", "lz4", "zlib", "blosc"];
@@ -46,9 +79,9 @@ export function checkDecodable(codecs, what) {
  * @param {{id: string}[]} codecs
  * @param {Uint8Array} data
  * @param {number} limit
- * @returns {Promise<Uint8Array>}
+ * @returns {Uint8Array}
  */
-export async function decodeChain(codecs, data, limit) {
+export function decodeChain(codecs, data, limit) {
 	// caps[k]: the most bytes undoing codec k may give; the first codec's output is the
 	// buffer (limit), each later codec's output the input of the one before it
 	const caps = [];
@@ -63,9 +96,9 @@ export async function decodeChain(codecs, data, limit) {
 		} else if (id === "lz4") {
 			out = lz4(out, caps[k]);
 		} else if (id === "zlib") {
-			out = await zlib(out, caps[k]);
+			out = zlib(out, caps[k]);
 		} else if (id === "blosc") {
-			out = await blosc(out, caps[k]);
+			out = blosc(out, caps[k]);
 		} else {
 			throw new HurrayUnsupportedError(`codec ${id} is not decoded by this reader`);
 		}
@@ -74,6 +107,8 @@ export async function decodeChain(codecs, data, limit) {
 }
 
 /**
+ * A chunk's zstd frame: exactly one frame, declaring its content size (which must
+ * be some bytes: numcodecs refuses a frame of none).
  * @param {Uint8Array} data
  * @param {number} cap
  */
@@ -82,15 +117,28 @@ function zstd(data, cap) {
 	if (declared > cap) {
 		throw new HurrayFormatError(`the zstd frame declares ${declared} bytes, more than the ${cap} this chunk can hold`);
 	}
+	if (declared === 0) {
+		throw new HurrayFormatError("the zstd frame declares no bytes");
+	}
+	return zstdFrames(data, cap, declared);
+}
+
+/**
+ * The bytes of the zstd frames `data`, at most `cap`, exactly `size` of them.
+ * @param {Uint8Array} data
+ * @param {number} cap
+ * @param {number} size
+ */
+function zstdFrames(data, cap, size) {
 	let out;
 	try {
-		// the cap bounds what the decoder may allocate, whatever the frame says
-		out = declared === 0 ? new Uint8Array(0) : zstdDecompress(data, cap);
+		// the cap bounds what the decoder may allocate, whatever the frames say
+		out = zstdDecompress(data, cap);
 	} catch (error) {
 		throw new HurrayFormatError(`invalid zstd frame: ${/** @type {Error} */ (error).message}`);
 	}
-	if (out.length !== declared) {
-		throw new HurrayFormatError(`the zstd frame declares ${declared} bytes but decodes to ${out.length}`);
+	if (out.length !== size) {
+		throw new HurrayFormatError(`the zstd frames decode to ${out.length} bytes, not ${size}`);
 	}
 	return out;
 }
@@ -149,7 +197,8 @@ export function zstdContentSize(data) {
 }
 
 /**
- * A numcodecs LZ4 chunk: the decoded length (u32) and one LZ4 block.
+ * A numcodecs LZ4 chunk: the decoded length (u32, of 1 to 2**31 - 1 bytes: numcodecs
+ * takes it as a positive int) and one LZ4 block.
  * @param {Uint8Array} data
  * @param {number} cap
  */
@@ -161,11 +210,23 @@ function lz4(data, cap) {
 	if (size > cap) {
 		throw new HurrayFormatError(`the lz4 block declares ${size} bytes, more than the ${cap} this chunk can hold`);
 	}
+	if (size === 0 || size >= 2 ** 31) {
+		throw new HurrayFormatError(`the lz4 block declares ${size} bytes, not 1 to 2**31 - 1`);
+	}
 	return lz4Block(data.subarray(4), size);
 }
 
+/** The last bytes of a block are literals: a match ends at least this far from its end ... */
+const LZ4_LAST_LITERALS = 5;
+/** ... and a sequence after which the block goes on leaves this much output to it. */
+const LZ4_MATCH_LIMIT = 12;
+
 /**
- * One LZ4 block that decodes to exactly `size` bytes.
+ * One LZ4 block that decodes to exactly `size` (> 0) bytes, held to the rules the LZ4
+ * library's safe decoder holds a block to: a sequence whose literals reach into
+ * the last 12 bytes of the output, or the last 8 of the input, is the last one and
+ * ends both exactly; a match ends at least 5 bytes before the end of the output.  A
+ * match offset of 0 repeats the zeros the library writes for it.
  * @param {Uint8Array} data
  * @param {number} size
  */
@@ -175,7 +236,8 @@ function lz4Block(data, size) {
 	let i = 0;
 	let o = 0;
 	const n = data.length;
-	while (i < n) {
+	for (;;) {
+		if (i >= n) throw bad("truncated: no sequence token");
 		const token = data[i++];
 		let literals = token >>> 4;
 		if (literals === 15) {
@@ -186,19 +248,21 @@ function lz4Block(data, size) {
 				literals += more;
 			} while (more === 255);
 		}
-		if (i + literals > n || o + literals > size) {
-			throw bad("literals run past the block or the declared size");
+		if (o + literals > size - LZ4_MATCH_LIMIT || i + literals > n - 8) {
+			// the last sequence: its literals end the block and the output
+			if (i + literals !== n || o + literals > size) {
+				throw bad("the last literals do not end the block and its output");
+			}
+			out.set(data.subarray(i, n), o);
+			o += literals;
+			break;
 		}
 		out.set(data.subarray(i, i + literals), o);
 		i += literals;
 		o += literals;
-		if (i === n) {
-			break; // the last sequence has literals only
-		}
-		if (i + 2 > n) throw bad("truncated match offset");
 		const offset = data[i] | (data[i + 1] << 8);
 		i += 2;
-		if (offset === 0 || offset > o) throw bad("a match reaches before the start of the output");
+		if (offset > o) throw bad("a match reaches before the start of the output");
 		let length = (token & 15) + 4;
 		if ((token & 15) === 15) {
 			let more;
@@ -208,49 +272,28 @@ function lz4Block(data, size) {
 				length += more;
 			} while (more === 255);
 		}
-		if (o + length > size) throw bad("a match runs past the declared size");
-		// byte by byte: a match may overlap the bytes it copies
+		if (o + length > size - LZ4_LAST_LITERALS) throw bad("a match runs into the last 5 bytes of the output");
+		// byte by byte: a match may overlap the bytes it copies (an offset of 0 copies
+		// the zeros the output starts as, as the library does)
 		for (let k = 0; k < length; k++, o++) {
 			out[o] = out[o - offset];
 		}
 	}
 	if (o !== size) {
-		throw bad(`it decodes to ${o} bytes, its prefix declares ${size}`);
+		throw bad(`it decodes to ${o} bytes, ${size} were declared`);
 	}
 	return out;
 }
 
 /**
- * A zlib stream, decoded through at most one byte past `cap`.
+ * A zlib stream that is all of `data`, decoding to at most `cap` bytes.
  * @param {Uint8Array} data
  * @param {number} cap
  */
-async function zlib(data, cap) {
-	const stream = new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate"));
-	const reader = stream.getReader();
-	/** @type {Uint8Array[]} */
-	const parts = [];
-	let total = 0;
-	try {
-		for (;;) {
-			const { done, value } = await reader.read();
-			if (done) break;
-			total += value.length;
-			if (total > cap) {
-				await reader.cancel();
-				throw new HurrayFormatError(`the zlib stream expands past ${cap} bytes`);
-			}
-			parts.push(value);
-		}
-	} catch (error) {
-		if (error instanceof HurrayFormatError) throw error;
-		throw new HurrayFormatError(`invalid zlib stream: ${/** @type {Error} */ (error).message}`);
-	}
-	const out = new Uint8Array(total);
-	let at = 0;
-	for (const part of parts) {
-		out.set(part, at);
-		at += part.length;
+function zlib(data, cap) {
+	const { out, end } = inflate(data, cap);
+	if (end !== data.length) {
+		throw new HurrayFormatError(`the zlib stream is followed by ${data.length - end} more bytes`);
 	}
 	return out;
 }
@@ -258,27 +301,36 @@ async function zlib(data, cap) {
 const BLOSC_SHUFFLE = 0x01;
 const BLOSC_MEMCPYED = 0x02;
 const BLOSC_BITSHUFFLE = 0x04;
+const BLOSC_RESERVED = 0x08;
 const BLOSC_DONT_SPLIT = 0x10;
 const BLOSC_COMPRESSORS = ["blosclz", "lz4", "snappy", "zlib", "zstd"];
+/** The largest block c-blosc takes: (2**31 - 1 - 255 * 4) / 3. */
+const BLOSC_MAX_BLOCK = 715827542;
 
 /**
- * One Blosc (version 1) frame: a 16-byte header (version, compressor version, flags,
- * type size, decoded bytes, block size, frame bytes), then either the bytes as they
- * are (flag "memcpyed") or the offset of each block and the blocks, each split into
- * one stream per byte of the type unless flag "don't split" is set (and for the last,
- * partial block), each stream its compressed length (u32) and bytes (stored as they
- * are when that length is the stream's); byte-shuffled blocks are unshuffled.
+ * One Blosc (version 1, format 2) frame: a 16-byte header (format, compressor
+ * format, flags, type size, decoded bytes, block size, frame bytes), then either
+ * the bytes as they are (flag "memcpyed") or the offset of each block and the
+ * blocks.  A block is split into one stream per byte of the type when c-blosc
+ * splits it: not the last, partial block, not with flag "don't split", and only
+ * for types of at most 16 bytes and blocks of at least 128 elements; each stream is
+ * its compressed length (u32) and bytes (stored as they are when that length is
+ * the stream's).  Byte-shuffled blocks are unshuffled.  Refused as c-blosc 1.x
+ * (through numcodecs) refuses: another format or compressor format, the reserved
+ * flag 0x08, no bytes, a type size of 0, a block size of 0 or past the decoded
+ * bytes, offsets or lengths outside the frame, a stream that does not decode to
+ * its share of the block; and a block that does not split evenly into its
+ * streams, whose last bytes c-blosc leaves undefined.
  * @param {Uint8Array} data
  * @param {number} cap
  */
-async function blosc(data, cap) {
+function blosc(data, cap) {
 	const bad = (/** @type {string} */ why) => new HurrayFormatError(`invalid Blosc frame: ${why}`);
 	if (data.length < 16) {
 		throw new HurrayFormatError("truncated Blosc frame header");
 	}
 	const view = new DataView(data.buffer, data.byteOffset, data.length);
-	const flags = data[2];
-	const typesize = data[3];
+	const [format, version, flags, typesize] = data;
 	const nbytes = view.getUint32(4, true);
 	const blocksize = view.getUint32(8, true);
 	const cbytes = view.getUint32(12, true);
@@ -288,34 +340,49 @@ async function blosc(data, cap) {
 	if (nbytes > cap) {
 		throw new HurrayFormatError(`the blosc frame declares ${nbytes} bytes, more than the ${cap} this chunk can hold`);
 	}
+	if (nbytes === 0 || nbytes >= 2 ** 31) throw bad(`it declares ${nbytes} bytes, not 1 to 2**31 - 1`);
+	if (format !== 2) throw bad(`format ${format}, not 2`);
+	if (flags & BLOSC_RESERVED) throw bad("the reserved flag 0x08 is set");
+	if (typesize === 0) throw bad("a type size of 0");
+	if (blocksize === 0 || blocksize > nbytes || blocksize > BLOSC_MAX_BLOCK) {
+		throw bad(`a block size of ${blocksize}, not 1 to the ${nbytes} bytes it declares`);
+	}
 	if (flags & BLOSC_MEMCPYED) {
 		if (data.length !== 16 + nbytes) throw bad("a stored frame holds other than its bytes");
 		return data.slice(16);
 	}
-	const compressor = BLOSC_COMPRESSORS[flags >> 5] ?? `compressor ${flags >> 5}`;
-	if (!["lz4", "zlib", "zstd"].includes(compressor) || flags & BLOSC_BITSHUFFLE) {
+	const compressor = BLOSC_COMPRESSORS[flags >> 5];
+	if (compressor === undefined) throw bad(`compressor ${flags >> 5}, none of c-blosc's`);
+	if (version !== 1) throw bad(`${compressor} format ${version}, not 1`);
+	if (!["lz4", "zlib", "zstd"].includes(compressor)) {
 		throw new HurrayUnsupportedError(
-			`a Blosc frame ${flags & BLOSC_BITSHUFFLE ? "bit-shuffled" : `compressed with ${compressor}`}, which this reader does not decode (it decodes lz4, zlib and zstd, byte-shuffled or not)`,
+			`a Blosc frame compressed with ${compressor}, which this reader does not decode (it decodes lz4, zlib and zstd, byte-shuffled or not)`,
 		);
 	}
-	if (nbytes === 0) return new Uint8Array(0);
-	if (blocksize === 0 || typesize === 0) throw bad("a block size or type size of 0");
 	const blocks = Math.ceil(nbytes / blocksize);
-	if (16 + 4 * blocks > data.length) throw bad("truncated block offsets");
+	if (blocks > Math.floor((cbytes - 16) / 4)) throw bad("truncated block offsets");
 	const out = new Uint8Array(nbytes);
 	for (let b = 0; b < blocks; b++) {
 		const size = Math.min(blocksize, nbytes - b * blocksize);
 		const leftover = size < blocksize;
-		const streams = flags & BLOSC_DONT_SPLIT || leftover ? 1 : typesize;
-		const streamSize = size / streams;
-		if (!Number.isInteger(streamSize)) throw bad("a block that does not split into its streams");
+		const shuffled = flags & BLOSC_SHUFFLE && typesize > 1;
+		if (!shuffled && flags & BLOSC_BITSHUFFLE && size >= typesize) {
+			throw new HurrayUnsupportedError(
+				"a Blosc frame bit-shuffled, which this reader does not decode (it decodes lz4, zlib and zstd, byte-shuffled or not)",
+			);
+		}
+		const split = !(flags & BLOSC_DONT_SPLIT) && typesize <= 16 && Math.floor(size / typesize) >= 128 && !leftover;
+		const streams = split ? typesize : 1;
+		const streamSize = Math.floor(size / streams);
+		if (streamSize * streams !== size) throw bad(`a block of ${size} bytes does not split into ${streams} streams`);
 		const block = new Uint8Array(size);
-		let at = view.getUint32(16 + 4 * b, true);
+		// offsets and lengths are signed 32-bit numbers to c-blosc
+		let at = view.getInt32(16 + 4 * b, true);
 		for (let s = 0; s < streams; s++) {
-			if (at + 4 > data.length) throw bad("truncated stream");
-			const length = view.getUint32(at, true);
+			if (at < 0 || at > cbytes - 4) throw bad("a stream starts outside the frame");
+			const length = view.getInt32(at, true);
 			at += 4;
-			if (at + length > data.length) throw bad("a stream runs past the frame");
+			if (length < 0 || length > cbytes - at) throw bad("a stream runs past the frame");
 			const bytes = data.subarray(at, at + length);
 			let part;
 			if (length === streamSize) {
@@ -323,16 +390,18 @@ async function blosc(data, cap) {
 			} else if (compressor === "lz4") {
 				part = lz4Block(bytes, streamSize);
 			} else if (compressor === "zstd") {
-				part = zstd(bytes, streamSize);
+				// c-blosc's zstd decodes every frame there is, sizes declared or not
+				part = zstdFrames(bytes, streamSize, streamSize);
 			} else {
-				part = await zlib(bytes, streamSize);
+				// and its zlib stops at the end of the stream, whatever follows
+				part = inflate(bytes, streamSize).out;
+				if (part.length !== streamSize) throw bad(`a stream decodes to ${part.length} bytes, not ${streamSize}`);
 			}
-			if (part.length !== streamSize) throw bad(`a stream decodes to ${part.length} bytes, not ${streamSize}`);
 			block.set(part, s * streamSize);
 			at += length;
 		}
 		const into = out.subarray(b * blocksize, b * blocksize + size);
-		if (flags & BLOSC_SHUFFLE && typesize > 1) {
+		if (shuffled) {
 			// byte k of element i lies at k * n + i; the bytes past n whole elements as they are
 			const n = Math.floor(size / typesize);
 			for (let i = 0; i < n; i++) {

@@ -2,6 +2,7 @@
 // element takes and which typed array holds decoded values.
 
 import { HurrayFormatError } from "./errors.js";
+import { describeJson } from "./json.js";
 
 /**
  * @typedef {object} ElementType
@@ -54,7 +55,7 @@ export function elementType(name) {
 			: { name, kind: "text", itemsize: 4 * n, units: n, Array: Uint32Array };
 	}
 	throw new HurrayFormatError(
-		`invalid metadata: unknown element type ${JSON.stringify(name)}; expected one of ` +
+		`invalid metadata: unknown element type ${describeJson(name)}; expected one of ` +
 			`${Object.keys(FIXED).join(", ")}, S<n>, U<n> or string`,
 	);
 }
@@ -82,4 +83,54 @@ export function halfToNumber(bits) {
  */
 export function isScalarValue(point) {
 	return point <= 0x10ffff && (point < 0xd800 || point > 0xdfff);
+}
+
+/**
+ * Whether `bytes[start..end)` is well-formed UTF-8 (RFC 3629): no overlong form, no
+ * surrogate, nothing past U+10FFFF, no sequence cut short.
+ * @param {Uint8Array} bytes
+ * @param {number} start
+ * @param {number} end
+ */
+export function isUtf8(bytes, start, end) {
+	let i = start;
+	while (i < end) {
+		const b = bytes[i];
+		if (b < 0x80) {
+			i++;
+			continue;
+		}
+		// the continuation bytes a lead byte needs, and the range of the first of them
+		// (narrower after E0, ED, F0 and F4: no overlong form, surrogate or code point
+		// past U+10FFFF)
+		let n;
+		let low = 0x80;
+		let high = 0xbf;
+		if (b >= 0xc2 && b <= 0xdf) {
+			n = 1;
+		} else if (b >= 0xe0 && b <= 0xef) {
+			n = 2;
+			if (b === 0xe0) low = 0xa0;
+			if (b === 0xed) high = 0x9f;
+		} else if (b >= 0xf0 && b <= 0xf4) {
+			n = 3;
+			if (b === 0xf0) low = 0x90;
+			if (b === 0xf4) high = 0x8f;
+		} else {
+			return false;
+		}
+		if (i + n >= end) {
+			return false; // cut short
+		}
+		if (bytes[i + 1] < low || bytes[i + 1] > high) {
+			return false;
+		}
+		for (let k = 2; k <= n; k++) {
+			if (bytes[i + k] < 0x80 || bytes[i + k] > 0xbf) {
+				return false;
+			}
+		}
+		i += n + 1;
+	}
+	return true;
 }

@@ -1,6 +1,7 @@
 // The errors this package throws.  Every one is a HurrayError; the subclass says
 // whose fault it is: the file's bytes (HurrayFormatError), the caller's arguments
-// (HurrayValueError), or the transport (HurrayIOError).
+// (HurrayValueError), or the transport (HurrayIOError; HurrayChangedError when the
+// file was replaced or modified after it was first read).
 
 /** Any error this package throws on purpose. */
 export class HurrayError extends Error {
@@ -22,6 +23,13 @@ export class HurrayValueError extends HurrayError {}
 
 /** A request failed: the server refused it, answered something else, or took too long. */
 export class HurrayIOError extends HurrayError {}
+
+/**
+ * The file was replaced or modified after it was first read: an answer's size, ETag
+ * or Last-Modified, or the file's header, is no longer the first one's.  Open it
+ * again to read the new version.
+ */
+export class HurrayChangedError extends HurrayIOError {}
 
 /** The file is valid, but uses something this reader does not implement (a codec, a size past 2**53). */
 export class HurrayUnsupportedError extends HurrayError {}

@@ -118,6 +118,9 @@ export function parseHeader10(head, size) {
  * @property {number} fileLength
  */
 
+/** The names of a slot's 64-bit fields, in the order they are stored. */
+const SLOT_FIELDS = ["generation", "metadataOffset", "metadataLength", "rootOffset", "rootLength", "fileLength"];
+
 /**
  * The active slot of the 1.1 (or 1.2) header at the start of `head`.
  * @param {Uint8Array} head
@@ -133,7 +136,7 @@ export function parseHeader11(head, size) {
 	if (flags !== 0) {
 		throw new HurrayFormatError(`header flags must be 0, got 0x${flags.toString(16)}`);
 	}
-	/** @type {(Slot | null)[]} */
+	/** @type {(bigint[] | null)[]} */
 	const slots = [];
 	const damaged = [];
 	for (const k of [0, 1]) {
@@ -145,14 +148,35 @@ export function parseHeader11(head, size) {
 			damaged.push(k);
 		}
 	}
-	const valid = /** @type {Slot[]} */ (slots.filter((s) => s !== null));
+	const valid = /** @type {bigint[][]} */ (slots.filter((s) => s !== null));
 	if (valid.length === 0) {
 		throw new HurrayFormatError("damaged header: no valid slot (checksum mismatch or invalid fields)");
 	}
-	if (valid.length === 2 && valid[0].generation === valid[1].generation) {
-		throw new HurrayFormatError(`both header slots hold generation ${valid[0].generation}`);
+	if (valid.length === 2 && valid[0][0] === valid[1][0]) {
+		throw new HurrayFormatError(`both header slots hold generation ${valid[0][0]}`);
 	}
-	const active = valid.reduce((a, b) => (b.generation > a.generation ? b : a));
+	// the slot of the higher generation, chosen on the exact values: a field past 2**53
+	// makes the slot one this reader cannot use, not a damaged one to pass over
+	const fields = valid.reduce((a, b) => (b[0] > a[0] ? b : a));
+	const at = slots.indexOf(fields);
+	for (let f = 0; f < SLOT_FIELDS.length; f++) {
+		if (fields[f] > BigInt(MAX_EXACT)) {
+			throw new HurrayUnsupportedError(
+				`the active header slot's ${SLOT_FIELDS[f]} is ${fields[f]}, past the 2**53 this reader counts exactly`,
+			);
+		}
+	}
+	/** @type {Slot} */
+	const active = {
+		generation: Number(fields[0]),
+		metadataOffset: Number(fields[1]),
+		metadataLength: Number(fields[2]),
+		rootOffset: Number(fields[3]),
+		rootLength: Number(fields[4]),
+		fileLength: Number(fields[5]),
+		metadataCrc: view.getUint32(16 + 64 * at + 48, true),
+		rootCrc: view.getUint32(16 + 64 * at + 52, true),
+	};
 	if (active.metadataLength > MAX_METADATA_BYTES) {
 		throw new HurrayFormatError(`metadata length ${active.metadataLength} exceeds the ${MAX_METADATA_BYTES} bytes a reader accepts`);
 	}
@@ -171,11 +195,12 @@ export function parseHeader11(head, size) {
 }
 
 /**
- * The slot at `at` if it is valid, else null.
+ * The 64-bit fields of the slot at `at` (generation, metadata offset and length,
+ * root offset and length, file length) if it is valid, else null.
  * @param {Uint8Array} head
  * @param {DataView} view
  * @param {number} at
- * @returns {Slot | null}
+ * @returns {bigint[] | null}
  */
 function parseSlot(head, view, at) {
 	const sealed = new Uint8Array(76);
@@ -184,29 +209,17 @@ function parseSlot(head, view, at) {
 	if (crc32c(sealed) !== view.getUint32(at + 60, true)) {
 		return null;
 	}
-	const big = (/** @type {number} */ offset) => view.getBigUint64(at + offset, true);
-	const fields = [0, 8, 16, 24, 32, 40].map(big);
-	if (fields.some((f) => f > BigInt(MAX_EXACT))) {
-		return null;
-	}
-	const [generation, metadataOffset, metadataLength, rootOffset, rootLength, fileLength] = fields.map(Number);
+	const fields = [0, 8, 16, 24, 32, 40].map((offset) => view.getBigUint64(at + offset, true));
+	const [generation, metadataOffset, metadataLength, rootOffset, rootLength, fileLength] = fields;
+	const first = BigInt(HEADER_SIZE_1_1);
 	const inside = [
 		[metadataOffset, metadataLength],
 		[rootOffset, rootLength],
-	].every(([offset, length]) => offset >= HEADER_SIZE_1_1 && offset + length <= fileLength);
-	if (view.getUint32(at + 56, true) !== 0 || generation < 1 || !inside) {
+	].every(([offset, length]) => offset >= first && offset + length <= fileLength);
+	if (view.getUint32(at + 56, true) !== 0 || generation < 1n || !inside) {
 		return null;
 	}
-	return {
-		generation,
-		metadataOffset,
-		metadataLength,
-		rootOffset,
-		rootLength,
-		fileLength,
-		metadataCrc: view.getUint32(at + 48, true),
-		rootCrc: view.getUint32(at + 52, true),
-	};
+	return fields;
 }
 
 /** @param {Uint8Array} bytes */

@@ -264,3 +264,12 @@ class Parser {
 		return Number.isInteger(value) ? new JsonFloat(value) : value;
 	}
 }
+
+/**
+ * `value` (parsed metadata) as JSON text for a message: integers past 2**53 and
+ * floats written as the file writes them.
+ * @param {unknown} value
+ */
+export function describeJson(value) {
+	return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof JsonFloat ? v.value : v));
+}

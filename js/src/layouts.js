@@ -1,21 +1,24 @@
 // Element layouts inside a chunk (docs/spec/layouts.md, docs/spec/data-model.md):
-// the descriptor's validity rules, the buffer size, and where each element of a
-// chunk lies in its buffer.
+// the descriptor's validity rules, the buffer size, and where the elements of a box
+// of a chunk lie in its buffer, computed for the whole box at once: per axis for the
+// row-major and Morton layouts (a position is a sum of one term per axis), and on
+// columns of points for Hilbert, as the Python reader does
+// (xarray_hurray/layout/hilbert.py), once per chunk shape for small chunks.
 
-import { hilbertIndex } from "./curves.js";
+import { hilbertKeys } from "./curves.js";
 import { HurrayFormatError } from "./errors.js";
-
-/** Elements of a chunk up to which its positions are kept in a table (4 bytes each). */
-const TABLE_ELEMENTS = 2 ** 24;
+import { describeJson } from "./json.js";
 
 /**
  * @typedef {object} Layout
  * @property {"row-major"|"morton"|"hilbert"} name
  * @property {number[]} [bits] Morton: bits per axis
  * @property {number} [order] Hilbert: bits per axis
- * @property {number} bufferSize elements of a chunk's buffer, padding included
- * @property {(index: number) => number} position buffer position of the element at a
- *   row-major index of the chunk
+ * @property {number} bufferSize elements of a chunk's buffer, padding included (at
+ *   most 2**31: the metadata refuses larger chunks)
+ * @property {(lo: number[], hi: number[], out: Uint32Array) => void} positions the
+ *   buffer position of each element of the box `[lo, hi)` of a chunk (chunk
+ *   coordinates), in the box's row-major order, written to `out`
  */
 
 /**
@@ -34,7 +37,7 @@ function isInteger(value) {
  */
 export function parseLayout(config, chunks) {
 	const bad = (/** @type {string} */ why) =>
-		new HurrayFormatError(`invalid layout ${JSON.stringify(config)} for chunks [${chunks}]: ${why}`);
+		new HurrayFormatError(`invalid layout ${describeJson(config)} for chunks [${chunks}]: ${why}`);
 	if (typeof config !== "object" || config === null || Array.isArray(config)) {
 		throw bad("a layout descriptor is an object");
 	}
@@ -46,7 +49,8 @@ export function parseLayout(config, chunks) {
 		if (members !== "name") {
 			throw bad("row-major has no parameters");
 		}
-		return { name: "row-major", bufferSize: elements, position: (i) => i };
+		const strides = chunks.map((_, d) => chunks.slice(d + 1).reduce((a, b) => a * b, 1));
+		return { name: "row-major", bufferSize: elements, positions: separable((d, x) => x * strides[d]) };
 	}
 	if (c.name === "morton") {
 		if (members !== "morton_bits,name") {
@@ -63,7 +67,7 @@ export function parseLayout(config, chunks) {
 		if (total > 64) {
 			throw bad("morton_bits add up to more than 64");
 		}
-		return { name: "morton", bits, bufferSize: 2 ** total, position: tabulated(chunks, mortonKey(bits)) };
+		return { name: "morton", bits, bufferSize: 2 ** total, positions: separable(mortonTerm(bits)) };
 	}
 	if (c.name === "hilbert") {
 		if (members !== "hilbert_order,hilbert_rank,name") {
@@ -77,69 +81,142 @@ export function parseLayout(config, chunks) {
 		if (r !== rank || r < 2 || p <= 0 || r * p > 64 || chunks.some((s) => s !== 2 ** p)) {
 			throw bad("hilbert needs hilbert_rank >= 2 axes, each of 2**hilbert_order, rank * order <= 64");
 		}
-		return {
-			name: "hilbert",
-			order: p,
-			bufferSize: 2 ** (r * p),
-			position: tabulated(chunks, (point) => hilbertIndex(point, p)),
-		};
+		return { name: "hilbert", order: p, bufferSize: 2 ** (r * p), positions: hilbertPositions(p, chunks) };
 	}
 	throw bad("the name is none of row-major, morton, hilbert");
 }
 
 /**
- * The Morton key of a point (layouts.md, "Key"), for keys of at most 31 bits (a
- * chunk's buffer holds fewer than 2**31 elements).
- * @param {number[]} bits
- * @returns {(point: number[]) => number}
+ * The positions of a layout in which an element's position is the sum of one term
+ * per axis, `term(d, x)` for coordinate `x` of axis `d`: the terms of the box's
+ * coordinates are listed once per axis, then added up row by row.
+ * @param {(d: number, x: number) => number} term
+ * @returns {Layout["positions"]}
  */
-function mortonKey(bits) {
-	const levels = Math.max(0, ...bits);
-	return (point) => {
-		let key = 0;
-		let k = 0;
-		for (let b = 0; b < levels; b++) {
-			// within a level, a lower axis takes a more significant bit
-			for (let d = bits.length - 1; d >= 0; d--) {
-				if (b < bits[d]) {
-					key += ((point[d] >>> b) & 1) * 2 ** k;
-					k++;
-				}
+function separable(term) {
+	return (lo, hi, out) => {
+		const rank = lo.length;
+		const terms = lo.map((l, d) => Uint32Array.from({ length: hi[d] - l }, (_, k) => term(d, l + k)));
+		const last = terms[rank - 1];
+		const run = last.length;
+		// the coordinates (relative to lo) of the row being written, and the sum of the
+		// terms of its axes before the last
+		const x = new Array(rank).fill(0);
+		let at = 0;
+		for (;;) {
+			let base = 0;
+			for (let d = 0; d < rank - 1; d++) base += terms[d][x[d]];
+			for (let k = 0; k < run; k++) out[at + k] = base + last[k];
+			at += run;
+			let d = rank - 2;
+			while (d >= 0 && ++x[d] === terms[d].length) {
+				x[d] = 0;
+				d--;
 			}
+			if (d < 0) break;
 		}
-		return key;
 	};
 }
 
 /**
- * The buffer position of each element of a chunk (by row-major index) under `key`,
- * kept in a table made at first use for chunks of up to TABLE_ELEMENTS elements.
- * @param {number[]} chunks
- * @param {(point: number[]) => number} key
- * @returns {(index: number) => number}
+ * The Morton key's term of each axis (layouts.md, "Key"): the bits of the
+ * coordinate spread to their places in the key.  Keys have at most 31 bits (a
+ * chunk's buffer holds at most 2**31 elements).
+ * @param {number[]} bits
+ * @returns {(d: number, x: number) => number}
  */
-function tabulated(chunks, key) {
-	const elements = chunks.reduce((a, b) => a * b, 1);
-	const pointOf = (/** @type {number} */ index) => {
-		const point = new Array(chunks.length);
-		for (let d = chunks.length - 1; d >= 0; d--) {
-			point[d] = index % chunks[d];
-			index = Math.floor(index / chunks[d]);
-		}
-		return point;
-	};
-	if (elements > TABLE_ELEMENTS) {
-		return (index) => key(pointOf(index));
-	}
-	/** @type {Int32Array | null} */
-	let table = null;
-	return (index) => {
-		if (table === null) {
-			table = new Int32Array(elements);
-			for (let i = 0; i < elements; i++) {
-				table[i] = key(pointOf(i));
+function mortonTerm(bits) {
+	const levels = Math.max(0, ...bits);
+	// place[d][b]: the key bit that bit b of axis d goes to; within a level, a lower
+	// axis takes a more significant bit
+	const place = bits.map(() => /** @type {number[]} */ ([]));
+	let k = 0;
+	for (let b = 0; b < levels; b++) {
+		for (let d = bits.length - 1; d >= 0; d--) {
+			if (b < bits[d]) {
+				place[d][b] = k++;
 			}
 		}
-		return table[index];
+	}
+	return (d, x) => place[d].reduce((key, at, b) => key + ((x >>> b) & 1) * 2 ** at, 0);
+}
+
+/** Points of a box whose Hilbert keys are computed at once: the columns' length. */
+const COLUMN = 2 ** 16;
+
+/**
+ * Elements of a chunk up to which its Hilbert positions are computed once, for the
+ * whole chunk, and kept (4 bytes each): a read of many small chunks computes them
+ * once; a read of a tile of a large chunk computes the tile's alone.
+ */
+const TABLE_ELEMENTS = 2 ** 20;
+
+/**
+ * The positions of the Hilbert layout of order `order` for chunks of shape `chunks`:
+ * from a table of the whole chunk's, made at the first read, for chunks of up to
+ * TABLE_ELEMENTS elements; else those of the box alone, computed as `boxKeys` does.
+ * @param {number} order
+ * @param {number[]} chunks
+ * @returns {Layout["positions"]}
+ */
+function hilbertPositions(order, chunks) {
+	const elements = chunks.reduce((a, b) => a * b, 1);
+	if (elements > TABLE_ELEMENTS) {
+		return (lo, hi, out) => boxKeys(order, lo, hi, out);
+	}
+	/** @type {Uint32Array | null} */
+	let table = null;
+	// the row-major index of each element of a box, then its position from the table
+	const strides = chunks.map((_, d) => chunks.slice(d + 1).reduce((a, b) => a * b, 1));
+	const rowMajor = separable((d, x) => x * strides[d]);
+	return (lo, hi, out) => {
+		if (table === null) {
+			table = new Uint32Array(elements);
+			boxKeys(order, new Array(chunks.length).fill(0), chunks, table);
+		}
+		rowMajor(lo, hi, out);
+		for (let k = 0; k < out.length; k++) out[k] = table[out[k]];
 	};
+}
+
+/**
+ * The Hilbert keys (buffer positions) of the box `[lo, hi)` of a chunk, in the box's
+ * row-major order, written to `out`: the points are made into columns of
+ * coordinates, whole runs along the last axis of up to COLUMN points at a time, and
+ * keyed together.
+ * @param {number} order
+ * @param {number[]} lo
+ * @param {number[]} hi
+ * @param {Uint32Array} out
+ */
+function boxKeys(order, lo, hi, out) {
+	const rank = lo.length;
+	const last = rank - 1;
+	const run = hi[last] - lo[last];
+	const count = lo.reduce((n, l, d) => n * (hi[d] - l), 1);
+	// whole runs along the last axis at a time: at least one, and COLUMN points
+	const rows = Math.max(1, Math.floor(COLUMN / run));
+	const columns = lo.map(() => new Uint32Array(Math.min(count, rows * run)));
+	// the last axis's coordinates are the same in every run
+	const along = Uint32Array.from({ length: run }, (_, k) => lo[last] + k);
+	const x = lo.slice(); // the first point of the next run, in the box's row-major order
+	for (let start = 0; start < count; ) {
+		let n = 0;
+		for (let r = 0; r < rows && start + n < count; r++) {
+			for (let d = 0; d < last; d++) columns[d].fill(x[d], n, n + run);
+			columns[last].set(along, n);
+			n += run;
+			let d = last - 1;
+			while (d >= 0 && ++x[d] === hi[d]) {
+				x[d] = lo[d];
+				d--;
+			}
+		}
+		hilbertKeys(
+			columns.map((c) => c.subarray(0, n)),
+			order,
+			out.subarray(start, start + n),
+		);
+		start += n;
+	}
 }

@@ -2,10 +2,10 @@
 // "Metadata (1.1)"): the tree of groups and their variables, checked against every
 // rule and limit of the format before a single chunk is read.
 
-import { CODEC_IDS } from "./codecs.js";
+import { CODEC_IDS, codecConfigProblem } from "./codecs.js";
 import { elementType, isScalarValue } from "./elements.js";
 import { HurrayFormatError, HurrayUnsupportedError } from "./errors.js";
-import { JsonFloat } from "./json.js";
+import { describeJson as describe, JsonFloat } from "./json.js";
 import { parseLayout } from "./layouts.js";
 import {
 	ATTRIBUTE_ALLOWANCE,
@@ -91,11 +91,6 @@ function integers(value, what, minimum) {
 	});
 }
 
-/** @param {unknown} value */
-function describe(value) {
-	return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof JsonFloat ? v.value : v));
-}
-
 /**
  * @param {unknown} name
  * @param {string} what
@@ -145,7 +140,7 @@ function parseGroup(obj, minor, path, budget, counter) {
 	if (!isObject(obj.attrs) || !Array.isArray(obj.variables)) {
 		throw bad("attrs must be an object and variables a list");
 	}
-	const groups = obj.groups ?? [];
+	const groups = minor >= 1 ? obj.groups : [];
 	if (!Array.isArray(groups)) {
 		throw bad(`groups must be a list, got ${describe(groups)}`);
 	}
@@ -237,6 +232,10 @@ function variableFields(obj, minor, name, path, budget, number) {
 	for (const codec of codecs) {
 		if (!isObject(codec) || !CODEC_IDS.includes(/** @type {string} */ (codec.id))) {
 			throw bad(`unsupported codec ${describe(codec)}; the format allows ${CODEC_IDS.join(", ")}`);
+		}
+		const problem = codecConfigProblem(codec);
+		if (problem !== null) {
+			throw bad(`invalid ${codec.id} codec configuration ${describe(codec)}: ${problem}`);
 		}
 	}
 	const order = obj.chunk_order;

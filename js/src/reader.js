@@ -6,15 +6,15 @@
 
 import { checkDecodable, decodeChain } from "./codecs.js";
 import { crc32c, verify, verifyCrc } from "./crc32c.js";
-import { halfToNumber, isScalarValue } from "./elements.js";
-import { HurrayFormatError, HurrayUnsupportedError, HurrayValueError } from "./errors.js";
+import { halfToNumber, isScalarValue, isUtf8 } from "./elements.js";
+import { HurrayChangedError, HurrayFormatError, HurrayUnsupportedError, HurrayValueError } from "./errors.js";
 import { checkVersion, HEADER_SIZE_1_1, parseHeader10, parseHeader11, u64 } from "./header.js";
 import { emptyEntries, pageCount, parseIndex10, parsePage, parsePageTable } from "./index.js";
 import { parseJson } from "./json.js";
 import { MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS, PAGE_ENTRIES } from "./limits.js";
 import { parseMetadata } from "./metadata.js";
 import { planReads } from "./plan.js";
-import { toSource } from "./source.js";
+import { BytesSource, changed, toSource } from "./source.js";
 
 /** Bytes of the first request. */
 export const HEAD_SIZE = 65536;
@@ -27,6 +27,19 @@ const TABLE_BLOCK = 2 ** 20;
 
 /** Most bytes one result may take. */
 const MAX_RESULT_BYTES = 2 ** 32;
+
+/**
+ * Most bytes of JavaScript objects the results of one read may take, as
+ * `objectCost` estimates them: strings and byte arrays cost far more than the
+ * bytes they hold, and a heap that runs out ends the process.
+ */
+const MAX_RESULT_OBJECT_BYTES = 2 ** 30;
+
+/** Elements of a box of a chunk whose buffer positions are computed together. */
+const SLAB = 2 ** 16;
+
+/** UTF-8 decoding as the format defines it: strict, a leading byte-order mark kept. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 if (new Uint8Array(Uint16Array.of(1).buffer)[0] !== 1) {
 	throw new HurrayUnsupportedError("this reader needs a little-endian platform");
@@ -87,11 +100,16 @@ export class HurrayFile {
 		this.root = { path: "", attrs: {}, variables: [], groups: [] };
 		/** @type {Map<string, import("./metadata.js").Variable>} */
 		this.byPath = new Map();
-		/** @type {Map<string, Promise<unknown>>} work done once: indexes, page tables, pages */
+		/** @type {Map<string, Promise<unknown>>} work done once: indexes and page tables */
 		this.once = new Map();
-		/** @type {Map<string, number>} page cache costs, least recently used first */
-		this.pageCosts = new Map();
+		/**
+		 * @type {Map<string, {entries: Promise<import("./index.js").Entries | null>, cost: number}>}
+		 * index pages read or being read, and the bytes each keeps, least recently used first
+		 */
+		this.pageCache = new Map();
 		this.cachedBytes = 0;
+		/** Most bytes of parsed index pages kept. */
+		this.pageCacheBytes = PAGE_CACHE_BYTES;
 	}
 
 	/** Read and check the head: header, metadata and index root. */
@@ -100,16 +118,27 @@ export class HurrayFile {
 		this.head = head;
 		const minor = checkVersion(head);
 		this.version = [1, minor];
+		await this.guarded(() => this.openVersion(minor));
+		for (const v of walkVariables(this.root)) {
+			this.byPath.set(v.path, v);
+		}
+	}
+
+	/**
+	 * Parse the header, metadata and index root of a file of version 1.`minor`.
+	 * @param {number} minor
+	 */
+	async openVersion(minor) {
 		const size = this.source.size;
 		if (minor === 0) {
-			const header = parseHeader10(head, size);
+			const header = parseHeader10(this.head, size);
 			this.fileLength = header.fileLength;
 			const [metadata] = await this.regions([[header.metadataOffset, header.metadataLength, "metadata", header.metadataCrc]]);
 			this.root = parseMetadata(parseJson(metadata, this.maxMetadataContainers), 0, metadata.length);
 			let offset = header.indexOffset;
 			/** @type {Map<string, number>} where each variable's index starts */
 			this.indexOffsets = new Map();
-			for (const v of this.root.variables) {
+			for (const v of walkVariables(this.root)) {
 				this.indexOffsets.set(v.path, offset);
 				offset += 20 * v.chunkCount + 4;
 			}
@@ -120,7 +149,7 @@ export class HurrayFile {
 			}
 			this.dataOffset = header.indexOffset + header.indexLength;
 		} else {
-			const slot = parseHeader11(head, size);
+			const slot = parseHeader11(this.head, size);
 			this.fileLength = slot.fileLength;
 			const [metadata, root] = await this.regions([
 				[slot.metadataOffset, slot.metadataLength, "metadata", slot.metadataCrc],
@@ -129,8 +158,53 @@ export class HurrayFile {
 			this.root = parseMetadata(parseJson(metadata, this.maxMetadataContainers), minor, metadata.length);
 			this.rootRefs = this.checkRoot(root);
 		}
-		for (const v of walkVariables(this.root)) {
-			this.byPath.set(v.path, v);
+	}
+
+	/** Bytes of the header: what tells one version of the file from another. */
+	get headerSize() {
+		return this.version[1] === 0 ? 64 : HEADER_SIZE_1_1;
+	}
+
+	/**
+	 * `work()`, whose errors from the file's bytes (a checksum mismatch, a part cut
+	 * short) are checked against a change of the file: a part of another version
+	 * fails its checks, and a file whose header is no longer the one read at open is
+	 * reported as changed, not as damaged.  (Bytes in memory cannot change.)
+	 * @template T
+	 * @param {() => Promise<T>} work
+	 * @returns {Promise<T>}
+	 */
+	async guarded(work) {
+		try {
+			return await work();
+		} catch (error) {
+			if (error instanceof HurrayFormatError && !(this.source instanceof BytesSource)) {
+				await this.raiseIfChanged(error);
+			}
+			throw error;
+		}
+	}
+
+	/**
+	 * Throw a HurrayChangedError, caused by `damage`, where the header, read again,
+	 * is no longer the one read at open (its generation, where its parts lie, their
+	 * checksums: a new version changes them).  The source compares the answer's size,
+	 * ETag and Last-Modified with its first too, and throws that error itself where
+	 * they differ; where the header cannot be read, `damage` stands.
+	 * @param {HurrayFormatError} damage
+	 */
+	async raiseIfChanged(damage) {
+		const size = this.headerSize;
+		let now;
+		try {
+			[now] = await this.source.read([[0, size]]);
+		} catch (error) {
+			if (error instanceof HurrayChangedError) throw error;
+			return;
+		}
+		const then = this.head.subarray(0, size);
+		if (now.length !== then.length || now.some((b, i) => b !== then[i])) {
+			throw changed(this.source.name, describeChange(then, now, this.version[1]), { cause: damage });
 		}
 	}
 
@@ -201,6 +275,24 @@ export class HurrayFile {
 			);
 		}
 		const selections = boxes.map((box) => selectBox(v, box));
+		const objects = selections.reduce((total, s) => total + s.count * objectCost(v.element), 0);
+		if (objects > MAX_RESULT_OBJECT_BYTES) {
+			const count = selections.reduce((total, s) => total + s.count, 0);
+			throw new HurrayValueError(
+				`a read of ${count} elements of ${JSON.stringify(v.path)} (${v.dtype}) builds about ${objects} bytes of JavaScript objects, more than ${MAX_RESULT_OBJECT_BYTES}; read it in parts`,
+			);
+		}
+		return this.guarded(() => this.readSelections(v, selections, options));
+	}
+
+	/**
+	 * The results of the checked `selections` of `v`.
+	 * @param {import("./metadata.js").Variable} v
+	 * @param {Selection[]} selections
+	 * @param {{signal?: AbortSignal}} options
+	 * @returns {Promise<ReadResult[]>}
+	 */
+	async readSelections(v, selections, options) {
 		/** @type {Map<number, number[]>} chunk number -> grid coordinates */
 		const chunks = new Map();
 		for (const s of selections) {
@@ -211,11 +303,14 @@ export class HurrayFile {
 		const ids = [...chunks.keys()];
 		const entries = await this.entries(v, ids, [...chunks.values()]);
 		const outs = selections.map((s) => newResult(v, s.count));
-		if (ids.some((_, k) => entries.sizes[k] === 0)) {
+		// a chunk of no bytes is a missing chunk in 1.1 and 1.2; in 1.0, where every
+		// chunk is stored, it is a chunk of no bytes, which no codec decodes
+		const missing = this.version[1] >= 1 ? (/** @type {number} */ k) => entries.sizes[k] === 0 : () => false;
+		if (ids.some((_, k) => missing(k))) {
 			const fill = fillElement(v);
 			outs.forEach((out) => fillResult(out, fill, v));
 		}
-		const stored = ids.map((_, k) => k).filter((k) => entries.sizes[k] > 0);
+		const stored = ids.map((_, k) => k).filter((k) => !missing(k));
 		const plan = planReads(
 			stored.map((k) => entries.offsets[k]),
 			stored.map((k) => entries.offsets[k] + entries.sizes[k]),
@@ -223,20 +318,23 @@ export class HurrayFile {
 		);
 		options.signal?.throwIfAborted();
 		const answers = await this.fetchWhole(plan.requests, options.signal);
+		// from a source that cannot tell another version of the file of the same size
+		// from the first, only the checksums keep that version's chunks out of a read
+		const checked = this.verifyChecksums || !this.source.pinsContent;
 		for (let j = 0; j < stored.length; j++) {
 			const k = stored[j];
 			const [first] = plan.requests[plan.requestOf[j]];
 			const at = entries.offsets[k] - first;
 			const bytes = answers[plan.requestOf[j]].subarray(at, at + entries.sizes[k]);
 			const what = `chunk ${ids[k]} of variable ${JSON.stringify(v.path)}`;
-			if (this.verifyChecksums) {
+			if (checked) {
 				verify(bytes, entries.crcs[k], what);
 			}
-			const chunk = await this.decodeChunk(v, bytes, what);
+			const chunk = this.decodeChunk(v, bytes, what);
 			const coords = /** @type {number[]} */ (chunks.get(ids[k]));
 			selections.forEach((s, b) => {
 				if (s.touches(coords)) {
-					copyChunk(v, chunk, coords, s, outs[b], what);
+					copyChunk(v, chunk, coords, s, outs[b]);
 				}
 			});
 		}
@@ -334,10 +432,13 @@ export class HurrayFile {
 	cached(key, make) {
 		let found = this.once.get(key);
 		if (found === undefined) {
-			found = make();
-			this.once.set(key, found);
+			const made = make();
+			this.once.set(key, made);
 			// a failure is not kept: the next read tries again (and fails again if the bytes are bad)
-			found.catch(() => this.once.delete(key));
+			made.catch(() => {
+				if (this.once.get(key) === made) this.once.delete(key);
+			});
+			found = made;
 		}
 		return /** @type {Promise<T>} */ (found);
 	}
@@ -421,69 +522,83 @@ export class HurrayFile {
 
 	/**
 	 * The checked entries of `pages` of `v` (null for a page of missing chunks only):
-	 * those not read before fetched in merged requests, those in the head cut from it.
+	 * those not read or being read before fetched in merged requests, those in the
+	 * head cut from it.  Each page this read waits for is taken from the cache once,
+	 * at the start: a page another read evicts or fails to read meanwhile is still
+	 * this read's to await, and its failure this read's failure, never a page of
+	 * missing chunks.
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {number[]} pages
 	 * @returns {Promise<Map<number, import("./index.js").Entries | null>>}
 	 */
 	async pages(v, pages) {
 		const table = await this.pageTable(v);
-		const key = (/** @type {number} */ p) => `page ${v.number} ${p}`;
-		const todo = pages.filter((p) => table.has(p) && !this.once.has(key(p)));
+		const key = (/** @type {number} */ p) => `${v.number} ${p}`;
+		/** @type {Map<number, Promise<import("./index.js").Entries | null>>} */
+		const wanted = new Map();
+		const todo = [];
+		for (const p of new Set(pages)) {
+			const found = this.pageCache.get(key(p));
+			if (!table.has(p)) {
+				continue; // an absent page: every chunk of it missing
+			}
+			if (found === undefined) {
+				todo.push(p);
+			} else {
+				// least recently used first: a page read again moves to the end
+				this.pageCache.delete(key(p));
+				this.pageCache.set(key(p), found);
+				wanted.set(p, found.entries);
+			}
+		}
 		const refs = todo.map((p) => /** @type {import("./index.js").PageRef} */ (table.get(p)));
 		const outside = todo.map((_, k) => k).filter((k) => refs[k].offset + refs[k].length > this.head.length);
-		if (todo.length) {
-			const fetched = (async () => {
-				const plan = planReads(
-					outside.map((k) => refs[k].offset),
-					outside.map((k) => refs[k].offset + refs[k].length),
-					this.policy,
-				);
-				const answers = await this.fetchWhole(plan.requests);
-				return { plan, answers };
+		const plan = planReads(
+			outside.map((k) => refs[k].offset),
+			outside.map((k) => refs[k].offset + refs[k].length),
+			this.policy,
+		);
+		const fetched = outside.length ? this.fetchWhole(plan.requests) : Promise.resolve([]);
+		todo.forEach((p, k) => {
+			const entries = (async () => {
+				const ref = refs[k];
+				let data;
+				const j = outside.indexOf(k);
+				if (j < 0) {
+					data = this.head.subarray(ref.offset, ref.offset + ref.length);
+				} else {
+					const answers = await fetched;
+					const [first] = plan.requests[plan.requestOf[j]];
+					data = answers[plan.requestOf[j]].subarray(ref.offset - first, ref.offset - first + ref.length);
+				}
+				const what = `index page ${p} of ${JSON.stringify(v.path)}`;
+				return parsePage(data, ref, pageCount(v.chunkCount, p), this.version[1], what, this.fileLength);
 			})();
-			todo.forEach((p, k) => {
-				this.cached(key(p), async () => {
-					const ref = refs[k];
-					let data;
-					const j = outside.indexOf(k);
-					if (j < 0) {
-						data = this.head.subarray(ref.offset, ref.offset + ref.length);
-					} else {
-						const { plan, answers } = await fetched;
-						const [first] = plan.requests[plan.requestOf[j]];
-						data = answers[plan.requestOf[j]].subarray(ref.offset - first, ref.offset - first + ref.length);
-					}
-					const what = `index page ${p} of ${JSON.stringify(v.path)}`;
-					return parsePage(data, ref, pageCount(v.chunkCount, p), this.version[1], what, this.fileLength);
-				});
-				this.pageCosts.set(key(p), 20 * pageCount(v.chunkCount, p));
-				this.cachedBytes += 20 * pageCount(v.chunkCount, p);
-			});
+			const entry = { entries, cost: 20 * pageCount(v.chunkCount, p) };
+			this.pageCache.set(key(p), entry);
+			this.cachedBytes += entry.cost;
+			// a failed page is not kept: the next read tries again
+			entries.catch(() => this.forgetPage(key(p), entry));
+			wanted.set(p, entries);
+		});
+		for (const [oldest, entry] of this.pageCache) {
+			if (this.cachedBytes <= this.pageCacheBytes) break;
+			this.forgetPage(oldest, entry);
 		}
-		/** @type {Map<number, import("./index.js").Entries | null>} */
-		const out = new Map();
-		for (const p of pages) {
-			if (!table.has(p)) {
-				out.set(p, null); // an absent page: every chunk of it missing
-				continue;
-			}
-			const entries = /** @type {import("./index.js").Entries | null} */ (await this.once.get(key(p)));
-			out.set(p, entries);
-			const cost = this.pageCosts.get(key(p));
-			if (cost !== undefined) {
-				// least recently used first: a page read again moves to the end
-				this.pageCosts.delete(key(p));
-				this.pageCosts.set(key(p), cost);
-			}
+		const found = await Promise.all(pages.map((p) => wanted.get(p) ?? null));
+		return new Map(pages.map((p, k) => [p, found[k]]));
+	}
+
+	/**
+	 * Drop the cached page `key` if it is still `entry`.
+	 * @param {string} key
+	 * @param {{entries: Promise<unknown>, cost: number}} entry
+	 */
+	forgetPage(key, entry) {
+		if (this.pageCache.get(key) === entry) {
+			this.pageCache.delete(key);
+			this.cachedBytes -= entry.cost;
 		}
-		while (this.cachedBytes > PAGE_CACHE_BYTES && this.pageCosts.size) {
-			const [oldest, cost] = /** @type {[string, number]} */ (this.pageCosts.entries().next().value);
-			this.pageCosts.delete(oldest);
-			this.once.delete(oldest);
-			this.cachedBytes -= cost;
-		}
-		return out;
 	}
 
 	/**
@@ -491,15 +606,15 @@ export class HurrayFile {
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {Uint8Array} bytes
 	 * @param {string} what
-	 * @returns {Promise<ArrayLike<any>>}
+	 * @returns {any} the words of a typed array, or a StringChunk
 	 */
-	async decodeChunk(v, bytes, what) {
+	decodeChunk(v, bytes, what) {
 		const e = v.element;
 		const expected = v.layout.bufferSize * e.itemsize;
 		const limit = e.kind === "string" ? this.maxChunkBytes : expected;
 		let raw;
 		try {
-			raw = await decodeChain(v.codecs, bytes, limit);
+			raw = decodeChain(v.codecs, bytes, limit);
 		} catch (error) {
 			if (error instanceof HurrayFormatError) {
 				error.message = `cannot decode ${what}: ${error.message}`;
@@ -515,7 +630,19 @@ export class HurrayFile {
 		// a typed view needs its element alignment: a chunk stored without a codec is a
 		// slice of its request, anywhere
 		const aligned = raw.byteOffset % 8 === 0 ? raw : raw.slice();
-		return new e.Array(aligned.buffer, aligned.byteOffset, v.layout.bufferSize * e.units);
+		const words = new e.Array(aligned.buffer, aligned.byteOffset, v.layout.bufferSize * e.units);
+		// every element of the buffer is checked, padding included, as the Python
+		// reader checks it: a chunk is refused whichever of its elements a read takes
+		if (e.kind === "bool" && words.some((/** @type {number} */ b) => b > 1)) {
+			throw new HurrayFormatError(`cannot decode ${what}: a bool element holds a byte other than 0 or 1`);
+		}
+		if (e.kind === "text") {
+			const point = words.find((/** @type {number} */ w) => !isScalarValue(w));
+			if (point !== undefined) {
+				throw new HurrayFormatError(`cannot decode ${what}: a U element holds ${point}, not a Unicode scalar value`);
+			}
+		}
+		return words;
 	}
 }
 
@@ -588,6 +715,26 @@ function selectBox(v, ranges) {
 }
 
 /**
+ * Bytes of JavaScript objects one element of type `e` takes in a result, at most
+ * (0 for the types held in typed arrays): its slot in the array and its object, a
+ * byte array of its own for S<n>, a string of up to two UTF-16 units a code point
+ * for U<n> (a `string` element's text is bounded by the bytes stored).
+ * @param {import("./elements.js").ElementType} e
+ */
+function objectCost(e) {
+	switch (e.kind) {
+		case "bytes":
+			return 224 + e.units;
+		case "text":
+			return 32 + 4 * e.units;
+		case "string":
+			return 32;
+		default:
+			return 0;
+	}
+}
+
+/**
  * @param {import("./metadata.js").Variable} v
  * @param {number} count
  * @returns {any}
@@ -612,7 +759,7 @@ function fillElement(v) {
 	const e = v.element;
 	const bytes = v.fillBytes;
 	if (e.kind === "string") {
-		return new TextDecoder().decode(bytes);
+		return UTF8.decode(bytes);
 	}
 	const copy = bytes.slice();
 	if (e.kind === "bytes") {
@@ -651,21 +798,20 @@ function fillResult(out, fill, v) {
 
 /**
  * Copy the elements of decoded chunk `chunk` (at grid `coords`) that selection `s`
- * holds into `out`.
+ * holds into `out`.  In row-major order, runs along the last axis are copied whole;
+ * otherwise the box is taken in slabs of at most SLAB elements, the buffer positions
+ * of each slab's elements computed at once.
  * @param {import("./metadata.js").Variable} v
- * @param {any} chunk the buffer's words
+ * @param {any} chunk the buffer's words (for `string`, a StringChunk)
  * @param {number[]} coords
  * @param {Selection} s
  * @param {any} out
- * @param {string} what
  */
-function copyChunk(v, chunk, coords, s, out, what) {
+function copyChunk(v, chunk, coords, s, out) {
 	const rank = v.shape.length;
 	const e = v.element;
-	const units = e.units;
-	const position = v.layout.position;
 	if (rank === 0) {
-		copyElement(e, chunk, position(0), out, 0, units, what);
+		copyRun(e, chunk, Uint32Array.of(0), 0, out, 0, 1);
 		return;
 	}
 	const origin = coords.map((c, a) => c * v.chunks[a]);
@@ -674,28 +820,69 @@ function copyChunk(v, chunk, coords, s, out, what) {
 	if (lo.some((l, a) => l >= hi[a])) {
 		return;
 	}
-	const chunkStride = strides(v.chunks);
 	const outStride = strides(s.shape);
-	const x = lo.slice();
 	const last = rank - 1;
-	const run = hi[last] - lo[last];
-	const fast = v.layout.name === "row-major" && ["int", "uint", "float", "complex"].includes(e.kind) && e.name !== "float16";
+	const resultAt = (/** @type {number[]} */ x) => x.reduce((o, xa, a) => o + (xa - s.lo[a]) * outStride[a], 0);
+	if (v.layout.name === "row-major" && ["int", "uint", "float", "complex"].includes(e.kind) && e.name !== "float16") {
+		// the run along the last axis is contiguous in the buffer too
+		const units = e.units;
+		const chunkStride = strides(v.chunks);
+		const run = hi[last] - lo[last];
+		eachRow(lo, hi, (x) => {
+			const c = x.reduce((n, xa, a) => n + (xa - origin[a]) * chunkStride[a], 0);
+			out.set(chunk.subarray(c * units, (c + run) * units), resultAt(x) * units);
+		});
+		return;
+	}
+	// slabs: the box cut along axis `a`, the outermost whose inner axes hold at most
+	// SLAB elements, into pieces of `step` along it (and single indices before it)
+	const shape = lo.map((l, d) => hi[d] - l);
+	let a = 0;
+	while (shape.slice(a + 1).reduce((x, y) => x * y, 1) > SLAB) a++;
+	const inner = shape.slice(a + 1).reduce((x, y) => x * y, 1);
+	const step = Math.max(1, Math.floor(SLAB / inner));
+	const positions = new Uint32Array(Math.min(SLAB, shape.reduce((x, y) => x * y, 1)));
+	const outer = lo.slice(0, a + 1);
+	const outerHi = hi.slice(0, a + 1);
+	outer[a] = lo[a];
 	for (;;) {
-		let c = 0;
-		let o = 0;
-		for (let a = 0; a < rank; a++) {
-			c += (x[a] - origin[a]) * chunkStride[a];
-			o += (x[a] - s.lo[a]) * outStride[a];
+		// the slab: single indices `outer` before axis a, [outer[a], stop) along it, whole after
+		const stop = Math.min(outer[a] + step, hi[a]);
+		const slabLo = [...outer, ...lo.slice(a + 1)];
+		const slabHi = [...outer.slice(0, a).map((x) => x + 1), stop, ...hi.slice(a + 1)];
+		const local = (/** @type {number[]} */ x) => x.map((xa, d) => xa - origin[d]);
+		const count = slabHi.reduce((n, h, d) => n * (h - slabLo[d]), 1);
+		v.layout.positions(local(slabLo), local(slabHi), positions.subarray(0, count));
+		const run = slabHi[last] - slabLo[last];
+		let at = 0;
+		eachRow(slabLo, slabHi, (x) => {
+			copyRun(e, chunk, positions, at, out, resultAt(x), run);
+			at += run;
+		});
+		// the next slab: along axis a, then the indices before it
+		outer[a] = stop;
+		let d = a;
+		while (d >= 0 && outer[d] === outerHi[d]) {
+			outer[d] = lo[d];
+			d--;
+			if (d >= 0) outer[d]++;
 		}
-		if (fast) {
-			// row-major: the run along the last axis is contiguous in the buffer too
-			out.set(chunk.subarray(c * units, (c + run) * units), o * units);
-		} else {
-			for (let i = 0; i < run; i++) {
-				copyElement(e, chunk, position(c + i), out, o + i, units, what);
-			}
-		}
-		let a = last - 1;
+		if (d < 0) break;
+	}
+}
+
+/**
+ * Call `row(x)` with the first point `x` of each run along the last axis of the box
+ * `[lo, hi)`, in row-major order (`x` is reused: copy it to keep it).
+ * @param {number[]} lo
+ * @param {number[]} hi
+ * @param {(x: number[]) => void} row
+ */
+function eachRow(lo, hi, row) {
+	const x = lo.slice();
+	for (;;) {
+		row(x);
+		let a = x.length - 2;
 		while (a >= 0 && ++x[a] === hi[a]) {
 			x[a] = lo[a];
 			a--;
@@ -705,61 +892,64 @@ function copyChunk(v, chunk, coords, s, out, what) {
 }
 
 /**
+ * Copy `n` elements of `chunk` at the buffer positions `positions[at...]` to `out`
+ * from result position `o` on.
  * @param {import("./elements.js").ElementType} e
  * @param {any} chunk
- * @param {number} p buffer position
+ * @param {Uint32Array} positions
+ * @param {number} at
  * @param {any} out
- * @param {number} o result position
- * @param {number} units
- * @param {string} what
+ * @param {number} o
+ * @param {number} n
  */
-function copyElement(e, chunk, p, out, o, units, what) {
+function copyRun(e, chunk, positions, at, out, o, n) {
+	const units = e.units;
 	switch (e.kind) {
 		case "string":
-			out[o] = chunk[p];
+			for (let i = 0; i < n; i++) out[o + i] = chunk.get(positions[at + i]);
 			return;
 		case "bytes":
-			out[o] = trimZeros(chunk.slice(p * units, (p + 1) * units));
+			for (let i = 0; i < n; i++) {
+				const p = positions[at + i];
+				out[o + i] = trimZeros(chunk.slice(p * units, (p + 1) * units));
+			}
 			return;
 		case "text":
-			out[o] = textOf(chunk, p * units, units, what);
-			return;
-		case "bool":
-			if (chunk[p] > 1) {
-				throw new HurrayFormatError(`cannot decode ${what}: a bool element holds the byte ${chunk[p]}`);
-			}
-			out[o] = chunk[p];
+			for (let i = 0; i < n; i++) out[o + i] = textOf(chunk, positions[at + i] * units, units);
 			return;
 		default:
 			if (e.name === "float16") {
-				out[o] = halfToNumber(chunk[p]);
+				for (let i = 0; i < n; i++) out[o + i] = halfToNumber(chunk[positions[at + i]]);
 			} else if (units === 1) {
-				out[o] = chunk[p];
+				for (let i = 0; i < n; i++) out[o + i] = chunk[positions[at + i]];
 			} else {
-				out[o * 2] = chunk[p * 2];
-				out[o * 2 + 1] = chunk[p * 2 + 1];
+				for (let i = 0; i < n; i++) {
+					const p = positions[at + i];
+					out[2 * (o + i)] = chunk[2 * p];
+					out[2 * (o + i) + 1] = chunk[2 * p + 1];
+				}
 			}
 	}
 }
 
+/** Code points made into a string at once: a call's arguments live on the stack. */
+const TEXT_PIECE = 8192;
+
 /**
- * The U<n> element of `units` code points at `start` of `words`.
+ * The U<n> element of `units` code points at `start` of `words` (checked when the
+ * chunk was decoded), its trailing zeros dropped.
  * @param {Uint32Array} words
  * @param {number} start
  * @param {number} units
- * @param {string} [what]
  */
-function textOf(words, start, units, what = "the fill value") {
+function textOf(words, start, units) {
 	let end = start + units;
 	while (end > start && words[end - 1] === 0) end--;
-	const points = [];
-	for (let i = start; i < end; i++) {
-		if (!isScalarValue(words[i])) {
-			throw new HurrayFormatError(`cannot decode ${what}: a U element holds ${words[i]}, not a Unicode scalar value`);
-		}
-		points.push(words[i]);
+	let text = "";
+	for (let i = start; i < end; i += TEXT_PIECE) {
+		text += String.fromCodePoint(...words.subarray(i, Math.min(end, i + TEXT_PIECE)));
 	}
-	return String.fromCodePoint(...points);
+	return text;
 }
 
 /** @param {Uint8Array} bytes */
@@ -781,33 +971,64 @@ function strides(shape) {
 }
 
 /**
- * A `string` buffer of `n` strings: n u32 byte lengths, then the UTF-8 bytes.
+ * The strings of a decoded `string` buffer, each made when a read takes it.
+ * @typedef {object} StringChunk
+ * @property {(i: number) => string} get string `i` of the buffer
+ */
+
+/**
+ * A `string` buffer of `n` strings: n u32 byte lengths, then the UTF-8 bytes, all
+ * checked here (as the Python reader checks them); a string is made only when a
+ * read takes it.
  * @param {Uint8Array} raw
  * @param {number} n
  * @param {string} what
+ * @returns {StringChunk}
  */
 function decodeStrings(raw, n, what) {
 	if (raw.length < 4 * n) {
 		throw new HurrayFormatError(`cannot decode ${what}: ${raw.length} bytes hold no ${n} string lengths`);
 	}
 	const view = new DataView(raw.buffer, raw.byteOffset, raw.length);
-	const decoder = new TextDecoder("utf-8", { fatal: true });
-	const out = new Array(n);
+	// starts[i] to starts[i + 1]: the bytes of string i (a buffer is below 2**32 bytes)
+	const starts = new Uint32Array(n + 1);
 	let at = 4 * n;
 	for (let i = 0; i < n; i++) {
+		starts[i] = at;
 		const length = view.getUint32(4 * i, true);
 		if (at + length > raw.length) {
 			throw new HurrayFormatError(`cannot decode ${what}: its string lengths add up to more than the bytes that follow them`);
 		}
-		try {
-			out[i] = decoder.decode(raw.subarray(at, at + length));
-		} catch {
+		if (!isUtf8(raw, at, at + length)) {
 			throw new HurrayFormatError(`cannot decode ${what}: string ${i} is not valid UTF-8`);
 		}
 		at += length;
 	}
+	starts[n] = at;
 	if (at !== raw.length) {
 		throw new HurrayFormatError(`cannot decode ${what}: its string lengths add up to ${at - 4 * n} bytes, ${raw.length - 4 * n} follow them`);
 	}
-	return out;
+	return { get: (i) => UTF8.decode(raw.subarray(starts[i], starts[i + 1])) };
+}
+
+/**
+ * How the header `then` (read at open) differs from `now` (read again), in the
+ * Python reader's words.
+ * @param {Uint8Array} then
+ * @param {Uint8Array} now
+ * @param {number} minor
+ */
+function describeChange(then, now, minor) {
+	if (minor >= 1 && now.length === then.length) {
+		try {
+			const was = parseHeader11(then, undefined).generation;
+			const found = parseHeader11(now, undefined).generation;
+			return found === was
+				? `its header changed, at generation ${was}: another file in its place`
+				: `its header's generation ${was} became ${found}`;
+		} catch {
+			// a header that no longer parses: changed, no more said
+		}
+	}
+	return "its header changed";
 }

@@ -1,12 +1,13 @@
 // Where a file's bytes come from.  A source answers a list of `[start, stop)` byte
 // ranges with their bytes (fewer where the file ends first) and knows the file's
 // size once it has answered a request.  An URL is read with fetch and Range
-// requests, all ranges of one read sent at once (up to the policy's `inFlight`);
-// in Node.js a local path or a file: URL is read by range from the file; bytes in
+// requests, all ranges of one read sent at once (up to the policy's `inFlight`),
+// every answer checked against the first one's size, ETag and Last-Modified; in
+// Node.js a local path or a file: URL is read by range from the file; bytes in
 // memory are read in place; anything with a `read(ranges)` method is used as it is.
 // A read may carry a signal that aborts its requests.
 
-import { HurrayIOError, HurrayValueError } from "./errors.js";
+import { HurrayChangedError, HurrayIOError, HurrayValueError } from "./errors.js";
 import { PLAIN_HTTP } from "./plan.js";
 
 /**
@@ -15,6 +16,11 @@ import { PLAIN_HTTP } from "./plan.js";
  * @property {(ranges: [number, number][], options?: ReadOptions) => Promise<Uint8Array[]>} read
  * @property {number | undefined} size the file's bytes, once known (undefined: not known)
  * @property {import("./plan.js").MergePolicy} [policy] how its ranges are merged
+ * @property {boolean} [pinsContent] whether no answer from another version of the
+ *   file can pass for the version first read (bytes that cannot change, or answers
+ *   checked against a strong ETag); where not, a replacement of the same size is told
+ *   only by the bytes, and the reader checks every chunk's checksum whatever
+ *   `verifyChecksums` says
  */
 
 /**
@@ -69,6 +75,7 @@ export class BytesSource {
 		this.bytes = bytes;
 		this.name = name;
 		this.size = bytes.length;
+		this.pinsContent = true;
 	}
 
 	/** @param {[number, number][]} ranges */
@@ -95,6 +102,9 @@ export class FileSource {
 		this.opened = null;
 		/** Reads made so far (one per range), and the bytes they returned. */
 		this.stats = { requests: 0, bytes: 0 };
+		// every read goes through the descriptor first opened: a file put in its place
+		// meanwhile is another file, never read
+		this.pinsContent = true;
 	}
 
 	/** The open file: node:fs and its descriptor. */
@@ -183,6 +193,8 @@ export class HttpSource {
 		this.size = undefined;
 		/** @type {string | null | undefined} the first answer's ETag */
 		this.etag = undefined;
+		/** @type {string | null | undefined} the first answer's Last-Modified */
+		this.modified = undefined;
 		/** Requests sent so far, and the bytes of their answers. */
 		this.stats = { requests: 0, bytes: 0 };
 	}
@@ -256,7 +268,7 @@ export class HttpSource {
 			await response.body?.cancel();
 			throw new HurrayIOError(`${this.name}: bytes [${start}, ${stop}) answered HTTP ${response.status} ${response.statusText}`);
 		}
-		this.checkVersion(response.headers.get("ETag"));
+		this.checkVersion(response.headers.get("ETag"), response.headers.get("Last-Modified"));
 		let skip = 0;
 		if (response.status === 206) {
 			const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(response.headers.get("Content-Range") ?? "");
@@ -282,17 +294,37 @@ export class HttpSource {
 			return;
 		}
 		if (this.size !== undefined && this.size !== size) {
-			throw new HurrayIOError(`${this.name} changed while it was read: it had ${this.size} bytes, now ${size}`);
+			throw changed(this.name, `its size ${this.size} became ${size}`);
 		}
 		this.size = size;
 	}
 
-	/** @param {string | null} etag */
-	checkVersion(etag) {
+	/**
+	 * Whether every answer is checked against a version tag: the first answer had a
+	 * strong ETag.  (A weak one may stand for other bytes, and a Last-Modified of
+	 * whole seconds cannot tell two versions of one second apart.)
+	 */
+	get pinsContent() {
+		return typeof this.etag === "string" && !this.etag.startsWith("W/");
+	}
+
+	/**
+	 * Throw unless an answer's ETag and Last-Modified are the first answer's (each
+	 * compared where both answers have it).
+	 * @param {string | null} etag
+	 * @param {string | null} modified
+	 */
+	checkVersion(etag, modified) {
 		if (this.etag === undefined) {
 			this.etag = etag;
-		} else if (etag !== null && this.etag !== null && etag !== this.etag) {
-			throw new HurrayIOError(`${this.name} changed while it was read (ETag ${this.etag}, now ${etag})`);
+			this.modified = modified;
+			return;
+		}
+		if (etag !== null && this.etag !== null && etag !== this.etag) {
+			throw changed(this.name, `ETag ${this.etag} became ${etag}`);
+		}
+		if (modified !== null && this.modified && modified !== this.modified) {
+			throw changed(this.name, `Last-Modified ${this.modified} became ${modified}`);
 		}
 	}
 }
@@ -343,6 +375,19 @@ async function readBody(response, limit, name, signal) {
 		reader.releaseLock();
 	}
 	return out.subarray(0, at);
+}
+
+/**
+ * The error for the file `name`, whose version changed as `what` says.
+ * @param {string} name
+ * @param {string} what
+ * @param {{cause?: unknown}} [options]
+ */
+export function changed(name, what, options) {
+	return new HurrayChangedError(
+		`${name} was replaced or modified after it was first read (${what}); open it again to read the new version`,
+		options,
+	);
 }
 
 /**

@@ -172,6 +172,9 @@ function decodeFrame(src, pos, out) {
 	let window = 0;
 	if (!single) {
 		const exponent = 10 + (src[pos] >> 3);
+		// the reference library decodes windows of up to 2**31 (plus its mantissa) on
+		// 64-bit machines, and refuses larger ones: so does this decoder
+		if (exponent > 31) throw new ZstdError(`a window of 2**${exponent} bytes, more than the 2**31 allowed`);
 		window = 2 ** exponent + 2 ** (exponent - 3) * (src[pos] & 7);
 		pos++;
 	}

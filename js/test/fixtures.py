@@ -1,33 +1,55 @@
 """Write the files the JavaScript tests read, and what the Python reader reads from them.
 
 Usage: ``python fixtures.py OUTDIR``.  OUTDIR gets files written by ``to_hurray`` (float32
-with NaN, integers under several layouts and codecs, missing chunks, groups, a pyramid),
-damaged copies of one of them, and ``manifest.json``: for every file (these and the golden
-files of every version in tests/data) and variable, boxes with the values the Python reader
-reads there (raw little-endian bytes in ``.bin`` files, or JSON for text), and for every
-damaged copy the error the Python reader raises.  The map tests' two fields (a global one
-in longitude/latitude and one in UTM zone 32N) go beside them, with every level of each
-as numpy coarsens it, described by ``map.json``.
+with NaN, integers under several layouts and codecs, missing chunks, groups, a pyramid,
+text of 200,000 code points, a chunk of 4096 x 4096 in Hilbert order), damaged copies of
+two of them, files this reader must refuse as unsupported (a generation past 2**53) or
+as too large for JavaScript objects, and ``manifest.json``: for every file (these and the
+golden files of every version in tests/data) and variable, boxes with the values the
+Python reader reads there (raw little-endian bytes in ``.bin`` files, or JSON for text),
+for every damaged copy the error the Python reader raises, Hilbert and Morton keys of
+points of up to 32 axes, and codec frames (Blosc headers, LZ4 blocks, zlib streams, zstd
+windows, changed or not) with what the Python reader decodes them to.  In ``mutants/``,
+mutants of the structure fuzzer's seeds with the Python reader's outcome of each
+(tests/differential.py), which the JavaScript reader must share.  The map tests' two
+fields (a global one in longitude/latitude and one in UTM zone 32N) go beside them, with
+every level of each as numpy coarsens it, described by ``map.json``.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import shutil
+import struct
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
+import numcodecs
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from xarray_hurray import HurrayError, open_reader, to_hurray
-from xarray_hurray.container.format import SLOT_HEADER_SIZE, pack_slot_header
+from xarray_hurray.container.bounded import decode_bounded
+from xarray_hurray.container.checksum import crc32c
+from xarray_hurray.container.format import (
+    PREFIX,
+    SLOT,
+    SLOT_HEADER_SIZE,
+    SLOT_SIZE,
+    pack_slot_header,
+)
 from xarray_hurray.container.head import version_slot
 from xarray_hurray.io import MergePolicy, plan_reads
+from xarray_hurray.layout.hilbert import hilbert_encode
+from xarray_hurray.layout.morton import morton_encode
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+from differential import corpus, python_outcome  # noqa: E402  (the tests' shared module)
 
 
 def field(ny: int, nx: int) -> np.ndarray:
@@ -94,6 +116,18 @@ def make_files(out: Path) -> list[str]:
         coords={"time": np.array([0, 6], "i8"), "y": np.arange(120.0), "x": -np.arange(120.0)},
     )
     to_hurray(front, out / "front_pages.hurray", encoding={"t": {"chunks": (1, 2, 2)}})
+    wide = np.array(["\u00e9" + "x" * (WIDE - 2) + "\U0001f600"], dtype=f"U{WIDE}")
+    to_hurray(xr.Dataset({"w": ("n", wide)}), out / "text_wide.hurray")
+    (out / "text_wide_fill.hurray").write_bytes(missing_only(wide_fill_variable()))
+    # text whose first character is a byte-order mark, which UTF-8 decoding keeps
+    marked = np.array(["\ufeffmarked", "b\ufeff", ""], dtype=object)
+    to_hurray(xr.Dataset({"s": ("n", marked)}), out / "text_bom.hurray")
+    write_hilbert_chunk(out / HILBERT_CHUNK)
+    for name, sign in VERSIONS.items():
+        # two versions of one file, of the same size (no codec): their chunks past
+        # the first read
+        ds = xr.Dataset({"t": (("y", "x"), sign * field(200, 200))})
+        to_hurray(ds, out / name, codecs=None, encoding={"t": {"chunks": (50, 50)}})
     return [
         "float_nan",
         "ints_morton_lz4",
@@ -104,7 +138,67 @@ def make_files(out: Path) -> list[str]:
         "pyramid",
         "quadrants",
         "front_pages",
+        "text_wide",
+        "text_wide_fill",
+        "text_bom",
+        "version_a",
+        "version_b",
     ]
+
+
+VERSIONS = {"version_a.hurray": 1.0, "version_b.hurray": -1.0}
+"""Two versions of a file of the same size: the second's values the first's negated."""
+
+
+WIDE = 200_000
+"""Code points of the wide text elements: more than a call's arguments may be."""
+
+HILBERT_CHUNK = "hilbert_chunk.hurray"
+"""A 4096 x 4096 uint8 field stored as one chunk in Hilbert order (not compared
+element by element: the tests time a tile of it, and read it against its formula)."""
+
+
+def write_hilbert_chunk(path: Path) -> None:
+    """:data:`HILBERT_CHUNK`: values ``(y + 3 x) % 251``."""
+    y, x = np.mgrid[0:4096, 0:4096]
+    values = ((y + 3 * x) % 251).astype("u1")
+    ds = xr.Dataset({"v": (("y", "x"), values)})
+    to_hurray(ds, path, layout="hilbert", encoding={"v": {"chunks": (4096, 4096)}})
+
+
+def wide_fill_variable() -> dict[str, Any]:
+    """A variable of two U200000 elements whose chunks are all missing: each reads as
+    the fill value, text of 200,000 code points."""
+    fill = ("f" * (WIDE - 1) + "\u00e9").encode("utf-32-le")
+    return variable("t", [2], [1], f"U{WIDE}", fill.hex())
+
+
+def variable(
+    name: str, shape: list[int], chunks: list[int], dtype: str, fill: str
+) -> dict[str, Any]:
+    """The metadata of a 1.2 variable of row-major chunks, no codec."""
+    return {
+        "name": name,
+        "dims": [f"d{k}" for k in range(len(shape))],
+        "shape": shape,
+        "dtype": dtype,
+        "chunks": chunks,
+        "layout": {"name": "row-major"},
+        "codecs": [],
+        "chunk_order": {"curve": "row-major", "axes": list(range(len(shape)))},
+        "attrs": {},
+        "fill_value": fill,
+    }
+
+
+def missing_only(var: dict[str, Any]) -> bytes:
+    """A 1.2 file of one variable ``var`` whose chunks are all missing: a page table
+    of absent pages, and nothing else."""
+    chunks = int(np.prod([-(-n // c) for n, c in zip(var["shape"], var["chunks"], strict=True)]))
+    table = bytes(16 * -(-chunks // 1024))
+    meta = json.dumps({"attrs": {}, "groups": [], "variables": [var]}, separators=(",", ":"))
+    table_at = SLOT_HEADER_SIZE + len(meta) + 12
+    return head_only(json.loads(meta), root=struct.pack("<QI", table_at, crc32c(table)), tail=table)
 
 
 QUADRANTS = 2048
@@ -356,6 +450,171 @@ def damage(source: Path, out: Path) -> list[dict[str, Any]]:
     return records
 
 
+def damaged_page(source: Path, out: Path) -> dict[str, Any]:
+    """``source`` with a bit flipped in the last index page of its variable ``t`` (a
+    page read after others), and the error the Python reader raises."""
+    reader = open_reader(source)
+    page = len(reader.index_parts("t")) - 2  # the parts are the page table, then the pages
+    offset, _ = reader.index_parts("t")[-1]
+    target = out / "damaged-last-page.hurray"
+    target.write_bytes(flip(source.read_bytes(), offset + 2))
+    try:
+        open_reader(target).read("t")
+    except HurrayError as err:
+        message = str(err)
+    else:
+        raise AssertionError("the Python reader read a damaged page")
+    phrases = ["checksum mismatch", f"index page {page}"]
+    assert all(p in message for p in phrases), message
+    return {"name": "last page", "file": target.name, "python": message, "phrases": phrases}
+
+
+def past_2_53(out: Path) -> dict[str, Any]:
+    """A file appended to once whose newer header slot records generation 2**53 + 1
+    (resealed): valid, and past the numbers the JavaScript reader counts exactly,
+    which must refuse it as unsupported rather than open the older version."""
+    path = out / "generation-past-2-53.hurray"
+    ds = xr.Dataset({"v": ("n", np.arange(3, dtype="i4"))})
+    to_hurray(ds, path, encoding={"v": {"chunks": (3,)}})
+    to_hurray(ds.assign(v=ds.v + 3), path, mode="a", append_dim="n")
+    data = bytearray(path.read_bytes())
+    at = max(
+        (PREFIX.size + k * SLOT_SIZE for k in (0, 1)),
+        key=lambda a: SLOT.unpack_from(data, a)[0],
+    )
+    struct.pack_into("<Q", data, at, 2**53 + 1)
+    struct.pack_into(
+        "<I", data, at + SLOT.size, crc32c(bytes(data[: PREFIX.size] + data[at : at + SLOT.size]))
+    )
+    path.write_bytes(data)
+    values = open_reader(path).read("v")
+    assert values.tolist() == list(range(6)), values
+    return {"file": path.name, "python": values.tolist()}
+
+
+def too_many_objects(out: Path) -> list[str]:
+    """Files whose variables read whole would make more JavaScript objects than a
+    heap holds: 2**28 elements of S1 (a file of a few hundred bytes)."""
+    path = out / "s1-2-28.hurray"
+    path.write_bytes(missing_only(variable("s", [2**28], [2**28], "S1", "61")))
+    return [path.name]
+
+
+def curve_keys(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Points and their Hilbert and Morton keys (decimal text: up to 64 bits), from
+    1 to 32 axes, 32 axes of one bit each among them."""
+    out = []
+    for rank, order in [(32, 1), (32, 1), (31, 2), (16, 4), (3, 20), (2, 30), (5, 6)]:
+        for _ in range(4):
+            point = rng.integers(0, 2**order, size=rank)
+            out.append(
+                {
+                    "point": point.tolist(),
+                    "order": order,
+                    "hilbert": str(int(hilbert_encode(point[None], order)[0])),
+                    "morton": str(int(morton_encode(point[None], [order] * rank)[0])),
+                }
+            )
+    point = np.zeros(32, dtype=int)
+    point[0] = 1  # the point whose digit needs bit 31
+    out.append(
+        {
+            "point": point.tolist(),
+            "order": 1,
+            "hilbert": str(int(hilbert_encode(point[None], 1)[0])),
+            "morton": str(2**31),
+        }
+    )
+    return out
+
+
+def codec_frames(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    """Codec frames, changed or not, each with the SHA-256 of what the Python reader
+    decodes it to (its ``decode_bounded``, cap 64 KiB), or None where it refuses it:
+    Blosc frames of every compressor, shuffle and type size with a byte of their
+    header changed; LZ4 blocks cut, extended, or declaring another size; zlib streams
+    followed by bytes or by a second stream; zstd frames of every window size (raw
+    blocks, each within the frame's block maximum)."""
+    import hashlib
+
+    cap = 2**16
+    out = []
+    for k in range(count):
+        n = rng.choice([1, 7, 100, 1000, 4096])
+        raw = rng.choice([bytes(rng.randrange(256) for _ in range(n)), (b"abcdabce" * n)[:n]])
+        which = ["blosc", "blosc", "lz4", "zlib", "zstd"][k % 5]
+        if which == "blosc":
+            codec = numcodecs.Blosc(
+                cname=rng.choice(["lz4", "zstd", "zlib", "blosclz"]),
+                clevel=rng.choice([0, 1, 5, 9]),
+                shuffle=rng.choice([0, 1, 2]),
+                blocksize=rng.choice([0, 256, 1000]),
+                typesize=rng.choice([None, 1, 2, 3, 8, 16, 24]),
+            )
+            data = bytearray(codec.encode(raw))
+            at = rng.randrange(16)
+            if at < 12:  # the frame's own length is checked first: change the others
+                data[at] = rng.choice([0, 1, 2, 3, 255, data[at] ^ (1 << rng.randrange(8))])
+        elif which == "lz4":
+            codec = numcodecs.LZ4()
+            data = bytearray(codec.encode(raw))
+            change = rng.randrange(4)
+            if change == 0:
+                data = data[: rng.randrange(4, len(data) + 1)]
+            elif change == 1:
+                data += bytes([rng.randrange(256)])
+            elif change == 2:
+                struct.pack_into("<I", data, 0, rng.choice([0, n - 1, n + 1, 2**31]))
+        elif which == "zlib":
+            codec = numcodecs.Zlib(level=rng.choice([1, 9]))
+            data = bytearray(codec.encode(raw))
+            change = rng.randrange(3)
+            if change == 0:
+                data += bytes(rng.randrange(256) for _ in range(rng.choice([1, 4])))
+            elif change == 1:
+                data += zlib.compress(b"a second stream")
+        else:
+            codec = numcodecs.Zstd()
+            log = rng.choice([10, 17, 27, 31, 32, 33, 41])
+            data = bytearray(
+                b"\x28\xb5\x2f\xfd\x80" + bytes([(log - 10) << 3]) + struct.pack("<I", n)
+            )
+            block = min(2**log, 2**17)  # raw blocks of at most the block maximum
+            for at in range(0, n, block):
+                last = int(at + block >= n)
+                data += (
+                    struct.pack("<I", (len(raw[at : at + block]) << 3) | last)[:3]
+                    + raw[at : at + block]
+                )
+        try:
+            decoded = bytes(decode_bounded([codec], bytes(data), cap))
+            digest: str | None = hashlib.sha256(decoded).hexdigest()
+        except (ValueError, RuntimeError):
+            digest = None
+        out.append({"codec": which, "frame": bytes(data).hex(), "python": digest})
+    # a block of 1000 bytes of a 3-byte type, split into 3 streams of 333: refused
+    # (c-blosc leaves its last byte undefined); of 999 bytes, read
+    streams = b"".join(struct.pack("<I", 333) + bytes([k]) * 333 for k in range(3))
+    body = struct.pack("<i", 20) + streams
+    for nbytes, digest in [(1000, None), (999, hashlib.sha256(bytes([0, 1, 2]) * 333).hexdigest())]:
+        frame = bytes([2, 1, 0x21, 3]) + struct.pack("<III", nbytes, nbytes, 16 + len(body)) + body
+        out.append({"codec": "blosc", "frame": frame.hex(), "python": digest})
+    return out
+
+
+def mutants(out: Path, per_seed: int, rng_seed: int) -> list[dict[str, Any]]:
+    """Mutants of the structure fuzzer's seeds in ``out`` and the Python reader's
+    outcome of each."""
+    out.mkdir(exist_ok=True)
+    records = []
+    for m in corpus(per_seed, rng_seed):
+        (out / f"{m.name}.hurray").write_bytes(m.blob)
+        records.append(
+            {"file": f"{m.name}.hurray", "kind": m.kind, "python": python_outcome(m.blob)}
+        )
+    return records
+
+
 def hostile() -> dict[str, tuple[list[str], bytes]]:
     """Files whose checksums hold but whose metadata declares what no reader should
     build: the reader must refuse them before allocating."""
@@ -379,20 +638,42 @@ def hostile() -> dict[str, tuple[list[str], bytes]]:
             }
         ],
     }
+    null_groups = {"attrs": {}, "variables": [], "groups": [_group("g") | {"groups": None}]}
+    null_fill = variable("v", [2], [1], "int8", "00") | {"fill_value": None}
+    huge_type = {"attrs": {"a": {"dtype": 2**70, "shape": [], "data": [1]}}, "variables": []}
+    bad_codecs = [{"id": "zstd", "acceleration": 1}, {"id": "blosc", "typesize": 0}]
     return {
+        **{
+            f"codec {codec}": (
+                [f"invalid {codec['id']} codec configuration"],
+                missing_only(variable("v", [2], [1], "int8", "00") | {"codecs": [codec]}),
+            )
+            for codec in bad_codecs
+        },
+        "huge type": (
+            ["unknown element type", str(2**70)],
+            head_only(huge_type | {"groups": []}),
+        ),
+        "null groups": (["groups must be a list"], head_only(null_groups)),
+        "null fill": (["fill_value must be lowercase hexadecimal bytes"], missing_only(null_fill)),
         "nested": (["nested deeper than 32"], head_only(deep)),
         "containers": (["131072"], head_only(wide)),
         "huge chunks": (["2147483648"], head_only(big, root=bytes(12))),
     }
 
 
-def head_only(metadata: dict[str, Any], root: bytes = b"") -> bytes:
-    """A 1.2 file of ``metadata`` and ``root``, and nothing else."""
+def _group(name: str) -> dict[str, Any]:
+    """The metadata of an empty group."""
+    return {"name": name, "attrs": {}, "variables": [], "groups": []}
+
+
+def head_only(metadata: dict[str, Any], root: bytes = b"", tail: bytes = b"\x00") -> bytes:
+    """A 1.2 file of ``metadata``, ``root`` and ``tail``, and nothing else."""
     meta = json.dumps(metadata, separators=(",", ":")).encode()
-    end = SLOT_HEADER_SIZE + len(meta) + len(root) + 1
+    end = SLOT_HEADER_SIZE + len(meta) + len(root) + len(tail)
     root_at = SLOT_HEADER_SIZE + len(meta)
     slot = version_slot(1, (SLOT_HEADER_SIZE, meta), (root_at, root), end, (1, 2))
-    return pack_slot_header(slot) + meta + root + b"\x00"
+    return pack_slot_header(slot) + meta + root + tail
 
 
 def plans(rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -466,10 +747,20 @@ def main() -> None:
     manifest = {
         "files": names,
         "cases": cases,
-        "damaged": damage(out / "float_nan.hurray", out),
+        "damaged": [
+            *damage(out / "float_nan.hurray", out),
+            damaged_page(out / "front_pages.hurray", out),
+        ],
         "plans": plans(rng),
+        "unsupported": [past_2_53(out)],
+        "objects": too_many_objects(out),
+        "hilbertChunk": HILBERT_CHUNK,
+        "curves": curve_keys(rng),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    frames = codec_frames(random.Random(43), 1500)
+    (out / "codecs.json").write_text(json.dumps(frames))
+    (out / "mutants.json").write_text(json.dumps(mutants(out / "mutants", 40, 43), indent=1))
 
 
 if __name__ == "__main__":

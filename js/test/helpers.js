@@ -43,9 +43,17 @@ export function fixtures() {
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".png": "image/png" };
 
 /**
+ * What the server does with a Range request for bytes [start, stop) of the file at
+ * `name` (its URL path without the leading "/"; the `count`-th Range request it gets,
+ * from 0): answer `status` with no body instead, wait `delay` milliseconds first, and
+ * send `headers` with the answer.
+ * @typedef {(request: {name: string, start: number, stop: number, count: number}) =>
+ *   {status?: number, delay?: number, headers?: Record<string, string>} | undefined} Intercept
+ */
+
+/**
  * Serve the files of `dir` on 127.0.0.1 with single Range requests, counting them.
  * @param {string} dir
- * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], close: () => Promise<void>}>}
  */
 export function rangeServer(dir) {
 	return serveFolders({ "/": dir });
@@ -54,10 +62,12 @@ export function rangeServer(dir) {
 /**
  * Serve folders on 127.0.0.1, each under its URL prefix ("/" and "/data/", say), with
  * single Range requests; the ranges asked for are logged, and the requests whose
- * client went away before the answer counted (`dropped`).
+ * client went away before the answer counted (`dropped`).  `intercept`, when set,
+ * chooses what an answer to a Range request is (see Intercept).  A file is read again
+ * for every request: a test may replace it.
  * @param {Record<string, string>} folders URL prefix to folder
  * @param {{delay?: number}} [options] milliseconds before each answer to a Range request
- * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], dropped: () => number, close: () => Promise<void>}>}
+ * @returns {Promise<{url: (name: string) => string, log: {start: number, stop: number}[], dropped: () => number, intercept: Intercept | null, close: () => Promise<void>}>}
  */
 export async function serveFolders(folders, { delay = 0 } = {}) {
 	const log = [];
@@ -81,36 +91,50 @@ export async function serveFolders(folders, { delay = 0 } = {}) {
 		}
 		const start = Number(match[1]);
 		const stop = Math.min(Number(match[2]) + 1, data.length);
+		const chosen = served.intercept?.({ name: route.slice(1), start, stop, count: log.length }) ?? {};
 		log.push({ start, stop });
 		const answer = () => {
 			if (response.destroyed || request.destroyed) {
 				dropped++;
+			} else if (chosen.status) {
+				response.writeHead(chosen.status).end();
 			} else if (start >= data.length) {
 				response.writeHead(416, { "Content-Range": `bytes */${data.length}` }).end();
 			} else {
 				response
-					.writeHead(206, { "Content-Range": `bytes ${start}-${stop - 1}/${data.length}`, "Content-Length": stop - start, "Content-Type": type })
+					.writeHead(206, {
+						"Content-Range": `bytes ${start}-${stop - 1}/${data.length}`,
+						"Content-Length": stop - start,
+						"Content-Type": type,
+						...chosen.headers,
+					})
 					.end(data.subarray(start, stop));
 			}
 		};
-		if (delay > 0) {
-			setTimeout(answer, delay);
+		const wait = delay + (chosen.delay ?? 0);
+		if (wait > 0) {
+			setTimeout(answer, wait);
 		} else {
 			answer();
 		}
 	});
 	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 	const { port } = server.address();
-	return {
-		url: (name) => `http://127.0.0.1:${port}/${name}`,
+	const served = {
+		url: (/** @type {string} */ name) => `http://127.0.0.1:${port}/${name}`,
 		log,
 		dropped: () => dropped,
+		/** @type {Intercept | null} */
+		intercept: null,
 		close: () =>
-			new Promise((resolve) => {
-				server.closeAllConnections?.();
-				server.close(resolve);
-			}),
+			/** @type {Promise<void>} */ (
+				new Promise((resolve) => {
+					server.closeAllConnections?.();
+					server.close(() => resolve());
+				})
+			),
 	};
+	return served;
 }
 
 /**

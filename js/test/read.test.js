@@ -1,14 +1,18 @@
 // The JavaScript reader against the Python reader: every golden file of every
 // version and the files the Python writer makes in this run read to the same values;
-// damaged, truncated and hostile files are each refused with a clear error; ranges
-// merge into the requests the Python reader makes of them.
+// damaged, truncated and hostile files are each refused with a clear error, and
+// files past what JavaScript numbers and objects hold as unsupported or too large;
+// ranges merge into the requests the Python reader makes of them; curve keys of up
+// to 32 axes are the Python reader's; a tile of a large Hilbert chunk takes no
+// longer than its elements.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { HurrayFormatError, HurrayValueError, openHurray, planReads } from "../src/hurray.js";
+import { keyDigits } from "../src/curves.js";
+import { HurrayFormatError, HurrayUnsupportedError, HurrayValueError, openHurray, planReads } from "../src/hurray.js";
 import { fixtures } from "./helpers.js";
 
 const { dir, manifest } = fixtures();
@@ -128,5 +132,71 @@ test("byte ranges merge into the requests the Python reader makes", () => {
 		const plan = planReads(item.starts, item.stops, item.policy);
 		assert.deepEqual(plan.requests, item.requests);
 		assert.deepEqual(plan.requestOf, item.requestOf);
+	}
+});
+
+test("a newer slot of a generation past 2**53 is refused as unsupported, not passed over for the older one", async () => {
+	for (const item of manifest.unsupported) {
+		const bytes = new Uint8Array(fs.readFileSync(path.join(dir, item.file)));
+		assert.deepEqual(item.python, [0, 1, 2, 3, 4, 5]); // the newer version's values
+		await assert.rejects(openHurray(bytes), (error) => {
+			assert.ok(error instanceof HurrayUnsupportedError, `${error.name}: ${error.message}`);
+			assert.match(error.message, /generation is 9007199254740993, past the 2\*\*53/);
+			return true;
+		});
+	}
+});
+
+test("a read that would make more JavaScript objects than a heap holds is refused before any is made", async () => {
+	for (const name of manifest.objects) {
+		const bytes = new Uint8Array(fs.readFileSync(path.join(dir, name)));
+		assert.ok(bytes.length < 1000, `${name} has ${bytes.length} bytes`);
+		const file = await openHurray(bytes);
+		const [variable] = file.variables;
+		await assert.rejects(file.read(variable), (error) => {
+			assert.ok(error instanceof HurrayValueError, `${error.name}: ${error.message}`);
+			assert.match(error.message, /268435456 elements of "s" \(S1\) builds about \d+ bytes of JavaScript objects/);
+			return true;
+		});
+		// a part of it reads
+		const { data } = await file.read(variable, [[0, 1000]]);
+		assert.deepEqual(Array.from(data[999]), [0x61]);
+	}
+});
+
+test("curve keys of up to 32 axes are the Python reader's", () => {
+	for (const { point, order, hilbert, morton } of manifest.curves) {
+		for (const [curve, expected] of [
+			["hilbert", hilbert],
+			["morton", morton],
+		]) {
+			const digits = keyDigits(curve, point, order);
+			const key = digits.reduceRight((k, digit) => k * 2n ** BigInt(point.length) + BigInt(digit), 0n);
+			assert.equal(String(key), expected, `${curve} ${point}`);
+		}
+	}
+});
+
+test("a tile of a 4096 x 4096 Hilbert chunk reads in far less time than positioning every element of the chunk took", async () => {
+	const bytes = new Uint8Array(fs.readFileSync(path.join(dir, manifest.hilbertChunk)));
+	const file = await openHurray(bytes);
+	const start = performance.now();
+	const { data } = await file.read("v", [
+		[1024, 1280],
+		[2048, 2304],
+	]);
+	const seconds = (performance.now() - start) / 1000;
+	for (let k = 0; k < data.length; k += 997) {
+		const [y, x] = [1024 + Math.floor(k / 256), 2048 + (k % 256)];
+		assert.equal(data[k], (y + 3 * x) % 251, `element (${y}, ${x})`);
+	}
+	// the chunk's positions one element at a time took 7.6 s; a box's at once, a few
+	// milliseconds beside the chunk's decoding (bound generous for a loaded machine)
+	assert.ok(seconds < 3, `the first tile took ${seconds.toFixed(2)} s`);
+	const whole = await file.read("v");
+	assert.equal(whole.data.length, 4096 * 4096);
+	for (let k = 0; k < whole.data.length; k += 65_537) {
+		const [y, x] = [Math.floor(k / 4096), k % 4096];
+		assert.equal(whole.data[k], (y + 3 * x) % 251, `element (${y}, ${x})`);
 	}
 });

@@ -1,8 +1,10 @@
-"""The codec chain's zstd encoder: numcodecs' frames, one context per thread."""
+"""The codec chain's zstd encoder: numcodecs' frames, one context per thread; the
+bounded decoder's refusals."""
 
 from __future__ import annotations
 
 import pickle
+import struct
 from concurrent.futures import ThreadPoolExecutor
 
 import numcodecs
@@ -93,3 +95,20 @@ def test_a_zstd_frame_decodes_into_a_buffer_of_its_declared_size():
         other = memoryview(bytearray(data.nbytes + 1))
         assert decode_bounded(chain.codecs, frame, data.nbytes + 1, other) == data.tobytes()
         assert not any(other)
+
+
+def test_a_blosc_block_that_does_not_split_into_its_streams_is_refused():
+    """c-blosc splits a block of 1000 bytes of a 3-byte type into 3 streams of 333
+    bytes and leaves its last byte as it finds it in a scratch buffer: refused, rather
+    than read as whatever that byte was."""
+    streams = b"".join(struct.pack("<I", 333) + bytes([k]) * 333 for k in range(3))
+    body = struct.pack("<i", 20) + streams  # the block's offset, then its streams
+    frame = bytes([2, 1, 0x01 | 1 << 5, 3]) + struct.pack("<III", 1000, 1000, 16 + len(body))
+    frame += body
+    with pytest.raises(ValueError, match="a block of 1000 bytes does not split into 3 streams"):
+        decode_bounded([numcodecs.Blosc()], frame, 2**16)
+    # the same block of 999 bytes splits evenly, and reads
+    body = struct.pack("<i", 20) + streams
+    even = bytes([2, 1, 0x01 | 1 << 5, 3]) + struct.pack("<III", 999, 999, 16 + len(body)) + body
+    decoded = bytes(decode_bounded([numcodecs.Blosc()], even, 2**16))
+    assert decoded == bytes([0, 1, 2]) * 333

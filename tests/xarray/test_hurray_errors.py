@@ -165,6 +165,7 @@ def test_a_stored_chunk_entry_of_size_0_is_refused(good):
         (lambda m: m.update(extra=[]), "exactly the keys attrs, groups, variables"),
         (lambda m: m["variables"][0].update(fill_value="0000"), "has 8 bytes, got 2"),
         (lambda m: m["variables"][0].update(fill_value="00 00"), "hexadecimal"),
+        (lambda m: m["variables"][0].update(fill_value=None), "hexadecimal bytes, got None"),
         (lambda m: m["variables"][0].update(name="a/v"), "contains '/'"),
         (lambda m: m["groups"].append({"name": "g"}), "a group needs exactly the keys"),
         (lambda m: m["groups"].append(_group("a/b")), "contains '/'"),

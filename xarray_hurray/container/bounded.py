@@ -22,6 +22,8 @@ from .checksum import Bytes
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BLOSC_HEADER = struct.Struct("<BBBBIII")
+_BLOSC_MEMCPYED = 0x02
+_BLOSC_DONT_SPLIT = 0x10
 
 ZSTD_BLOCK_BYTES = 128 * 2**10
 """The most content one Zstandard block holds (RFC 8878 § 3.1.1.2.4)."""
@@ -128,9 +130,20 @@ def _lz4_content_size(data: Bytes) -> int:
 def _blosc_content_size(data: Bytes) -> int:
     if len(data) < _BLOSC_HEADER.size:
         raise ValueError("truncated Blosc frame header")
-    nbytes, _, cbytes = _BLOSC_HEADER.unpack_from(data)[4:]
+    _, _, flags, typesize, nbytes, blocksize, cbytes = _BLOSC_HEADER.unpack_from(data)
     if cbytes != len(data):
         raise ValueError(f"the Blosc frame records {cbytes} bytes but has {len(data)}")
+    # c-blosc (1.x) splits a whole block into one stream per byte of its type when the
+    # frame is compressed, not marked "don't split", and the type has at most 16
+    # bytes and the block 128 elements; each stream decodes to the block's size over
+    # the type's, rounded down, and the bytes past them are left as they were in a
+    # scratch buffer: such a block is refused rather than read undefined
+    split = not flags & (_BLOSC_MEMCPYED | _BLOSC_DONT_SPLIT) and 0 < typesize <= 16
+    if split and blocksize // typesize >= 128 and nbytes >= blocksize and blocksize % typesize:
+        raise ValueError(
+            f"invalid Blosc frame: a block of {blocksize} bytes does not split into "
+            f"{typesize} streams"
+        )
     return int(nbytes)
 
 

@@ -52,18 +52,12 @@ def bounds_names(group: DatasetMeta) -> set[str]:
 def front_variables(metadata: DatasetMeta) -> list[tuple[str, VariableMeta]]:
     """The variables of ``metadata`` a new file stores first (in variable number
     order; :func:`placement_order` gives the order they are stored in): index
-    coordinates and bounds variables (any size) of every group, and every other
-    variable of the root group of at most :data:`SMALL_BYTES` decoded.
-
-    The other small variables of groups below the root keep their place: the levels
-    of a pyramid are groups, each coarser one made from the one before it as that
-    one is written, so a small coarse level must not be stored before a large fine
-    one.
-    """
+    coordinates and bounds variables (any size), and every variable of at most
+    :data:`SMALL_BYTES` decoded, in any group."""
     return [
         (path, var)
         for path, var, opened in _kinds(metadata)
-        if opened or ("/" not in path and decoded_bytes(var) <= SMALL_BYTES)
+        if opened or decoded_bytes(var) <= SMALL_BYTES
     ]
 
 
@@ -93,8 +87,8 @@ def _kinds(metadata: DatasetMeta) -> list[tuple[str, VariableMeta, bool]]:
 def placement_order(metadata: DatasetMeta) -> list[tuple[str, VariableMeta]]:
     """Every variable of ``metadata`` in the order a new file places its chunks: the
     :func:`front_variables`, index coordinates and bounds variables first (what every
-    open through xarray reads), then the other small ones (of the root group), then
-    all others, each in variable number order."""
+    open through xarray reads), then the other small ones, then all others, each in
+    variable number order."""
     kinds = _kinds(metadata)
     small = {path for path, _ in front_variables(metadata)}
     opened = [(path, var) for path, var, index in kinds if index]

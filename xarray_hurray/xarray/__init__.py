@@ -8,7 +8,8 @@ Reading:
   point names, which registers the accessors on the way.
 - :mod:`.cf_checks`: checks of what a file hands to xarray's CF decoders.
 - :mod:`.pyramid`: what a file records of its pyramid, without xarray or dask
-  (``hurray info`` reads it).
+  (``hurray info`` reads it); :mod:`.overview_read`: the choice of a level
+  (``tree.hurray.level``), without dask.
 
 Writing a Hurray file:
 
@@ -20,9 +21,11 @@ Writing a Hurray file:
 - :mod:`.encoding`: CF encoding and storage choices per variable.
 - :mod:`.strings`: missing strings, bytes and character arrays, stored with CF
   attributes; :mod:`.dataarray`: a DataArray stored as xarray stores one.
-- :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and the
-  choice of a level; :mod:`.resampling` its kernels; :mod:`.dims` the spatial
-  dimensions they coarsen; :mod:`.overview_write` writing and appending to a file with
+- :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and
+  their ``multiscales`` record; :mod:`.overview_plan` what a pyramid is asked for,
+  :mod:`.overview_chunks` the chunks of its levels, :mod:`.overview_build` their
+  computation, :mod:`.resampling` its kernels, :mod:`.dims` the spatial dimensions
+  they coarsen; :mod:`.overview_write` writing and appending to a file with
   overviews.
 
 Elsewhere:

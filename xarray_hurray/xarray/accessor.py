@@ -4,7 +4,8 @@ accessor methods, and the choice of an overview level.
 Importing this module registers the accessors with xarray's decorators (``import
 xarray_hurray`` imports it when xarray is loaded, :mod:`.entrypoint` when xarray opens
 a file), so it imports xarray alone: the writers and the overviews (dask, zarr) load
-when a method runs, and a process that only reads never loads them.
+when a method runs, and a process that only reads never loads them (the choice of a
+level, :mod:`.overview_read`, imports neither).
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import xarray as xr
 
+from ..errors import HurrayTypeError, HurrayValueError
 from ..io import UploadTarget
 
 if TYPE_CHECKING:
     from dask.delayed import Delayed
+
+    from .overview_read import Levels
 
 
 class _Writer:
@@ -63,26 +67,77 @@ class HurrayTreeAccessor(_Writer):
     """Hurray methods of a DataTree: ``tree.hurray.to_hurray(path, ...)`` writes every
     node as a group of one file, ``tree.hurray.to_zarr(store, ...)`` as a group of one
     Zarr store (a pyramid's levels and its ``multiscales`` too); ``level`` picks a
-    level of a pyramid."""
+    level of a pyramid.
+
+    xarray keeps one accessor per tree, so what ``level`` reads of the tree's levels
+    (:class:`~.overview_read.Levels`) is read once and kept here, and read again only
+    where the tree's ``multiscales`` attribute or its children are no longer those
+    it was read from.
+    """
 
     _obj: xr.DataTree
 
+    def __init__(self, obj: xr.DataTree) -> None:
+        super().__init__(obj)
+        self._levels: tuple[Any, tuple[Any, ...], Levels] | None = None
+
+    def _read_levels(self) -> Levels:
+        from .overview_read import Levels
+
+        tree = self._obj
+        record = tree.attrs.get("multiscales")
+        children = tuple(tree.children.values())
+        kept = self._levels
+        # the same objects: attributes and children replaced since are read anew
+        if (
+            kept is None
+            or kept[0] is not record
+            or len(kept[1]) != len(children)
+            or any(a is not b for a, b in zip(kept[1], children, strict=True))
+        ):
+            self._levels = kept = (record, children, Levels.of(tree))
+        return kept[2]
+
     def level(
         self,
-        size: Mapping[Hashable, int] | None = None,
+        number: int | Mapping[Hashable, int] | None = None,
         resolution: Mapping[Hashable, float] | None = None,
+        *,
+        size: Mapping[Hashable, int] | None = None,
     ) -> xr.Dataset:
-        """The level of a pyramid (see :func:`xarray_hurray.multiscale`) for an output
-        of ``size`` cells along the dimensions it names, or cells no larger than
-        ``resolution`` (coordinate units): the coarsest level that is that fine, else
-        level 0.
+        """A level of a pyramid (see :func:`xarray_hurray.multiscale`): level
+        ``number`` (0: the finest), or the level for an output of ``size`` cells along
+        the dimensions it names, or cells no larger than ``resolution`` (coordinate
+        units): the coarsest level that is that fine, else level 0.
+
+        Parameters
+        ----------
+        number
+            The level's number, as ``tree.hurray.level(2)``; a mapping here is taken
+            as ``size`` (the first argument before numbers were taken).
+        resolution
+            The largest cells wanted, by dimension.
+        size
+            The least cells wanted, by dimension.
 
         Raises
         ------
-        ValueError
-            When the tree has no overviews (no ``multiscales`` layout at its root), or
-            the arguments name no dimension of the levels.
+        ValueError, TypeError
+            When the tree has no overviews (no ``multiscales`` layout at its root), the
+            number is no level's, the number is given with ``size`` or
+            ``resolution``, or these name no dimension of the levels.
         """
-        from .overviews import pick_level
-
-        return self._obj.children[pick_level(self._obj, size, resolution)].to_dataset()
+        if isinstance(number, Mapping):
+            if size is not None:
+                raise HurrayTypeError("size is given twice: as the first argument and size=")
+            number, size = None, number
+        levels = self._read_levels()
+        if number is None:
+            name = levels.pick(size, resolution)
+        elif size is not None or resolution is not None:
+            raise HurrayValueError(
+                "give the level's number, or the wanted size or resolution, not both"
+            )
+        else:
+            name = levels.numbered(number)
+        return self._obj.children[name].to_dataset()

@@ -183,12 +183,11 @@ def to_hurray(
         of coarser levels (factors 2, 4, ... ``2**N``) or their factors.  The levels
         are groups ``"0"`` (``ds``), ``"1"``..., each chunked as ``ds`` and placed on
         its own curve, described by the root's ``multiscales`` attribute, all in
-        one commit.  ``ds`` is read once: as each block of a level is written, the
-        next level's values of the cells it covers are stored in a temporary
-        directory, which that level is written from (where dask blocks do not
-        start on the windows of the next level, the coarser levels are stored in
-        one pass first and ``ds`` is read twice; with ``compute=False`` each level
-        is computed by the write's own graph).
+        one commit.  The coarser levels are computed before anything is written,
+        block by block in one pass over ``ds`` (each block's cells of every level
+        at once), into memory for values in memory and into a temporary directory
+        for dask-backed ones, which are read twice in all (for the levels, and as
+        level 0 is written), whatever the number of levels.
     overview_dims
         The dimensions the overviews coarsen; by default those the chunk curves run
         over.

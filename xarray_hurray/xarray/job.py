@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -65,17 +65,20 @@ class WriteJob:
     pending: bool = False
 
     def inputs(
-        self, base: ContainerReader | None, scratch: str | None
+        self, base: ContainerReader | None, scratch: Callable[[], str] | None
     ) -> tuple[InputTree, WriteRequest]:
         """The tree to write, rooted at the request's group, and the request with its
         encoding by group path: the input, or the levels of a new pyramid of it, or
-        the tree that writes it into every level of the pyramid ``base`` holds."""
+        the tree that writes it into every level of the pyramid ``base`` holds.  With
+        ``scratch`` (which makes a scratch directory), the coarser levels of a pyramid
+        are computed there before anything is written (see :func:`new_pyramid`);
+        without it (a plan that writes nothing) they stay lazy."""
         data, request = self.data, self.request
         settings = request.settings
         if base is not None:
             data = into_levels(
                 data, base.metadata, request.group, request.append_dim, request.region,
-                request.levels,
+                request.levels, scratch,
             )  # fmt: skip
         elif request.levels is not None:
             tree, encoding = new_pyramid(data, request.levels, settings.encoding, scratch)
@@ -111,7 +114,9 @@ class WriteJob:
             kept.update({join_path(node.path, str(name)): v for name, v in found.items()})
         return kept
 
-    def plan(self, base: ContainerReader | None, scratch: str | None = None) -> WritePlan:
+    def plan(
+        self, base: ContainerReader | None, scratch: Callable[[], str] | None = None
+    ) -> WritePlan:
         """The plan of the write against ``base`` (None: a new file), after a warning
         for the arguments the input's own encoding took the place of."""
         warn_kept_settings(self.kept_settings(base), self.request.settings.defaults)
@@ -185,8 +190,9 @@ class WriteJob:
             base = None
             if self.reads_base(exists):
                 base = stack.enter_context(self.target.open())
-            scratch = None
-            if base is None and self.request.levels is not None:
-                scratch = stack.enter_context(scratch_directory("hurray-overviews"))
+
+            def scratch() -> str:
+                return stack.enter_context(scratch_directory("hurray-overviews"))
+
             plan = self.plan(base, scratch)
             engine.execute(plan, window=self.request.window, progress=self.request.progress)

@@ -3,33 +3,23 @@ with overviews, which go into every level (see :mod:`.overviews`)."""
 
 from __future__ import annotations
 
+import itertools
 import json
-import os
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import dask.array as da
 import numpy as np
 import xarray as xr
 
 from ..container import DatasetMeta
-from ..errors import HurrayError, HurrayTypeError, HurrayValueError
+from ..errors import HurrayTypeError, HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .backend import file_dimensions
-from .overviews import (
-    build_levels,
-    choose_resampling,
-    empty_mean,
-    fill_of,
-    is_count,
-    mean_dtype,
-    mean_of,
-    plan_pyramid,
-    pyramid_tree,
-)
+from .overview_build import Target, build_levels
+from .overview_plan import choose_resampling, is_count, plan_pyramid
+from .overviews import pyramid_tree
 from .pyramid import PYRAMID_ATTR, Pyramid, checked_factors, level_names, recorded_pyramid
-from .resampling import KERNELS, sum_dtype, valid_count, valid_sum, window_total
 
 
 def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
@@ -54,238 +44,67 @@ class NpyArray:
     it pickles as its path, for workers sharing the file system) and ``da.store``
     writes blocks into.
 
-    ``filled`` names a directory and the number of files it holds once every block
-    has been written (see :class:`Spill`): reading before then is refused rather
-    than returning the zeros of blocks not yet written.
-
     Blocks map the file at ``offset``, the length of its header, read once when the
     file is made: ``np.load`` would parse the header again for every block, with
     ``ast``, which some Python 3.11 releases break on when threads parse at once.
+    Each block maps the file anew and lets it go, so that the pages a write or a read
+    touched do not stay in the process's memory.
     """
 
-    def __init__(
-        self,
-        path: str,
-        shape: tuple[int, ...],
-        dtype: np.dtype,
-        offset: int,
-        filled: tuple[str, int] | None = None,
-    ) -> None:
+    def __init__(self, path: str, shape: tuple[int, ...], dtype: np.dtype, offset: int) -> None:
         self.path = path
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
         self.offset = offset
-        self.filled = filled
 
     @classmethod
-    def create(
-        cls,
-        path: str,
-        shape: tuple[int, ...],
-        dtype: np.dtype,
-        filled: tuple[str, int] | None = None,
-    ) -> NpyArray:
+    def create(cls, path: str, shape: tuple[int, ...], dtype: np.dtype) -> NpyArray:
         """A new file of zeros at ``path``."""
         created = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
-        return cls(path, shape, dtype, created.offset, filled)
+        return cls(path, shape, dtype, created.offset)
 
     def _map(self, mode: Literal["r", "r+"]) -> np.memmap:
         return np.memmap(self.path, self.dtype, mode, self.offset, self.shape)
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        if self.filled is not None:
-            markers, expected = self.filled
-            written = len(os.listdir(markers))
-            if written != expected:
-                raise HurrayError(
-                    f"a coarser level was read before the level it is made of was written "
-                    f"({written} of its {expected} blocks): the write took its variables out "
-                    "of order"
-                )
-            self.filled = None  # complete: no need to look again
-        return np.asarray(self._map("r")[key])
+        return np.array(self._map("r")[key])
 
     def __setitem__(self, key: Any, value: np.ndarray) -> None:
         # no flush: the pages are the file's, which later reads (of this machine) see
         self._map("r+")[key] = value
 
 
-def materialize(tree: xr.DataTree, directory: str) -> xr.DataTree:
-    """``tree`` with the dask-backed variables its coarser levels compute stored in
-    ``.npy`` files in ``directory`` by one dask computation (one pass over level 0,
-    each level from the previous one's blocks) and read back from there lazily, so
-    that writing the levels does not compute level 0 again for each of them."""
-    base = tree.children["0"].to_dataset(inherit=False)
-    sources: list[da.Array] = []
-    targets: list[NpyArray] = []
-    replaced: dict[tuple[str, Hashable], NpyArray] = {}
-    for level_name, node in tree.children.items():
-        if level_name == "0":
-            continue
-        for name, var in node.to_dataset(inherit=False).variables.items():
-            if not isinstance(var.data, da.Array) or var.data is base.variables.get(name, var).data:
-                continue  # in memory, or level 0's own (nothing coarsened)
-            path = f"{directory}/{level_name}-{len(targets)}.npy"
-            target = NpyArray.create(path, var.shape, var.dtype)
-            sources.append(var.data)
-            targets.append(target)
-            replaced[(str(level_name), name)] = target
-    if sources:
-        da.store(sources, targets, lock=False)  # type: ignore[arg-type]  # arrays by protocol
-    nodes: dict[str, xr.Dataset] = {"/": tree.to_dataset(inherit=False)}
-    for level_name, node in tree.children.items():
-        level = node.to_dataset(inherit=False)
-        for (where, name), target in replaced.items():
-            if where == level_name:
-                var = level.variables[name]
-                data = da.from_array(target, chunks=var.chunks, asarray=True, fancy=False)
-                level[name] = xr.Variable(var.dims, data, var.attrs, var.encoding)
-        nodes[f"/{level_name}"] = level
-    return xr.DataTree.from_dict(nodes)
+def scratch_target(scratch: Callable[[], str]) -> Target:
+    """What makes the ``.npy`` files the coarser levels of a write are computed into,
+    in the directory ``scratch`` makes (on first use: a pyramid of arrays in memory
+    needs none)."""
+    made = itertools.count()
+    directory: list[str] = []
 
+    def create(shape: tuple[int, ...], dtype: np.dtype) -> NpyArray:
+        if not directory:
+            directory.append(scratch())
+        return NpyArray.create(f"{directory[0]}/{next(made)}.npy", shape, dtype)
 
-class Spill:
-    """The state of one variable at one coarser level, stored while the level before
-    is written: its values, or for ``"mean"`` its sums and counts of valid cells, in
-    ``.npy`` files; each block of the level before that has stored its part leaves
-    an empty file in ``markers``."""
-
-    def __init__(
-        self,
-        directory: str,
-        name: str,
-        shape: tuple[int, ...],
-        method: str,
-        dtype: np.dtype,
-        blocks: int,
-    ) -> None:
-        self.markers = f"{directory}/{name}.done"
-        os.mkdir(self.markers)
-        filled = (self.markers, blocks)
-        kinds = [sum_dtype(dtype), np.dtype(np.int64)] if method == "mean" else [dtype]
-        self.arrays = [
-            NpyArray.create(f"{directory}/{name}.{k}.npy", shape, kind, filled)
-            for k, kind in enumerate(kinds)
-        ]
-
-    def read(self, chunks: tuple[tuple[int, ...], ...]) -> list[da.Array]:
-        """The stored state as dask arrays of ``chunks``."""
-        return [da.from_array(a, chunks=chunks, asarray=True, fancy=False) for a in self.arrays]
-
-
-def _tee(
-    *blocks: np.ndarray,
-    spill: Spill,
-    axes: Sequence[int],
-    step: int,
-    method: str,
-    fill: Any,
-    empty: Any,
-    out_dtype: np.dtype,
-    block_info: Any = None,
-) -> np.ndarray:
-    """The values of a block of one level (``blocks``: its values, or its sums and
-    counts), after storing the next level's state of the cells it covers in
-    ``spill``.  The block starts on a window's edge along ``axes``; ``fill`` marks
-    missing cells of level 0, ``empty`` is what a mean holds where none is valid."""
-    if method != "mean":
-        state = [KERNELS[method](blocks[0], axes, step, fill)]
-        values = blocks[0]
-    elif len(blocks) == 1:  # level 0's values
-        state = [valid_sum(blocks[0], axes, step, fill), valid_count(blocks[0], axes, step, fill)]
-        values = blocks[0]
-    else:
-        state = [window_total(b, axes, step, None) for b in blocks]
-        values = mean_of(blocks[0], blocks[1], out_dtype, empty)
-    location = block_info[0]["array-location"]
-    where = tuple(
-        slice(start // step, start // step + size) if k in axes else slice(start, stop)
-        for k, ((start, stop), size) in enumerate(zip(location, state[0].shape, strict=True))
-    )
-    for array, part in zip(spill.arrays, state, strict=True):
-        array[where] = part
-    chunk = "-".join(map(str, block_info[0]["chunk-location"]))
-    open(f"{spill.markers}/{chunk}", "wb").close()
-    return values
-
-
-def _on_windows(chunks: tuple[tuple[int, ...], ...], axes: Sequence[int], step: int) -> bool:
-    """Whether every block but the last along ``axes`` is whole windows of ``step``."""
-    return all(c % step == 0 for k in axes for c in chunks[k][:-1])
-
-
-def single_pass(
-    ds: xr.Dataset, pyramid: Pyramid, tree: xr.DataTree, directory: str
-) -> xr.DataTree | None:
-    """``tree`` (the pyramid of ``ds``) with its dask-backed variables written in one
-    pass over ``ds``: each block of a level stores the next level's state of the cells
-    it covers into ``directory`` as it is written (see :func:`_tee`), and each level
-    reads the state the level before stored.  It relies on the writer writing the
-    levels in order, which :class:`NpyArray` checks.  None where a level's blocks do
-    not start on the next level's windows (then :func:`materialize` is used)."""
-    steps = [f // p for f, p in zip(pyramid.factors, (1, *pyramid.factors), strict=False)]
-    levels = [tree.children[str(k)].to_dataset(inherit=False) for k in range(len(steps) + 1)]
-    plans = []
-    for name, var in ds.variables.items():
-        method = pyramid.resampling.get(str(name))
-        if method is None or not isinstance(var.data, da.Array):
-            continue  # not coarsened, or already computed
-        axes = [k for k, d in enumerate(var.dims) if d in pyramid.dims]
-        chunks = [var.data.chunks] + [
-            levels[k].variables[name].chunks for k in range(1, len(levels))
-        ]
-        if not all(_on_windows(c, axes, s) for c, s in zip(chunks, steps, strict=False)):
-            return None
-        plans.append((name, var, method, axes, chunks))
-    spills: dict[tuple[Hashable, int], Spill] = {}
-    for number, name, var, method, axes, chunks in (
-        (n, *plan) for plan in plans for n in range(len(levels))
-    ):
-        fill, empty = fill_of(var), empty_mean(var)
-        dtype = mean_dtype(var.dtype) if method == "mean" and number else var.dtype
-        if number == 0:
-            inputs: list[da.Array] = [var.data]
-        else:
-            inputs = spills[(name, number)].read(chunks[number])
-        if number == len(steps):  # the coarsest level stores nothing further
-            data = (
-                inputs[0]
-                if method != "mean"
-                else da.map_blocks(
-                    mean_of, *inputs, dtype, empty, dtype=dtype, meta=np.array((), dtype)
-                )
-            )
-        else:
-            shape = levels[number + 1].variables[name].shape
-            blocks = int(np.prod([len(c) for c in chunks[number]]))
-            spill = Spill(directory, f"{name}-{number + 1}", shape, method, var.dtype, blocks)
-            spills[(name, number + 1)] = spill
-            data = da.map_blocks(
-                _tee, *inputs, spill=spill, axes=axes, step=steps[number], method=method,
-                fill=fill, empty=empty, out_dtype=dtype, dtype=dtype, meta=np.array((), dtype),
-            )  # fmt: skip
-        level = levels[number]
-        held = level.variables[name]
-        level[name] = xr.Variable(held.dims, data, held.attrs, held.encoding)
-    nodes = {"/": tree.to_dataset(inherit=False)}
-    nodes |= {f"/{k}": level for k, level in enumerate(levels)}
-    return xr.DataTree.from_dict(nodes)
+    return create
 
 
 def new_pyramid(
     ds: xr.Dataset | xr.DataTree,
     request: LevelsRequest,
     encoding: Mapping[Hashable, Mapping[str, Any]],
-    scratch: str | None,
+    scratch: Callable[[], str] | None = None,
 ) -> tuple[xr.DataTree, Mapping[Hashable, Any]]:
     """The tree of the new pyramid of ``ds`` that ``request`` asks for, and the
     encoding of its groups (``encoding``, that of ``ds``'s variables, goes to level 0;
-    the other levels take their storage settings from level 0's).  With a
-    ``scratch`` directory, the coarser levels are computed in one pass over ``ds``
-    as the levels are written (see :func:`single_pass`; :func:`materialize` where
-    the blocks do not fit it), their state stored there; without one, each level
-    is computed by the write's own graph.
+    the other levels take their storage settings from level 0's).
+
+    With ``scratch`` (which makes a scratch directory), the coarser levels of
+    dask-backed variables are computed into files there before anything is written
+    (:func:`~.overview_build.build_levels`), so that the write may store the levels
+    in any order: level 0's source is read twice in all, whatever the number of
+    levels; without it (a plan that writes nothing) they stay lazy.
 
     Raises
     ------
@@ -295,15 +114,14 @@ def new_pyramid(
     if not isinstance(ds, xr.Dataset):
         raise HurrayTypeError("overviews are made of a Dataset; write a DataTree's levels yourself")
     if encoding:
-        # the levels take their storage settings from level 0's (see _level_encoding)
+        # the levels take their storage settings from level 0's (level_encoding)
         ds = ds.copy()
         for name, settings in encoding.items():
             if name in ds.variables:
                 ds[name].encoding = {**ds[name].encoding, **settings}
     pyramid = request.pyramid(ds)
-    tree = pyramid_tree(build_levels(ds, pyramid), pyramid)
-    if scratch is not None:
-        tree = single_pass(ds, pyramid, tree, scratch) or materialize(tree, scratch)
+    target = None if scratch is None else scratch_target(scratch)
+    tree = pyramid_tree(build_levels(ds, pyramid, target), pyramid)
     return stored_attrs(tree), ({"/0": encoding} if encoding else {})
 
 
@@ -399,6 +217,7 @@ def into_levels(
     append_dim: Hashable | None,
     region: Any,
     request: LevelsRequest | None,
+    scratch: Callable[[], str] | None = None,
 ) -> xr.Dataset | xr.DataTree:
     """What a write of ``ds`` into the file of ``metadata`` writes: ``ds``, or, for a
     Dataset written into a file with overviews, the tree that writes it into every
@@ -436,7 +255,7 @@ def into_levels(
         return ds
     if request is not None:
         request.check_against(ds, pyramid)
-    tree = update_tree(ds, pyramid, append_dim, region)
+    tree = update_tree(ds, pyramid, append_dim, region, scratch)
     # the root and the levels keep the file's attributes: where the levels lie (proj,
     # spatial) is the file's, which new values that name no CRS would otherwise drop
     for node in tree.subtree:
@@ -445,11 +264,16 @@ def into_levels(
 
 
 def update_tree(
-    ds: xr.Dataset, pyramid: Pyramid, append_dim: Hashable | None, region: Any
+    ds: xr.Dataset,
+    pyramid: Pyramid,
+    append_dim: Hashable | None,
+    region: Any,
+    scratch: Callable[[], str] | None = None,
 ) -> xr.DataTree:
     """The tree that writes ``ds`` into every level of a file holding ``pyramid``: its
     levels made the same way (an append along a dimension the pyramid does not
-    coarsen extends each level by the coarsened new values).
+    coarsen extends each level by the coarsened new values), computed before they are
+    written as :func:`new_pyramid` computes them.
 
     Raises
     ------
@@ -470,5 +294,6 @@ def update_tree(
     # the file's resampling of the variables it holds, the default of new ones
     resampling = choose_resampling(ds, pyramid.dims, None)
     resampling |= {k: v for k, v in pyramid.resampling.items() if k in resampling}
-    levels = build_levels(ds, Pyramid(pyramid.dims, pyramid.factors, resampling))
+    target = None if scratch is None else scratch_target(scratch)
+    levels = build_levels(ds, Pyramid(pyramid.dims, pyramid.factors, resampling), target)
     return stored_attrs(pyramid_tree(levels, pyramid))

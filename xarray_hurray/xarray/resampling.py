@@ -1,7 +1,7 @@
 """Resampling kernels of overviews: numpy blocks whose axes ``axes`` are cut in
 windows of ``factor`` cells, each window reduced to one cell (see
-:mod:`.overviews` for what each resampling means), and their application to a numpy
-or dask array block by block."""
+:mod:`.overviews` for what each resampling means).  Numpy alone: the levels are
+computed block by block by :mod:`.overview_build`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import dask.array as da
 import numpy as np
 
 FOLD_VIEWS = 64
@@ -93,6 +92,21 @@ def _windows(block: np.ndarray, axes: Sequence[int], factor: int, pad: Any) -> n
     return moved.reshape(*moved.shape[: moved.ndim - len(cells)], -1)
 
 
+def mean_dtype(dtype: np.dtype) -> np.dtype:
+    """The element type of the means of values of ``dtype``."""
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def mean_of(sums: np.ndarray, counts: np.ndarray, dtype: np.dtype, empty: Any) -> np.ndarray:
+    """The means of cells from their sums and counts of valid cells: NaN, or ``empty``,
+    where there is none."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.asarray(sums / counts, dtype=dtype)
+    if empty is not None:
+        out[counts == 0] = empty
+    return out
+
+
 def sum_dtype(dtype: np.dtype) -> np.dtype:
     """The element type the sums of a mean of values of ``dtype`` are carried in:
     complex128 for complex values (both parts averaged), float64 for the others."""
@@ -106,17 +120,22 @@ def _missing_cells(values: np.ndarray, fill: Any) -> np.ndarray:
     return missing
 
 
-def valid_sum(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    """The sum of the valid cells of each window, in :func:`sum_dtype`."""
-    values = block.astype(sum_dtype(block.dtype))
-    values[_missing_cells(block, fill)] = 0
-    return _reduce(values, axes, factor, 0, np.add)
-
-
-def valid_count(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
-    """The number of valid cells of each window."""
-    valid = (~_missing_cells(block, fill)).astype(np.int64)
-    return _reduce(valid, axes, factor, 0, np.add)
+def valid_totals(
+    block: np.ndarray, axes: Sequence[int], factor: int, fill: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of the valid cells of each window, in :func:`sum_dtype`, and their
+    number (int64), the missing cells found once for both."""
+    missing = _missing_cells(block, fill)
+    # one pass: the values in the sums' type, zero where missing
+    values = np.where(missing, sum_dtype(block.dtype).type(0), block)
+    sums = _reduce(values, axes, factor, 0, np.add)
+    # counted in the smallest unsigned type that holds a window's cells (exact
+    # either way), which moves an eighth of the bytes of int64 for small windows
+    cells = math.prod(window_sides(block.shape, axes, factor).values())
+    kind = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if cells < np.iinfo(t).max)
+    valid = np.logical_not(missing).view(np.uint8).astype(kind, copy=False)
+    counts = _reduce(valid, axes, factor, 0, np.add).astype(np.int64)
+    return sums, counts
 
 
 def window_total(block: np.ndarray, axes: Sequence[int], factor: int, fill: Any) -> np.ndarray:
@@ -201,25 +220,3 @@ KERNELS: dict[str, Kernel] = {
     "max": window_max,
 }
 """The kernel of each resampling but ``"mean"``, which carries sums and counts."""
-
-
-def coarsen_blocks(
-    data: Any, axes: Sequence[int], factor: int, kernel: Kernel, fill: Any, dtype: np.dtype
-) -> Any:
-    """``kernel`` applied to the windows of ``factor`` cells along ``axes`` of ``data``
-    (numpy, or dask: block by block, blocks first made whole windows long)."""
-    if not isinstance(data, da.Array):
-        return kernel(np.asarray(data), axes, factor, fill)
-    whole = {k: tuple(-(-c // factor) * factor for c in data.chunks[k][:-1]) for k in axes}
-    if any(whole[k] != data.chunks[k][:-1] for k in axes):
-        # block edges inside a window: windows of whole blocks (the last may be
-        # short; an axis shorter than a window is one block)
-        sides = {k: max(data.chunks[k]) for k in axes}
-        data = data.rechunk({k: min(-(-sides[k] // factor) * factor, data.shape[k]) for k in axes})
-    chunks = tuple(
-        tuple(-(-c // factor) for c in sizes) if k in axes else sizes
-        for k, sizes in enumerate(data.chunks)
-    )
-    return da.map_blocks(
-        kernel, data, list(axes), factor, fill, dtype=dtype, chunks=chunks, meta=np.array((), dtype)
-    )
