@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 JS_OUTCOMES = ROOT / "js" / "tools" / "outcomes.js"
 """The script that reads files with the JavaScript reader and prints their outcomes."""
 
+
 def digest(values: np.ndarray) -> str:
     """``"<shape>:<sha256>"`` of ``values`` in the form both readers make."""
     hasher = hashlib.sha256()
