@@ -12,7 +12,9 @@ is on the path.
   ``.hurray`` accessors through it, with no import of the package; a file is written
   and read back; ``hurray view`` serves the viewer page and every module it imports.
 - ``npm pack`` of ``js/``: the tarball holds ``LICENSE``, installs into a scratch
-  project, and reads the file through ``hurray view``'s server, values as written.
+  project, and reads the file through ``hurray view``'s server, values as written;
+  its type declarations (``types/``, made by ``prepack``) type-check a TypeScript
+  module that uses the interface, strictly and without Node's types.
 
 Run by ``.ci/run`` in a step of its own; ``python .ci/check_packages.py`` alone needs
 the ``build`` package (the ``test`` extra), npm and the network or pip's cache.
@@ -77,6 +79,29 @@ console.log(JSON.stringify({ shape, data: Array.from(data) }));
 """
 """Run in the scratch project: reads a box of ``t`` from a URL."""
 
+USE_TYPES = """
+import { HurrayFormatError, openHurray, type OpenOptions, type ReadResult } from "hurray-reader";
+import { HurrayLayer, type LayerOptions } from "hurray-reader/map";
+
+const options: OpenOptions = { verifyChecksums: true, timeout: 1000 };
+const file = await openHurray("http://127.0.0.1:1/t.hurray", options);
+const names: string[] = file.variables;
+const one: ReadResult = await file.read("t", [[0, 1], [0, 1]]);
+const signal = AbortSignal.timeout(1);
+const many: ReadResult[] = await file.readMany("t", [[[0, 1], [0, 1]], undefined], { signal });
+const error: Error = new HurrayFormatError("damaged");
+const select: LayerOptions = {
+    variable: "t", colormap: "magma", range: [0, 1], select: { time: { value: "2024-01-02" } },
+};
+const layer: Promise<HurrayLayer> = HurrayLayer.open(file, select);
+// @ts-expect-error a range is two numbers
+const wrong: LayerOptions = { range: [0] };
+// @ts-expect-error a read names its variable by its path
+await file.read(1);
+export { error, layer, many, names, one, wrong };
+"""
+"""Type-checked in the scratch project against the package's declarations."""
+
 _STATIC_IMPORT = re.compile(r"""^\s*(?:import|export)\b[^;'"]*?\bfrom\s*["']([^"']+)["']""", re.M)
 _BARE_IMPORT = re.compile(r"""^\s*import\s*["']([^"']+)["']""", re.M)
 _HTML_LINK = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']+)["']""")
@@ -112,6 +137,8 @@ def main() -> int:
             tarball = npm_pack(work)
             base = urllib.parse.urljoin(page, "/")
             check_npm_read(tarball, work / "scratch", f"{base}data/{data.name}")
+            phase("the npm package's types")
+            check_npm_types(work / "scratch")
         phase("done")
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -280,6 +307,25 @@ def check_npm_read(tarball: Path, project: Path, url: str) -> None:
     expected = [y * SHAPE[1] + x for y in range(y0, y1) for x in range(x0, x1)]
     if got != {"shape": [y1 - y0, x1 - x0], "data": expected}:
         raise AssertionError(f"the npm package read {got}, not {expected}")
+
+
+def check_npm_types(project: Path) -> None:
+    """Type-check :data:`USE_TYPES` in ``project``, where the npm package is installed:
+    strict, its declarations checked too, no Node types (a browser project's view),
+    with the TypeScript of ``js/``'s lockfile."""
+    (project / "use.mts").write_text(USE_TYPES)
+    options = {
+        "noEmit": True,
+        "strict": True,
+        "skipLibCheck": False,
+        "module": "nodenext",
+        "target": "es2022",
+        "lib": ["es2022", "dom"],
+        "types": [],
+    }
+    config = {"compilerOptions": options, "files": ["use.mts"]}
+    (project / "tsconfig.json").write_text(json.dumps(config))
+    run([str(ROOT / "js" / "node_modules" / ".bin" / "tsc"), "-p", "."], cwd=project)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ export function checkDecodable(codecs, what) {
 export function decodeChain(codecs, data, limit) {
 	// caps[k]: the most bytes undoing codec k may give; the first codec's output is the
 	// buffer (limit), each later codec's output the input of the one before it
+	/** @type {number[]} */
 	const caps = [];
 	for (let k = 0; k < codecs.length; k++) {
 		caps.push(k === 0 ? limit : expansionBound(caps[k - 1]));

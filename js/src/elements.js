@@ -5,14 +5,29 @@ import { HurrayFormatError } from "./errors.js";
 import { describeJson } from "./json.js";
 
 /**
- * @typedef {object} ElementType
- * @property {string} name the dtype as the metadata spells it
- * @property {"bool"|"int"|"uint"|"float"|"complex"|"bytes"|"text"|"string"} kind
- * @property {number} itemsize bytes of one stored element (4, a length, for `string`)
- * @property {number} units words of `Array` per element: 2 for complex, n for S<n> and U<n>
- * @property {any} Array the typed array holding the stored words (null for `string`)
+ * A typed array of stored words: the buffer of a chunk, or the values of a read.
+ * @typedef {Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array} Words
  */
 
+/**
+ * The constructor of a typed array of words.
+ * @typedef {Int8ArrayConstructor | Uint8ArrayConstructor | Int16ArrayConstructor | Uint16ArrayConstructor | Int32ArrayConstructor | Uint32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor | BigInt64ArrayConstructor | BigUint64ArrayConstructor} WordsConstructor
+ */
+
+/**
+ * @typedef {"bool"|"int"|"uint"|"float"|"complex"|"bytes"|"text"|"string"} ElementKind
+ */
+
+/**
+ * @typedef {object} ElementType
+ * @property {string} name the dtype as the metadata spells it
+ * @property {ElementKind} kind
+ * @property {number} itemsize bytes of one stored element (4, a length, for `string`)
+ * @property {number} units words of `Array` per element: 2 for complex, n for S<n> and U<n>
+ * @property {WordsConstructor | null} Array the typed array holding the stored words (null for `string`)
+ */
+
+/** @type {Record<string, [ElementKind, number, WordsConstructor]>} */
 const FIXED = {
 	bool: ["bool", 1, Uint8Array],
 	int8: ["int", 1, Int8Array],
@@ -37,15 +52,15 @@ const FIXED = {
  */
 export function elementType(name) {
 	if (typeof name === "string" && Object.hasOwn(FIXED, name)) {
-		const [kind, itemsize, Array] = FIXED[/** @type {keyof FIXED} */ (name)];
+		const [kind, itemsize, Array] = FIXED[name];
 		const units = kind === "complex" ? 2 : 1;
-		return { name, kind: /** @type {ElementType["kind"]} */ (kind), itemsize, units, Array };
+		return { name, kind, itemsize, units, Array };
 	}
 	if (name === "string") {
 		return { name, kind: "string", itemsize: 4, units: 1, Array: null };
 	}
 	const text = typeof name === "string" ? /^([SU])([1-9][0-9]*)$/.exec(name) : null;
-	if (text !== null) {
+	if (typeof name === "string" && text !== null) {
 		const n = Number(text[2]);
 		if (!Number.isSafeInteger(n) || n > 2 ** 31) {
 			throw new HurrayFormatError(`invalid metadata: element type ${name} is wider than a chunk may be`);

@@ -120,7 +120,7 @@ export function parseMetadata(json, metadataLength) {
 
 /**
  * @param {unknown} obj
- * @param {string | null} path the group's path; null for the root
+ * @param {string} path the group's path; "" for the root
  * @param {{left: number}} budget
  * @param {{next: number}} counter numbers the variables depth first
  * @returns {Group}

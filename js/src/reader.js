@@ -10,7 +10,7 @@ import { crc32c, placeCrc, verify, verifyCrc } from "./crc32c.js";
 import { halfToNumber, isScalarValue, isUtf8 } from "./elements.js";
 import { HurrayChangedError, HurrayFormatError, HurrayUnsupportedError, HurrayValueError } from "./errors.js";
 import { checkVersion, HEADER_SIZE, parseHeader, u64 } from "./header.js";
-import { emptyEntries, pageCount, parsePage, parsePageTable } from "./index.js";
+import { emptyEntries, pageCount, parsePage, parsePageTable } from "./chunk_index.js";
 import { parseJson } from "./json.js";
 import { MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS, PAGE_ENTRIES } from "./limits.js";
 import { parseMetadata } from "./metadata.js";
@@ -59,12 +59,31 @@ if (new Uint8Array(Uint16Array.of(1).buffer)[0] !== 1) {
  */
 
 /**
+ * The elements of a read, in row-major order: a typed array for numbers (the
+ * variable's own: Float32Array for float16, Uint8Array of 0 and 1 for bool; real
+ * and imaginary parts one after the other for complex types; BigInt64Array,
+ * BigUint64Array for 64-bit integers), an array of strings for U<n> and string, of
+ * Uint8Array for S<n>.
+ * @typedef {import("./elements.js").Words | string[] | Uint8Array[]} ReadData
+ */
+
+/**
  * @typedef {object} ReadResult
- * @property {ArrayLike<unknown>} data the selected elements in row-major order: a typed
- *   array for numbers (Float32Array for float16; real and imaginary parts one after
- *   the other for complex types; BigInt64Array, BigUint64Array for 64-bit integers),
- *   an array of strings for U<n> and string, of Uint8Array for S<n>
- * @property {number[]} shape
+ * @property {ReadData} data the selected elements
+ * @property {number[]} shape the box's shape (the lengths of its ranges)
+ */
+
+/**
+ * A decoded chunk: its buffer's words, or for `string` its strings.
+ * @typedef {import("./elements.js").Words | StringChunk} DecodedChunk
+ */
+
+/**
+ * The copy loops below (fillResult, copyChunk, copyRun) move elements from a
+ * DecodedChunk into ReadData of the same element type, dispatching on the type;
+ * TypeScript cannot follow that pairing through the unions, so inside them a chunk
+ * and a result are typed as `any` (`Slots`), and nowhere else.
+ * @typedef {any} Slots
  */
 
 /**
@@ -104,7 +123,7 @@ export class HurrayFile {
 		/** @type {Map<string, Promise<unknown>>} work done once: indexes and page tables */
 		this.once = new Map();
 		/**
-		 * @type {Map<string, {entries: Promise<import("./index.js").Entries | null>, cost: number}>}
+		 * @type {Map<string, {entries: Promise<import("./chunk_index.js").Entries | null>, cost: number}>}
 		 * index pages read or being read, and the bytes each keeps, least recently used first
 		 */
 		this.pageCache = new Map();
@@ -417,7 +436,7 @@ export class HurrayFile {
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {number[]} ids
 	 * @param {number[][]} coords
-	 * @returns {Promise<import("./index.js").Entries>}
+	 * @returns {Promise<import("./chunk_index.js").Entries>}
 	 */
 	async entries(v, ids, coords) {
 		const out = emptyEntries(ids.length);
@@ -439,14 +458,14 @@ export class HurrayFile {
 	/**
 	 * The checked page table of `v`: its present pages.
 	 * @param {import("./metadata.js").Variable} v
-	 * @returns {Promise<Map<number, import("./index.js").PageRef>>}
+	 * @returns {Promise<Map<number, import("./chunk_index.js").PageRef>>}
 	 */
 	pageTable(v) {
 		return this.cached(`table ${v.path}`, async () => {
 			const ref = /** @type {{offset: number, crc: number, length: number}[]} */ (this.rootRefs)[v.number];
 			const size = 16;
 			const count = Math.ceil(v.chunkCount / PAGE_ENTRIES);
-			/** @type {Map<number, import("./index.js").PageRef>} */
+			/** @type {Map<number, import("./chunk_index.js").PageRef>} */
 			const present = new Map();
 			let running = 0;
 			/** @type {unknown} */
@@ -487,12 +506,12 @@ export class HurrayFile {
 	 * missing chunks.
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {number[]} pages
-	 * @returns {Promise<Map<number, import("./index.js").Entries | null>>}
+	 * @returns {Promise<Map<number, import("./chunk_index.js").Entries | null>>}
 	 */
 	async pages(v, pages) {
 		const table = await this.pageTable(v);
 		const key = (/** @type {number} */ p) => `${v.number} ${p}`;
-		/** @type {Map<number, Promise<import("./index.js").Entries | null>>} */
+		/** @type {Map<number, Promise<import("./chunk_index.js").Entries | null>>} */
 		const wanted = new Map();
 		const todo = [];
 		for (const p of new Set(pages)) {
@@ -509,7 +528,7 @@ export class HurrayFile {
 				wanted.set(p, found.entries);
 			}
 		}
-		const refs = todo.map((p) => /** @type {import("./index.js").PageRef} */ (table.get(p)));
+		const refs = todo.map((p) => /** @type {import("./chunk_index.js").PageRef} */ (table.get(p)));
 		const outside = todo.map((_, k) => k).filter((k) => refs[k].offset + refs[k].length > this.head.length);
 		const plan = planReads(
 			outside.map((k) => refs[k].offset),
@@ -564,7 +583,7 @@ export class HurrayFile {
 	 * @param {import("./metadata.js").Variable} v
 	 * @param {Uint8Array} bytes
 	 * @param {string} what
-	 * @returns {any} the words of a typed array, or a StringChunk
+	 * @returns {DecodedChunk}
 	 */
 	decodeChunk(v, bytes, what) {
 		const e = v.element;
@@ -588,14 +607,14 @@ export class HurrayFile {
 		// a typed view needs its element alignment: a chunk stored without a codec is a
 		// slice of its request, anywhere
 		const aligned = raw.byteOffset % 8 === 0 ? raw : raw.slice();
-		const words = new e.Array(aligned.buffer, aligned.byteOffset, v.layout.bufferSize * e.units);
+		const words = new (wordsOf(e))(bufferOf(aligned), aligned.byteOffset, v.layout.bufferSize * e.units);
 		// every element of the buffer is checked, padding included, as the Python
 		// reader checks it: a chunk is refused whichever of its elements a read takes
-		if (e.kind === "bool" && words.some((/** @type {number} */ b) => b > 1)) {
+		if (e.kind === "bool" && raw.some((b) => b > 1)) {
 			throw new HurrayFormatError(`cannot decode ${what}: a bool element holds a byte other than 0 or 1`);
 		}
 		if (e.kind === "text") {
-			const point = words.find((/** @type {number} */ w) => !isScalarValue(w));
+			const point = /** @type {Uint32Array} */ (words).find((w) => !isScalarValue(w));
 			if (point !== undefined) {
 				throw new HurrayFormatError(`cannot decode ${what}: a U element holds ${point}, not a Unicode scalar value`);
 			}
@@ -637,7 +656,9 @@ function selectBox(v, ranges) {
 	if (!Array.isArray(box) || box.length !== v.shape.length) {
 		throw new HurrayValueError(`a read of ${JSON.stringify(v.path)} needs one [start, stop] range per axis of shape [${v.shape}]`);
 	}
+	/** @type {number[]} */
 	const lo = [];
+	/** @type {number[]} */
 	const hi = [];
 	for (let a = 0; a < box.length; a++) {
 		const [start, stop] = Array.isArray(box[a]) ? box[a] : [Number.NaN, Number.NaN];
@@ -693,9 +714,32 @@ function objectCost(e) {
 }
 
 /**
+ * The typed array of the words of `e`, which is not `string`.
+ * @param {import("./elements.js").ElementType} e
+ * @returns {import("./elements.js").WordsConstructor}
+ */
+function wordsOf(e) {
+	if (e.Array === null) {
+		throw new TypeError(`${e.name} elements are not stored as words`);
+	}
+	return e.Array;
+}
+
+/**
+ * The buffer under `bytes`: an ArrayBuffer, as every buffer this reader makes or
+ * receives (fetch, a file read, a decoder) is; never a shared one.
+ * @param {Uint8Array} bytes
+ * @returns {ArrayBuffer}
+ */
+function bufferOf(bytes) {
+	return /** @type {ArrayBuffer} */ (bytes.buffer);
+}
+
+/**
+ * A result of `count` elements of `v`.
  * @param {import("./metadata.js").Variable} v
  * @param {number} count
- * @returns {any}
+ * @returns {ReadData}
  */
 function newResult(v, count) {
 	const e = v.element;
@@ -726,15 +770,15 @@ function fillElement(v) {
 	if (e.kind === "text") {
 		return textOf(new Uint32Array(copy.buffer), 0, e.units);
 	}
-	const words = new e.Array(copy.buffer);
+	const words = new (wordsOf(e))(copy.buffer);
 	if (e.name === "float16") {
-		return [halfToNumber(words[0])];
+		return [halfToNumber(/** @type {Uint16Array} */ (words)[0])];
 	}
 	return [...words];
 }
 
 /**
- * @param {any} out
+ * @param {Slots} out
  * @param {unknown} fill
  * @param {import("./metadata.js").Variable} v
  */
@@ -760,10 +804,10 @@ function fillResult(out, fill, v) {
  * otherwise the box is taken in slabs of at most SLAB elements, the buffer positions
  * of each slab's elements computed at once.
  * @param {import("./metadata.js").Variable} v
- * @param {any} chunk the buffer's words (for `string`, a StringChunk)
+ * @param {Slots} chunk the buffer's words (for `string`, a StringChunk)
  * @param {number[]} coords
  * @param {Selection} s
- * @param {any} out
+ * @param {Slots} out
  */
 function copyChunk(v, chunk, coords, s, out) {
 	const rank = v.shape.length;
@@ -853,10 +897,10 @@ function eachRow(lo, hi, row) {
  * Copy `n` elements of `chunk` at the buffer positions `positions[at...]` to `out`
  * from result position `o` on.
  * @param {import("./elements.js").ElementType} e
- * @param {any} chunk
+ * @param {Slots} chunk
  * @param {Uint32Array} positions
  * @param {number} at
- * @param {any} out
+ * @param {Slots} out
  * @param {number} o
  * @param {number} n
  */

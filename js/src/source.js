@@ -98,7 +98,10 @@ export class FileSource {
 		this.name = String(target);
 		/** @type {number | undefined} */
 		this.size = undefined;
-		/** @type {Promise<{fs: typeof import("node:fs"), fd: number}> | null} */
+		/**
+		 * @private
+		 * @type {Promise<{fs: typeof import("node:fs"), fd: number}> | null}
+		 */
 		this.opened = null;
 		/** Reads made so far (one per range), and the bytes they returned. */
 		this.stats = { requests: 0, bytes: 0 };
@@ -107,16 +110,22 @@ export class FileSource {
 		this.pinsContent = true;
 	}
 
-	/** The open file: node:fs and its descriptor. */
+	/**
+	 * The open file: node:fs and its descriptor.
+	 * @private
+	 */
 	open() {
 		if (this.opened === null) {
 			this.opened = (async () => {
 				// Node's modules named by a variable: a bundler for the browser leaves the
 				// import alone (this source is never made there) instead of failing on it
 				const [fsModule, urlModule] = ["node:fs", "node:url"];
+				/** @type {typeof import("node:fs")} */
 				const fs = await import(fsModule);
+				/** @type {typeof import("node:url")} */
 				const { fileURLToPath } = await import(urlModule);
 				const path = String(this.target).startsWith("file:") ? fileURLToPath(this.target) : String(this.target);
+				/** @type {number} */
 				const fd = await new Promise((resolve, reject) => fs.open(path, "r", (error, fd) => (error ? reject(error) : resolve(fd))));
 				closeLost?.register(this, () => fs.close(fd, () => {}), this);
 				return { fs, fd };
@@ -134,10 +143,13 @@ export class FileSource {
 	 */
 	async read(ranges, options = {}) {
 		options.signal?.throwIfAborted();
+		/** @type {typeof import("node:fs")} */
 		let fs;
+		/** @type {number} */
 		let fd;
 		try {
 			({ fs, fd } = await this.open());
+			/** @type {import("node:fs").Stats} */
 			const stat = await new Promise((resolve, reject) => fs.fstat(fd, (error, stat) => (error ? reject(error) : resolve(stat))));
 			this.size = stat.size;
 		} catch (error) {
@@ -453,7 +465,10 @@ function totalOf(header) {
 	return match === null ? undefined : Number(match[1]);
 }
 
-/** @param {unknown} error */
+/**
+ * @param {unknown} error
+ * @returns {string}
+ */
 function describe(error) {
 	return error instanceof Error ? `${error.name}: ${error.message}${error.cause ? ` (${describe(error.cause)})` : ""}` : String(error);
 }

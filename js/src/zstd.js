@@ -106,7 +106,7 @@ class FrameState {
 		/** @type {(FseTable | null)[]} literal lengths, offsets, match lengths */
 		this.fse = [null, null, null];
 		this.rep = [1, 4, 8];
-		// the current block's literals: lit[litPos, litEnd)
+		/** @type {Uint8Array} the current block's literals: lit[litPos, litEnd) */
 		this.lit = EMPTY;
 		this.litPos = 0;
 		this.litEnd = 0;

@@ -215,7 +215,7 @@ function showMetadata(layer) {
 			row.insertCell().textContent = name;
 			// numbers as they are (JSON has no NaN), typed arrays as lists
 			row.insertCell().textContent =
-				typeof value === "string" || typeof value === "number" ? String(value) : JSON.stringify(value, (_, v) => (ArrayBuffer.isView(v) ? Array.from(/** @type {any} */ (v)) : v));
+				typeof value === "string" || typeof value === "number" ? String(value) : JSON.stringify(value, (_, v) => (ArrayBuffer.isView(v) ? Array.from(/** @type {ArrayLike<number | bigint>} */ (/** @type {unknown} */ (v))) : v));
 		}
 		return table;
 	};

@@ -10,13 +10,18 @@ const ANCHORS = {
 	coolwarm: ["#3b4cc0", "#7396f5", "#b0cbfc", "#dddddd", "#f6bfa6", "#e7745b", "#b40426"],
 };
 
+/**
+ * RGBA bytes, 4 a pixel, in a buffer of their own: what `ImageData` takes.
+ * @typedef {Uint8ClampedArray<ArrayBuffer>} Pixels
+ */
+
 /** The names of the colormaps. */
 export const COLORMAPS = Object.keys(ANCHORS);
 
 /**
  * The 256 colours of colormap `name`, as RGBA bytes (alpha 255).
  * @param {string} name
- * @returns {Uint8ClampedArray}
+ * @returns {Pixels}
  */
 export function lookupTable(name) {
 	const anchors = (ANCHORS[/** @type {keyof ANCHORS} */ (name)] ?? ANCHORS.viridis).map((hex) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)));
@@ -38,10 +43,10 @@ export function lookupTable(name) {
  * takes the first colour, at `high` or above the last, and between them the colour
  * of its place rounded to the nearest of the 256; NaN is transparent.
  * @param {ArrayLike<number>} values
- * @param {Uint8ClampedArray} table
+ * @param {Pixels} table
  * @param {[number, number]} range
- * @param {Uint8ClampedArray} [out] where to write (4 bytes a value)
- * @returns {Uint8ClampedArray}
+ * @param {Pixels} [out] where to write (4 bytes a value)
+ * @returns {Pixels}
  */
 export function colourise(values, table, [low, high], out = new Uint8ClampedArray(4 * values.length)) {
 	const step = high > low ? 255 / (high - low) : 0;

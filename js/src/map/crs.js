@@ -40,8 +40,9 @@ export const MERCATOR_HALF = Math.PI * EARTH_RADIUS;
  */
 
 /**
- * @typedef {(definition: string) => {forward: (p: number[]) => number[], inverse: (p: number[]) => number[]}} Proj4
- *   proj4's default export: `proj4(definition)` converts between WGS 84 and the definition
+ * proj4's default export: `proj4(definition)` converts between WGS 84 and the
+ * definition; `proj4.defs(name, definition)` names a definition.
+ * @typedef {((definition: string) => {forward: (p: number[]) => number[], inverse: (p: number[]) => number[]}) & {defs: (name: string, definition: string) => unknown}} Proj4
  */
 
 const DEGREES_EAST = new Set(["degrees_east", "degree_east", "degree_e", "degrees_e", "degreee", "degreese"]);
@@ -112,7 +113,7 @@ function gridMappingOf(attrs, sibling) {
  * @returns {Crs | undefined}
  */
 function fromAttributes(attrs) {
-	const wkt = [attrs.crs_wkt, attrs.spatial_ref, attrs["proj:wkt2"]].find((w) => typeof w === "string" && /^\s*[A-Z]+\s*\[/.test(w));
+	const wkt = [attrs.crs_wkt, attrs.spatial_ref, attrs["proj:wkt2"]].filter((w) => typeof w === "string").find((w) => /^\s*[A-Z]+\s*\[/.test(w));
 	const named = [attrs["proj:code"], attrs.epsg_code].find((c) => typeof c === "string" || typeof c === "number");
 	let code = named === undefined ? undefined : normaliseCode(String(named));
 	if (code === undefined && typeof wkt === "string") {

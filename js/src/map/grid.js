@@ -166,15 +166,23 @@ export function overviewsOf(file) {
 		return null;
 	}
 	const groups = file.groups;
-	if (!layout.every((entry) => entry && typeof entry.asset === "string" && groups.has(entry.asset))) {
-		return null;
+	/** @type {{asset: string, transform?: unknown, "spatial:transform"?: unknown}[]} */
+	const entries = [];
+	for (const entry of layout) {
+		if (!isRecord(entry) || typeof entry.asset !== "string" || !groups.has(entry.asset)) {
+			return null;
+		}
+		entries.push({ ...entry, asset: entry.asset });
 	}
 	const hurray = parseRecord(file.attrs.hurray_overviews);
 	return {
-		assets: layout.map((entry) => entry.asset),
-		scales: layout.map((entry) => (Array.isArray(entry.transform?.scale) ? entry.transform.scale.map(Number) : [1])),
+		assets: entries.map((entry) => entry.asset),
+		scales: entries.map((entry) => {
+			const scale = isRecord(entry.transform) ? entry.transform.scale : undefined;
+			return Array.isArray(scale) ? scale.map(Number) : [1];
+		}),
 		dims: hurray && Array.isArray(hurray.dims) ? hurray.dims.map(String) : null,
-		transforms: layout.map((entry) => affineOf(entry["spatial:transform"])),
+		transforms: entries.map((entry) => affineOf(entry["spatial:transform"])),
 	};
 }
 
@@ -199,17 +207,27 @@ function factorAlong(overviews, k, dim, j) {
 /**
  * A JSON text or object, as a record (null where it is neither).
  * @param {unknown} value
- * @returns {any}
+ * @returns {Record<string, unknown> | null}
  */
 function parseRecord(value) {
 	if (typeof value === "string") {
 		try {
-			return JSON.parse(value);
+			const parsed = JSON.parse(value);
+			return isRecord(parsed) ? parsed : null;
 		} catch {
 			return null;
 		}
 	}
-	return value && typeof value === "object" ? value : null;
+	return isRecord(value) ? value : null;
+}
+
+/**
+ * Whether `value` is an object (not null).
+ * @param {unknown} value
+ * @returns {value is Record<string, unknown>}
+ */
+function isRecord(value) {
+	return typeof value === "object" && value !== null;
 }
 
 /**

@@ -7,3 +7,12 @@ export { boundsOf, cfTime, gridOf, mapVariables } from "./grid.js";
 export { HurrayLayer, selectionOf } from "./layer.js";
 export { TileRequests } from "./requests.js";
 export { planTile, WEB_MERCATOR_QUAD, WORLD_CRS84_QUAD } from "./tiles.js";
+
+// The types of the layer's options and results, for JSDoc and TypeScript users
+/** @typedef {import("./layer.js").LayerOptions} LayerOptions */
+/** @typedef {import("./layer.js").Selection} Selection */
+/** @typedef {import("./layer.js").TileValues} TileValues */
+/** @typedef {import("./grid.js").Grid} Grid */
+/** @typedef {import("./crs.js").Crs} Crs */
+/** @typedef {import("./crs.js").Proj4} Proj4 */
+/** @typedef {import("./tiles.js").TileMatrixSet} TileMatrixSet */

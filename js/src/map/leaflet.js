@@ -11,7 +11,8 @@ import { WEB_MERCATOR_QUAD, WORLD_CRS84_QUAD } from "./tiles.js";
 /**
  * A Leaflet GridLayer of one variable: `url` (or an open `layer`) and the layer's options.
  * The Leaflet layer's `ready` is the core layer once open, and `levels` the level of each tile drawn.
- * @param {any} L Leaflet
+ * @param {any} L Leaflet (1.9 ships no types; the layer's methods below run as
+ *   Leaflet's GridLayer, which is why `this` and its events are untyped there)
  * @param {import("./layer.js").LayerOptions & {url?: string | URL, layer?: HurrayLayer} & Record<string, unknown>} options
  *   also Leaflet's GridLayer options
  */

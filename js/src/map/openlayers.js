@@ -23,23 +23,44 @@ import { WEB_MERCATOR_QUAD } from "./tiles.js";
  *   `url` (or an open `layer`); `native: false` always serves Web Mercator's tiles
  */
 
-/** A DataTile source of one variable of a Hurray file. */
+/**
+ * A DataTile source of one variable of a Hurray file.
+ *
+ * Its `ready` is the promise of its layer, public since this source was first
+ * published.  OpenLayers 10 later gave Source a protected method ready(), which only
+ * its own GeoZarr source calls, on itself; here the property hides that method.
+ */
+// @ts-expect-error `ready`: a property in place of the base class's protected method
 export class HurraySource extends DataTileSource {
 	/** @param {HurraySourceOptions} options */
 	constructor(options) {
-		super({ state: "loading", projection: null, tileGrid: undefined, bandCount: 4, hasAlpha: true, wrapX: true, interpolate: false, transition: options.transition });
+		super({
+			state: "loading",
+			// no projection, and so no default tile grid, until the file is open (configure
+			// sets both); OpenLayers takes null here (its get(null) is null), its type does not
+			// @ts-expect-error null is not among the declared ProjectionLike
+			projection: null,
+			tileGrid: undefined,
+			bandCount: 4,
+			hasAlpha: true,
+			wrapX: true,
+			interpolate: false,
+			transition: options.transition,
+		});
 		/** @type {HurrayLayer | null} the core, once open */
 		this.layer = null;
-		/** Levels of the tiles loaded, by "z/x/y" (for pages that show which level they draw). */
+		/** @type {Map<string, number>} levels of the tiles loaded, by "z/x/y" (for pages that show which level they draw) */
 		this.levels = new Map();
 		/** @type {Promise<HurrayLayer>} */
-		this.ready = (options.layer ? Promise.resolve(options.layer) : HurrayLayer.open(/** @type {string | URL} */ (options.url), options)).then(
+		const ready = (options.layer ? Promise.resolve(options.layer) : HurrayLayer.open(/** @type {string | URL} */ (options.url), options)).then(
 			(layer) => {
 				this.configure(layer, options);
 				return layer;
 			},
 		);
-		this.ready.catch((error) => {
+		/** The promise of the layer (see the class's comment on its name). */
+		this.ready = ready;
+		ready.catch((/** @type {Error} */ error) => {
 			this.error = error;
 			this.setState("error");
 			this.viewRejector?.(error);
@@ -73,8 +94,10 @@ export class HurraySource extends DataTileSource {
 			this.setLoader((z, x, y, { signal }) => this.loadTile(z, x, y, signal));
 		}
 		this.setState("ready");
-		const extent = /** @type {import("ol/tilegrid/TileGrid.js").default} */ (this.tileGrid).getExtent();
-		this.viewResolver?.({ projection: this.projection, extent, center: [(extent[0] + extent[2]) / 2, (extent[1] + extent[3]) / 2], zoom: 0, showFullExtent: true });
+		// both set above, the grid with its extent
+		const shown = /** @type {import("ol/proj/Projection.js").default} */ (this.projection);
+		const extent = /** @type {import("ol/extent.js").Extent} */ (/** @type {import("ol/tilegrid/TileGrid.js").default} */ (this.tileGrid).getExtent());
+		this.viewResolver?.({ projection: shown, extent, center: [(extent[0] + extent[2]) / 2, (extent[1] + extent[3]) / 2], zoom: 0, showFullExtent: true });
 	}
 
 	/**
@@ -144,9 +167,9 @@ function olProjection(layer, proj4) {
 	}
 	let projection = getProjection(crs.code);
 	if (projection === null && proj4 !== undefined && crs.definition !== undefined) {
-		const defs = /** @type {any} */ (proj4).defs;
-		defs(crs.code, crs.definition);
-		register(/** @type {any} */ (proj4));
+		proj4.defs(crs.code, crs.definition);
+		// the same function, as OpenLayers types it from proj4's own declarations
+		register(/** @type {Parameters<typeof register>[0]} */ (/** @type {unknown} */ (proj4)));
 		projection = getProjection(crs.code);
 	}
 	return projection;
