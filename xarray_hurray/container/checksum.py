@@ -163,8 +163,13 @@ class Places:
         out = np.full(len(ids), self._zeros, dtype=np.uint32)
         if not len(ids) or not self.grid_shape:
             return out
-        coordinates = np.stack(np.unravel_index(ids, self.grid_shape), axis=1)
-        columns = coordinates.astype("<u8").view(np.uint8)  # the keys' last bytes
+        # the coordinates axis by axis, the last varying fastest (numpy's unravel_index
+        # refuses grids of more chunks than an int64 counts, which a file may declare)
+        coordinates = np.empty((len(ids), len(self.grid_shape)), dtype="<u8")
+        rest = ids
+        for k in reversed(range(len(self.grid_shape))):
+            rest, coordinates[:, k] = np.divmod(rest, self.grid_shape[k])
+        columns = coordinates.view(np.uint8)  # the keys' last bytes
         last = columns.shape[1] - 1
         for j in np.flatnonzero(columns.any(axis=0)).tolist():  # zero bytes add nothing
             out ^= BYTE_TABLES[last - j][columns[:, j]]
