@@ -7,10 +7,9 @@ For files of about 10^3, 10^4, 10^5 and 10^6 chunks of 8 x 8 float32, mostly the
 fill value (NaN) with about 1% of the chunks holding data, scattered, and a few
 inside the region read: the write time, the file size, and the requests and bytes
 of opening the file plus reading one 100 x 100 region, counted by a request-logging
-byte source.  The same for an all-fill variable of 10^6 chunks.  The peers are the
-same file rewritten in format 1.1 (pages of 1024 fixed entries), and a sharded Zarr
-store (format 3, shards of 32 x 32 chunks, empty chunks not written) of the same
-data, opened with xarray and read through a request-logging store.
+byte source.  The same for an all-fill variable of 10^6 chunks.  The peer is a
+sharded Zarr store (format 3, shards of 32 x 32 chunks, empty chunks not written) of
+the same data, opened with xarray and read through a request-logging store.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ import zarr
 import xarray_hurray as xh
 from xarray_hurray.io import LocalFileSource
 from xarray_hurray.testing import CountingSource, CountingStore
-from xarray_hurray.testing.old_versions import write_1_1
 
 CHUNK = 8
 """Chunk side: 64 float32 elements, 256 bytes, per chunk."""
@@ -161,11 +159,6 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def as_1_1(path: Path, out: Path) -> None:
-    """Write the file at ``path`` again at ``out`` in format 1.1, chunks copied as stored."""
-    write_1_1(xh.open_reader(path), out)
-
-
 def random_regions(
     path: Path, values: np.ndarray, count: int, seed: int
 ) -> tuple[list[int], list[int]]:
@@ -217,7 +210,7 @@ def main() -> None:
         type=int,
         default=0,
         help="after the table, open+read requests of this many random 100 x 100 regions "
-        "per file, in 1.2 and 1.1 (0: not measured)",
+        "per file (0: not measured)",
     )
     parser.add_argument(
         "--latency",
@@ -236,14 +229,11 @@ def main() -> None:
     print(
         "| chunks | stored | file KiB | write s | open+read requests | open+read KiB "
         f"| (open / read requests) | round trips | read peak MiB (whole order){http} "
-        "| 1.1 file KiB | 1.1 requests | 1.1 KiB | 1.1 round trips "
-        "| zarr requests | zarr KiB "
-        "| zarr write s |"
+        "| zarr requests | zarr KiB | zarr write s |"
     )
     print(
         "|---:|---:|---:|---:|---:|---:|---|---:|---:|"
         + ("---:|---:|" if http else "")
-        + "---:|---:|---:|---:|"
         + "---:|---:|---:|"
     )
     cases = [(side, False) for side in sides] + [(sides[-1], True)]
@@ -274,24 +264,11 @@ def main() -> None:
             if args.latency:
                 seconds_http, waves = over_http(path, key, args.latency)
                 row += [f"{seconds_http:.3f}", str(waves)]
-            old = work / f"{side}-1.1.hurray"
-            as_1_1(path, old)
             if args.random_regions and not fill_only:
-                values = ds["v"].values
-                for name, file in (("1.2", path), ("1.1", old)):
-                    counts = random_regions(file, values, args.random_regions, side)
-                    spreads.append(spread(f"{row[0]}, {name}", *counts))
-            peer_1_1 = hurray_costs(old, key, expected)
-            for name, costs in (("1.2", ours), ("1.1", peer_1_1)):
-                ranges = ", ".join(f"[{a}, {b})" for a, b in costs["requests"])
-                shown.append(f"- {row[0]} chunks, {name}: {ranges}")
-            row += [
-                kib(old.stat().st_size),
-                str(peer_1_1["open_requests"] + peer_1_1["read_requests"]),
-                kib(peer_1_1["open_bytes"] + peer_1_1["read_bytes"]),
-                str(peer_1_1["round_trips"]),
-            ]
-            old.unlink()
+                counts = random_regions(path, ds["v"].values, args.random_regions, side)
+                spreads.append(spread(row[0], *counts))
+            ranges = ", ".join(f"[{a}, {b})" for a, b in ours["requests"])
+            shown.append(f"- {row[0]} chunks: {ranges}")
             if args.no_zarr or side * side > args.zarr_max_chunks:
                 row += ["n/a"] * 3
             else:

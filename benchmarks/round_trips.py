@@ -154,14 +154,13 @@ def needed_bytes(reader: Any, box: list[int]) -> int:
     index pages holding their entries where the pages lie outside the first 64 KiB."""
     from xarray_hurray.cli.plan import touched_chunks
     from xarray_hurray.container.format import HEAD_SIZE, PAGE_ENTRIES
-    from xarray_hurray.container.index import page_format
 
     chunk_ids = touched_chunks(reader, "v", (slice(box[0], box[1]), slice(box[2], box[3])))
     chunks = int(reader.entries("v", chunk_ids)["size"].sum())
     pages = np.unique(reader.variable("v").position[chunk_ids] // PAGE_ENTRIES)
     table = reader.page_table("v")
     starts = table["offset"][pages].astype(np.int64)
-    lengths = page_format(reader.version).lengths(table, reader.variable("v").chunk_count)[pages]
+    lengths = table["length"][pages].astype(np.int64)
     return chunks + int(lengths[starts + lengths > HEAD_SIZE].sum())
 
 

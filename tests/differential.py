@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fuzz_structure import CAP, build_1_1, mutant, parse_1_1, seed_file
+from fuzz_structure import CAP, SEEDS, build, mutant, parse, seed_file, swap_chunks
 
 from xarray_hurray.container import ContainerReader
 from xarray_hurray.errors import HurrayError
@@ -39,9 +39,6 @@ from xarray_hurray.io import FileObjectSource
 ROOT = Path(__file__).resolve().parents[1]
 JS_OUTCOMES = ROOT / "js" / "tools" / "outcomes.js"
 """The script that reads files with the JavaScript reader and prints their outcomes."""
-
-SEEDS: list[tuple[int, int] | str] = [(1, 0), (1, 1), (1, 2), "pyramid"]
-"""The fuzzer's seed files (``seed_file``), every format and the file with overviews."""
 
 
 def digest(values: np.ndarray) -> str:
@@ -131,14 +128,14 @@ class Mutant:
 
 
 def corpus(per_seed: int, rng_seed: int) -> Iterator[Mutant]:
-    """``per_seed`` mutants of each of :data:`SEEDS`, from ``rng_seed``."""
-    for version in SEEDS:
-        good = seed_file(version)
-        rng = random.Random(f"{rng_seed}:{version}")
-        label = version if isinstance(version, str) else f"{version[0]}.{version[1]}"
+    """``per_seed`` mutants of each of the fuzzer's seed files (:data:`SEEDS`: the tree
+    and the file with overviews), from ``rng_seed``."""
+    for name in SEEDS:
+        good = seed_file(name)
+        rng = random.Random(f"{rng_seed}:{name}")
         for number in range(per_seed):
             kind, blob = mutant(good, rng)
-            yield Mutant(f"{label}-{rng_seed}-{number}", kind, blob)
+            yield Mutant(f"{name}-{rng_seed}-{number}", kind, blob)
 
 
 SWAP_SEED_ENCODING = {"a": {"chunks": (4, 4)}, "b": {"chunks": (4, 4)}}
@@ -164,16 +161,16 @@ def swap_seed() -> bytes:
 def swapped_mutants() -> Iterator[tuple[Mutant, dict[str, Any]]]:
     """Resealed mutants that put valid chunks in another place, each with the outcome
     of the file they were made from (:func:`swap_seed`): the chunks of its two
-    variables exchanged (what exchanging their root entries does), and two chunks of
-    one variable exchanged (what exchanging their index entries does).  A chunk's
-    checksum covers its bytes, not where it belongs, so both readers read them, and
-    read wrong values: format 1.3 is to bind checksums to their place."""
+    variables exchanged, each keeping the checksum of its place (what exchanging their
+    root entries does to the chunks), and two chunks of one variable exchanged (what
+    exchanging their index entries does).  A chunk's checksum is bound to its
+    variable and its place in the grid, so both readers refuse them."""
     good = swap_seed()
     truth = python_outcome(good)
-    swapped = parse_1_1(good)
-    swapped.chunks[0], swapped.chunks[1] = swapped.chunks[1], swapped.chunks[0]
-    yield Mutant("swap-root-a-b", "swap:root", build_1_1(swapped)), truth
-    swapped = parse_1_1(good)
-    chunks = swapped.chunks[0]
-    chunks[0], chunks[1] = chunks[1], chunks[0]
-    yield Mutant("swap-index-a-0-1", "swap:index", build_1_1(swapped)), truth
+    swapped = parse(good)
+    for k in range(len(swapped.chunks[0])):
+        swap_chunks(swapped, (0, k), (1, k))
+    yield Mutant("swap-root-a-b", "swap:root", build(swapped)), truth
+    swapped = parse(good)
+    swap_chunks(swapped, (0, 0), (0, 1))
+    yield Mutant("swap-index-a-0-1", "swap:index", build(swapped)), truth

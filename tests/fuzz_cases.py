@@ -1,9 +1,10 @@
 """Small valid Hurray files and ways to damage them, for the fuzz and bit-flip tests
 (and the longer harness in ``tools/fuzz_atheris.py``).
 
-``reseal`` recomputes every checksum it can find after a mutation, so that damaged
-files reach the checks behind the checksums (metadata rules, index ranges, codec
-frames) instead of stopping at the first crc32c.
+``reseal`` recomputes every checksum it can find after a mutation, bound to the
+place of its part, so that damaged files reach the checks behind the checksums
+(metadata rules, index ranges, codec frames) instead of stopping at the first
+crc32c.
 """
 
 from __future__ import annotations
@@ -18,19 +19,18 @@ import numpy as np
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import VERSION, ContainerReader, VariableMeta, parse_metadata
-from xarray_hurray.container.checksum import crc32c
+from xarray_hurray.container import ContainerReader, VariableMeta, parse_metadata
+from xarray_hurray.container.checksum import Places, crc32c
 from xarray_hurray.container.format import (
+    HEADER_SIZE,
     INDEX_ENTRY,
     PAGE_ENTRIES,
     PAGE_REFERENCE,
     PREFIX,
     REFERENCE,
     SLOT,
-    SLOT_HEADER_SIZE,
 )
 from xarray_hurray.io import FileObjectSource
-from xarray_hurray.testing.old_versions import write_1_1
 
 SLOT_AT = PREFIX.size
 """Where slot 0, the slot a freshly written file uses, starts."""
@@ -64,31 +64,29 @@ ENCODING = {
 }
 
 
-def small_file(directory: Path, version: tuple[int, int] = VERSION) -> bytes:
-    """The bytes of a valid file of :func:`small_dataset` (about 1.7 KB) in format
-    ``version``."""
+def small_file(directory: Path) -> bytes:
+    """The bytes of a valid file of :func:`small_dataset` (about 1.7 KB)."""
     path = Path(directory) / "small.hurray"
     xh.to_hurray(small_dataset(), path, encoding=ENCODING)
-    return as_version(path, version)
+    return path.read_bytes()
 
 
-def tiny_file(directory: Path, version: tuple[int, int] = VERSION) -> bytes:
+def tiny_file(directory: Path) -> bytes:
     """The bytes of a valid file of two variables, compressed and not, with an edge
-    chunk (a few hundred bytes: small enough to flip every bit), in format
-    ``version``."""
+    chunk (a few hundred bytes: small enough to flip every bit)."""
     path = Path(directory) / "tiny.hurray"
     ds = xr.Dataset(
         {"v": (("y", "x"), np.arange(16.0, dtype="f4").reshape(4, 4)), "r": (("k",), [1, 2, 3])}
     )
     encoding = {"v": {"chunks": (2, 2), "codecs": "zstd"}, "r": {"chunks": (2,)}}
     xh.to_hurray(ds, path, encoding=encoding, codecs=None)
-    return as_version(path, version)
+    return path.read_bytes()
 
 
-def tiny_tree_file(directory: Path, version: tuple[int, int] = VERSION) -> bytes:
+def tiny_tree_file(directory: Path) -> bytes:
     """The bytes of a valid file of a tree of groups (a group in a group), with
     missing chunks, a page of missing chunks only and a scalar string: small enough
-    to flip every bit; in format ``version``."""
+    to flip every bit."""
     path = Path(directory) / "tree.hurray"
     holes = np.full((4, 4), np.nan, dtype="f4")
     holes[:2, :2] = 1.5
@@ -100,7 +98,7 @@ def tiny_tree_file(directory: Path, version: tuple[int, int] = VERSION) -> bytes
     )
     encoding = {"/": {"v": {"chunks": (2, 2)}}, "/g/h": {"n": {"chunks": (2,)}}}
     xh.to_hurray(tree, path, encoding=encoding, codecs=None)
-    return as_version(path, version)
+    return path.read_bytes()
 
 
 def appended_file(directory: Path) -> tuple[bytes, bytes]:
@@ -117,24 +115,13 @@ def appended_file(directory: Path) -> tuple[bytes, bytes]:
     return before, path.read_bytes()
 
 
-def as_version(path: Path, version: tuple[int, int]) -> bytes:
-    """The file at ``path``, of the current version, rewritten in format ``version``
-    (1.1 or the current one) with every chunk copied as stored, as the writer of that
-    version wrote it; its bytes."""
-    if version != VERSION:
-        assert version == (1, 1), f"no writer of format {version} for tests"
-        blob = Path(path).read_bytes()
-        write_1_1(ContainerReader(FileObjectSource(io.BytesIO(blob))), path)
-    return Path(path).read_bytes()
-
-
 def unreferenced(blob: bytes) -> np.ndarray:
-    """Which bytes of the valid 1.1 or 1.2 file ``blob`` nothing references (in 1.2,
-    the room the head keeps for pages that took less)."""
+    """Which bytes of the valid file ``blob`` nothing references (the room the head
+    keeps for pages that took less)."""
     reader = ContainerReader(FileObjectSource(io.BytesIO(blob)))
     header = reader.header
-    parts = [(0, SLOT_HEADER_SIZE), (header.metadata_offset, header.metadata_length)]
-    parts.append((header.root_offset, header.root_length))  # type: ignore[union-attr]
+    parts = [(0, HEADER_SIZE), (header.metadata_offset, header.metadata_length)]
+    parts.append((header.root_offset, header.root_length))
     for path, _ in reader.metadata.all_variables():
         parts += reader.index_parts(path)
         entries = reader.index(path)
@@ -159,64 +146,54 @@ def read_everything(blob: bytes, verify_checksums: bool = True) -> dict[str, obj
     return out
 
 
-def _put_crc(blob: bytearray, at: int, start: int, stop: int) -> None:
-    blob[at : at + 4] = struct.pack("<I", crc32c(bytes(blob[start:stop])))
-
-
-def _variables(blob: bytes | bytearray, slot: list[int]) -> list[VariableMeta] | None:
-    """The variables of the file in variable number order, if its metadata parses."""
+def _variables(blob: bytes | bytearray, slot: list[int]) -> list[tuple[str, VariableMeta]] | None:
+    """The variables of the file with their paths, in variable number order, if its
+    metadata parses."""
     start, stop = slot[1], slot[1] + slot[2]
     if stop > len(blob):
         return None
     try:
         # any number of containers: the helper also builds files over the readers' cap
-        meta = parse_metadata(bytes(blob[start:stop]), max_containers=2**31)
-        return [var for _, var in meta.all_variables()]
+        return parse_metadata(bytes(blob[start:stop]), max_containers=2**31).all_variables()
     except ValueError:
         return None
 
 
+Page = tuple[int, int, int, int, int, list[int]]
+"""A stored page: where its page table reference is, its number, where it is, its
+length, where its entries start and the placement positions they list (as many as
+its bitmap lists and its length holds)."""
+
+
 def _indexes(
-    blob: bytes | bytearray, slot: list[int], variables: list[VariableMeta]
-) -> list[tuple[int, list[tuple[int, int, int, int, int]]]]:
-    """Per variable: where its root entry is, and for each of its stored pages where
-    its page table reference is, where the page is, its length, where its entries
-    start and how many it holds (in 1.2 as many as its length holds after the
-    bitmap); only what lies inside ``blob``."""
+    blob: bytes | bytearray, slot: list[int], variables: list[tuple[str, VariableMeta]]
+) -> list[tuple[int, list[Page]]]:
+    """Per variable: where its root entry is, and its stored pages (:data:`Page`);
+    only what lies inside ``blob``."""
     found = []
-    reference = _reference(blob)
-    for number, var in enumerate(variables):
+    for number, (_, var) in enumerate(variables):
         root_at = slot[3] + REFERENCE.itemsize * number
         pages = -(-var.chunk_count // PAGE_ENTRIES)
         if root_at + REFERENCE.itemsize > len(blob) or pages > 10_000:
             break
         (table,) = struct.unpack_from("<Q", blob, root_at)
         refs = []
-        for page in range(pages if table + reference.itemsize * pages <= len(blob) else 0):
-            ref_at = table + reference.itemsize * page
-            ref = np.frombuffer(blob, reference, 1, ref_at)[0]
-            offset = int(ref["offset"])
+        size = PAGE_REFERENCE.itemsize
+        for page in range(pages if table + size * pages <= len(blob) else 0):
+            ref_at = table + size * page
+            ref = np.frombuffer(blob, PAGE_REFERENCE, 1, ref_at)[0]
+            offset, length = int(ref["offset"]), int(ref["length"])
             count = min(PAGE_ENTRIES, var.chunk_count - PAGE_ENTRIES * page)
-            if reference == REFERENCE:
-                length, entries_at = INDEX_ENTRY.itemsize * count, offset
-            else:
-                length, entries_at = int(ref["length"]), offset + -(-count // 8)
-                count = max(0, offset + length - entries_at) // INDEX_ENTRY.itemsize
-            if offset and offset + length <= len(blob):
-                refs.append((ref_at, offset, length, entries_at, count))
+            entries_at = offset + -(-count // 8)
+            if offset and offset + length <= len(blob) and entries_at <= offset + length:
+                bits = np.unpackbits(
+                    np.frombuffer(blob, np.uint8, -(-count // 8), offset), bitorder="little"
+                )
+                listed = np.flatnonzero(bits[:count]) + PAGE_ENTRIES * page
+                held = (offset + length - entries_at) // INDEX_ENTRY.itemsize
+                refs.append((ref_at, page, offset, length, entries_at, listed[:held].tolist()))
         found.append((root_at, refs))
     return found
-
-
-def _reference(blob: bytes | bytearray) -> np.dtype:
-    """The page table entry of the version the prefix of ``blob`` names, whatever it
-    says (a mutation may have changed it): that of 1.1 below 1.2."""
-    return REFERENCE if tuple(PREFIX.unpack_from(blob)[1:3]) < (1, 2) else PAGE_REFERENCE
-
-
-def _reference_crc_at(blob: bytes | bytearray) -> int:
-    """Where the crc32c lies in a page table entry of the file's version."""
-    return 8 if _reference(blob) == REFERENCE else 12
 
 
 def _write_slot(blob: bytearray, slot: list[int]) -> None:
@@ -227,32 +204,37 @@ def _write_slot(blob: bytearray, slot: list[int]) -> None:
 
 
 def reseal(data: bytes) -> bytes:
-    """``data`` (a 1.1 or 1.2 file using slot 0) with every checksum that can be
-    located recomputed: chunks, pages, page tables, root, metadata and slot 0."""
+    """``data`` (a file using slot 0) with every checksum that can be located
+    recomputed, bound to its place where it has one: chunks, pages, page tables,
+    root, metadata and slot 0."""
     blob = bytearray(data)
-    if len(blob) < SLOT_HEADER_SIZE:
+    if len(blob) < HEADER_SIZE:
         return bytes(blob)
     slot = list(SLOT.unpack_from(blob, SLOT_AT))
     variables = _variables(blob, slot)
     if slot[1] + slot[2] <= len(blob):
         slot[6] = crc32c(bytes(blob[slot[1] : slot[1] + slot[2]]))
     if variables is not None:
-        crc_at = _reference_crc_at(blob)
-        for _, refs in _indexes(blob, slot, variables):
-            for ref_at, offset, length, entries_at, count in refs:
-                entries = np.frombuffer(blob, INDEX_ENTRY, count, entries_at).copy()
-                for entry in entries:
+        indexes = _indexes(blob, slot, variables)
+        for (path, var), (_, refs) in zip(variables, indexes, strict=False):
+            places = Places(path, var.grid_shape)
+            for ref_at, page, offset, length, entries_at, listed in refs:
+                entries = np.frombuffer(blob, INDEX_ENTRY, len(listed), entries_at).copy()
+                chunk_places = places.chunks(var.chunk_ids(np.array(listed, dtype=np.int64)))
+                for entry, place in zip(entries, chunk_places.tolist(), strict=True):
                     end = int(entry["offset"]) + int(entry["size"])
                     if entry["size"] and end <= len(blob):
-                        entry["crc32c"] = crc32c(bytes(blob[int(entry["offset"]) : end]))
+                        crc = crc32c(bytes(blob[int(entry["offset"]) : end]))
+                        entry["crc32c"] = crc ^ place
                 blob[entries_at : entries_at + entries.nbytes] = entries.tobytes()
-                _put_crc(blob, ref_at + crc_at, offset, offset + length)
-        reference = _reference(blob)
-        for number, (root_at, _) in enumerate(_indexes(blob, slot, variables)):
+                crc = crc32c(bytes(blob[offset : offset + length])) ^ places.page(page)
+                blob[ref_at + 12 : ref_at + 16] = struct.pack("<I", crc)
+        for (path, var), (root_at, _) in zip(variables, indexes, strict=False):
             (table,) = struct.unpack_from("<Q", blob, root_at)
-            length = reference.itemsize * -(-variables[number].chunk_count // PAGE_ENTRIES)
+            length = PAGE_REFERENCE.itemsize * -(-var.chunk_count // PAGE_ENTRIES)
             if table and table + length <= len(blob):
-                _put_crc(blob, root_at + 8, table, table + length)
+                crc = crc32c(bytes(blob[table : table + length])) ^ Places(path, ()).table
+                blob[root_at + 8 : root_at + 12] = struct.pack("<I", crc)
     if slot[3] + slot[4] <= len(blob):
         slot[7] = crc32c(bytes(blob[slot[3] : slot[3] + slot[4]]))
     _write_slot(blob, slot)
@@ -276,9 +258,9 @@ def with_metadata(data: bytes, text: bytes) -> bytes:
         (table,) = struct.unpack_from("<Q", data, root_at)
         if table:
             blob[moved(root_at) : moved(root_at) + 8] = struct.pack("<Q", moved(table))
-        for ref_at, offset, _, entries_at, count in refs:
+        for ref_at, _, offset, _, entries_at, listed in refs:
             blob[moved(ref_at) : moved(ref_at) + 8] = struct.pack("<Q", moved(offset))
-            entries = np.frombuffer(data, INDEX_ENTRY, count, entries_at).copy()
+            entries = np.frombuffer(data, INDEX_ENTRY, len(listed), entries_at).copy()
             stored = entries["size"] != 0
             entries["offset"][stored] = [moved(int(o)) for o in entries["offset"][stored]]
             blob[moved(entries_at) : moved(entries_at) + entries.nbytes] = entries.tobytes()
@@ -293,10 +275,10 @@ def with_last_chunk(data: bytes, chunk: bytes) -> bytes:
     slot = list(SLOT.unpack_from(data, SLOT_AT))
     last = (0, 0)
     for _, refs in _indexes(data, slot, _variables(data, slot) or []):
-        for _, _, _, entries_at, count in refs:
-            if not count:
+        for _, _, _, _, entries_at, listed in refs:
+            if not listed:
                 continue
-            entries = np.frombuffer(data, INDEX_ENTRY, count, entries_at)
+            entries = np.frombuffer(data, INDEX_ENTRY, len(listed), entries_at)
             k = int(np.argmax(entries["offset"]))
             last = max(last, (int(entries["offset"][k]), entries_at + k * INDEX_ENTRY.itemsize))
     chunk_at, entry_at = last
@@ -323,7 +305,7 @@ def _set_path(obj: object, rng: random.Random, value: object) -> None:
 
 
 def metadata_text(data: bytes) -> bytes:
-    """The metadata bytes of a 1.1 or 1.2 file, located by slot 0."""
+    """The metadata bytes of a file, located by slot 0."""
     slot = SLOT.unpack_from(data, SLOT_AT)
     return data[slot[1] : slot[1] + slot[2]]
 

@@ -37,18 +37,17 @@ from xarray_hurray.cli import main as cli_main
 from xarray_hurray.container import ContainerReader, verify_file
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import (
-    HEADER,
     HEADER_SIZE,
     INDEX_ENTRY,
     PAGE_ENTRIES,
+    PAGE_REFERENCE,
     PREFIX,
     REFERENCE,
     SLOT,
-    SLOT_HEADER_SIZE,
     SLOT_SIZE,
 )
-from xarray_hurray.container.index import page_counts, page_format
-from xarray_hurray.container.metadata import parse_metadata
+from xarray_hurray.container.index import page_counts, unpack_page
+from xarray_hurray.container.metadata import VariableMeta, parse_metadata
 from xarray_hurray.errors import HurrayError
 from xarray_hurray.io import FileObjectSource
 from xarray_hurray.zarr.references import UnreferenceableWarning, kerchunk_references
@@ -61,32 +60,20 @@ XARRAY_ERRORS = ("unable to decode time units", "time values outside range of 64
 """Messages of the xarray errors docs/reliability.md lists as remaining xarray's."""
 
 
-@dataclass
-class Parsed:
-    """A file taken apart: header fields, metadata, chunk bytes per variable (by
-    row-major chunk id) and the order the chunks were placed in."""
-
-    header: list[Any]
-    meta: Any
-    chunks: list[list[bytes]]
-    placement: list[list[int]]
-    index_edits: list[tuple[int, int, str, int]] = field(default_factory=list)
-    header_edits: dict[int, int] = field(default_factory=dict)
+def place_crc(kind: bytes, path: str, values: list[int] | tuple[int, ...] = ()) -> int:
+    """The CRC-32C of the key of a place, made as docs/spec/container.md ("Checksums
+    bound to their place") says, apart from the package's own: ``kind`` (``b"C"``,
+    ``b"P"`` or ``b"T"``), the UTF-8 path's length as u32, the path, each value as u64."""
+    name = path.encode("utf-8", "surrogatepass")
+    key = kind + struct.pack("<I", len(name)) + name
+    return crc32c(key + b"".join(struct.pack("<Q", v) for v in values))
 
 
-def parse(blob: bytes) -> Parsed:
-    """The parts of the valid file ``blob``."""
-    header = list(HEADER.unpack_from(blob))
-    meta_length, index_offset = header[5], header[6]
-    meta = json.loads(blob[HEADER_SIZE : HEADER_SIZE + meta_length])
-    chunks, placement, at = [], [], index_offset
-    for var in meta["variables"]:
-        count = math.prod(-(-n // c) for n, c in zip(var["shape"], var["chunks"], strict=True))
-        entries = np.frombuffer(blob, INDEX_ENTRY, count, at)
-        at += count * INDEX_ENTRY.itemsize + 4
-        chunks.append([blob[int(e["offset"]) : int(e["offset"] + e["size"])] for e in entries])
-        placement.append(np.argsort(entries["offset"], kind="stable").tolist())
-    return Parsed(header, meta, chunks, placement)
+def _coordinates(ids: np.ndarray, grid_shape: tuple[int, ...]) -> list[list[int]]:
+    """The grid coordinates of the chunks of row-major numbers ``ids``."""
+    if not grid_shape:  # a scalar's one chunk
+        return [[] for _ in ids]
+    return np.stack(np.unravel_index(ids, grid_shape), axis=1).tolist()
 
 
 def _chunk_count(var: Any, fallback: int) -> int:
@@ -98,64 +85,6 @@ def _chunk_count(var: Any, fallback: int) -> int:
     except Exception:  # any mutated shape: keep the chunks there are
         return fallback
     return count if 0 <= count <= 10_000 else fallback
-
-
-def build(parsed: Parsed) -> bytes:
-    """The file of ``parsed``: metadata, indexes and chunks laid out in turn, field
-    edits applied, every checksum recomputed."""
-    meta_bytes = json.dumps(parsed.meta, separators=(",", ":")).encode()
-    variables = parsed.meta.get("variables") if isinstance(parsed.meta, dict) else None
-    variables = variables if isinstance(variables, list) else []
-    layouts = []  # per variable: chunk bytes by row-major id, and the order placed
-    for i, var in enumerate(variables):
-        k = min(i, len(parsed.chunks) - 1)
-        own, order = parsed.chunks[k], parsed.placement[k]
-        count = _chunk_count(var, len(own)) if isinstance(var, dict) else len(own)
-        if count == len(own):
-            layouts.append((own, order))
-        else:
-            blobs = [own[j % len(own)] if own else b"" for j in range(count)]
-            layouts.append((blobs, list(range(count))))
-    index_length = sum(len(blobs) * INDEX_ENTRY.itemsize + 4 for blobs, _ in layouts)
-    index_offset = HEADER_SIZE + len(meta_bytes)
-    position = index_offset + index_length
-    entries, data = [], []
-    for blobs, order in layouts:
-        table = np.zeros(len(blobs), INDEX_ENTRY)
-        for j in order:
-            table[j] = (position, len(blobs[j]), crc32c(blobs[j]))
-            data.append(blobs[j])
-            position += len(blobs[j])
-        entries.append(table)
-    file_length = position
-    for var, chunk, name, value in parsed.index_edits:
-        if var < len(entries) and chunk < len(entries[var]):
-            entries[var][chunk][name] = value % 2 ** (32 if name == "crc32c" else 64)
-    body = b"".join(data)
-    blob = bytearray(b"\0" * HEADER_SIZE + meta_bytes)
-    for table in entries:
-        blob += table.tobytes() + b"\0\0\0\0"
-    blob += body
-    for table in entries:  # entries that were edited get the checksum of their new range
-        for entry in table:
-            start, stop = int(entry["offset"]), int(entry["offset"]) + int(entry["size"])
-            if stop <= len(blob):
-                entry["crc32c"] = crc32c(bytes(blob[start:stop]))
-    at = index_offset
-    for table in entries:
-        raw = table.tobytes()
-        blob[at : at + len(raw) + 4] = raw + struct.pack("<I", crc32c(raw))
-        at += len(raw) + 4
-    fields = [*parsed.header]
-    fields[4:9] = [HEADER_SIZE, len(meta_bytes), index_offset, index_length, file_length]
-    widths = {1: 16, 2: 16, 3: 32, 4: 64, 5: 64, 6: 64, 7: 64, 8: 64}
-    for key, value in parsed.header_edits.items():
-        fields[key] = value % 2 ** widths[key]
-    meta_stop = HEADER_SIZE + fields[5]
-    fields[9] = crc32c(bytes(blob[HEADER_SIZE:meta_stop])) if meta_stop <= len(blob) else 0
-    head = HEADER.pack(*fields)
-    blob[:HEADER_SIZE] = head + struct.pack("<I", crc32c(head))
-    return bytes(blob)
 
 
 # ---------------------------------------------------------------- mutations
@@ -208,7 +137,7 @@ def _tweak(value: Any, rng: random.Random) -> Any:
     return rng.choice(HOSTILE)
 
 
-def mutate_metadata(parsed: Parsed | Tree, rng: random.Random) -> str:
+def mutate_metadata(parsed: Tree, rng: random.Random) -> str:
     """Change one value (or key) of the metadata; the kind of change."""
     meta = parsed.meta
     paths = [p for p in _paths(meta) if p]
@@ -230,29 +159,6 @@ def mutate_metadata(parsed: Parsed | Tree, rng: random.Random) -> str:
     return "meta:cf-attr"
 
 
-def mutate_header(parsed: Parsed, rng: random.Random) -> str:
-    """Change one header field (magic and checksums excepted)."""
-    key = rng.randrange(1, 9)
-    value = parsed.header[key]
-    parsed.header_edits[key] = rng.choice(
-        [value + 1, value - 1, value + 20, 0, 1, 2**31, 2**63 - 1, value * 2, 64]
-    )
-    return "header"
-
-
-def mutate_index(parsed: Parsed, rng: random.Random) -> str:
-    """Change one field of one index entry."""
-    live = [i for i, chunks in enumerate(parsed.chunks) if chunks]
-    var = rng.choice(live)
-    chunk = rng.randrange(len(parsed.chunks[var]))
-    name = rng.choice(["offset", "size"])
-    size = len(parsed.chunks[var][chunk])
-    delta = rng.choice([1, -1, 4, -4, size, -size, 2**32, 2**63])
-    # applied to the laid-out value: offsets and sizes are known only in build
-    parsed.index_edits.append((var, chunk, name, delta))
-    return f"index:{name}"
-
-
 def _bomb(rng: random.Random) -> bytes:
     zeros = bytes(rng.choice([2**16, 2**20, 2**22]))
     zstd = numcodecs.Zstd()
@@ -269,7 +175,7 @@ def _bomb(rng: random.Random) -> bytes:
     )
 
 
-def mutate_chunk(parsed: Parsed | Tree, rng: random.Random) -> str:
+def mutate_chunk(parsed: Tree, rng: random.Random) -> str:
     """Replace the bytes of one chunk."""
     live = [i for i, chunks in enumerate(parsed.chunks) if chunks]
     var = rng.choice(live)
@@ -295,57 +201,35 @@ def mutate_chunk(parsed: Parsed | Tree, rng: random.Random) -> str:
     return "chunk"
 
 
-def preserve(parsed: Parsed | Tree, rng: random.Random) -> str:
-    """A change that keeps the file's meaning: the metadata's keys in another order."""
-
-    def shuffled(obj: Any) -> Any:
-        if isinstance(obj, dict):
-            items = list(obj.items())
-            rng.shuffle(items)
-            return {k: shuffled(v) for k, v in items}
-        if isinstance(obj, list):
-            return [shuffled(v) for v in obj]
-        return obj
-
-    parsed.meta = shuffled(parsed.meta)
-    return "preserving"
-
-
-MUTATORS = [mutate_metadata, mutate_metadata, mutate_header, mutate_index, mutate_chunk]
-MUTATORS += [mutate_chunk, preserve]
+def _shuffled(obj: Any, rng: random.Random) -> Any:
+    """``obj`` with the keys of every object in another order."""
+    if isinstance(obj, dict):
+        items = list(obj.items())
+        rng.shuffle(items)
+        return {k: _shuffled(v, rng) for k, v in items}
+    if isinstance(obj, list):
+        return [_shuffled(v, rng) for v in obj]
+    return obj
 
 
 def mutant(good: bytes, rng: random.Random) -> tuple[str, bytes]:
     """One mutated, resealed file made from ``good``, and the kind of its change."""
-    if version_of(good) >= (1, 1):
-        tree = parse_1_1(good)
-        pyramid = any(key in tree.meta["attrs"] for key in PYRAMID_ATTRS)
-        if pyramid and rng.random() < 0.5:
-            kind = mutate_pyramid_attrs(tree, rng)
-        else:
-            kind = rng.choice(MUTATORS_1_1)(tree, rng)
-        return kind, build_1_1(tree)
-    parsed = parse(good)
-    kind = rng.choice(MUTATORS)(parsed, rng)
-    if parsed.index_edits:  # deltas become values once the file is laid out
-        deltas, parsed.index_edits = parsed.index_edits, []
-        laid = build(parsed)
-        at = HEADER.unpack_from(laid)[6]
-        starts = np.cumsum([at] + [len(c) * INDEX_ENTRY.itemsize + 4 for c in parsed.chunks])
-        for var, chunk, name, delta in deltas:
-            entry = np.frombuffer(laid, INDEX_ENTRY, 1, int(starts[var]) + chunk * 20)[0]
-            parsed.index_edits.append((var, chunk, name, int(entry[name]) + delta))
-    return kind, build(parsed)
+    tree = parse(good)
+    pyramid = any(key in tree.meta["attrs"] for key in PYRAMID_ATTRS)
+    if pyramid and rng.random() < 0.5:
+        kind = mutate_pyramid_attrs(tree, rng)
+    else:
+        kind = rng.choice(MUTATORS)(tree, rng)
+    return kind, build(tree)
 
 
-# ---------------------------------------------------------------- formats 1.1 and 1.2
+# ---------------------------------------------------------------- the file taken apart
 
 Edit = tuple[str, int, int, str, str, int]
-"""A change to a laid-out 1.1 or 1.2 field: (structure, variable, item, field,
-operation, operand); structure "entry" (item: page position), "table" (item: page),
-"root" (item 0) or, in 1.2, "bitmap" (item: page; field "bit", operation "flip",
-operand: the bit's position on the page); operation "add" (to the laid-out value) or
-"set"."""
+"""A change to a laid-out field: (structure, variable, item, field, operation,
+operand); structure "entry" (item: page position), "table" (item: page), "root"
+(item 0) or "bitmap" (item: page; field "bit", operation "flip", operand: the bit's
+position on the page); operation "add" (to the laid-out value) or "set"."""
 
 SLOT_FIELDS = ["generation", "meta_offset", "meta_length", "root_offset", "root_length"]
 SLOT_FIELDS += ["file_length", "meta_crc", "root_crc", "reserved"]
@@ -353,13 +237,13 @@ SLOT_FIELDS += ["file_length", "meta_crc", "root_crc", "reserved"]
 
 @dataclass
 class Tree:
-    """A format 1.1 or 1.2 file taken apart: the active slot's fields, the other slot's
-    bytes, the metadata, the stored bytes of every chunk per variable (in variable
-    number order) by placement position (``b""``: a missing chunk), and how the parts
-    lie.
+    """A file taken apart: the active slot's fields, the other slot's bytes, the
+    metadata, the stored bytes of every chunk per variable (in variable number order)
+    by placement position (``b""``: a missing chunk), and how the parts lie.
 
-    Edits and the choices below are applied by :func:`build_1_1` after laying out,
-    so that every checksum above an edit is computed over the edited bytes."""
+    Edits and the choices below are applied by :func:`build` after laying out, so
+    that every checksum above an edit is computed over the edited bytes, bound to
+    the place of its part as the (maybe changed) metadata names it."""
 
     prefix: list[Any]
     slot: list[int]
@@ -371,7 +255,8 @@ class Tree:
     """Index pages right after the page tables (the writer's choice when they fit in
     the first 64 KiB), or after the chunks."""
     empty_pages: bool
-    """Pages that hold no stored chunk are stored (all zero) rather than left out."""
+    """Pages that hold no stored chunk are stored (a bitmap of zeros) rather than left
+    out."""
     tail: bytes = b""
     """Bytes after the end of the version: the trace of a commit that did not complete."""
     edits: list[Edit] = field(default_factory=list)
@@ -384,11 +269,17 @@ class Tree:
     "older" (a valid slot of the generation before), "same" (of the same generation)
     or "newer" (of the next generation, with ``other_edit`` applied)."""
     other_edit: tuple[int, str, int] | None = None
-    version: tuple[int, int] = (1, 1)
-    """The format the index is laid out in (the seed's; a mutated prefix may say else)."""
     padding: int = 0
-    """Zeros after the page tables and the pages in front of the chunks: in 1.2, the
-    room the head keeps for pages that took less or went after the chunks."""
+    """Zeros after the page tables and the pages in front of the chunks: the room the
+    head keeps for pages that took less or went after the chunks."""
+    order: list[int] = field(default_factory=list)
+    """The variables in the order their chunks lie in the file (the writer places the
+    coordinates first); variables not listed follow in variable number order."""
+    moved: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    """Chunks put in another place with the checksum of the place they came from, as
+    a change of index entries (not of chunk bytes) leaves them: by (variable,
+    position) of the chunk now, (variable, position) of the place whose checksum its
+    entry keeps."""
 
 
 def _json_variables(meta: Any) -> list[Any]:
@@ -406,11 +297,19 @@ def _json_variables(meta: Any) -> list[Any]:
     return found
 
 
-def parse_1_1(blob: bytes) -> Tree:
-    """The parts of the valid 1.1 or 1.2 file ``blob``."""
+def swap_chunks(tree: Tree, first: tuple[int, int], second: tuple[int, int]) -> None:
+    """Put the chunks at ``first`` and ``second`` (variable, position) in each other's
+    place, each with the checksum its own place gave it: what exchanging two index
+    entries (or the root entries of two variables, chunk by chunk) does."""
+    (v, k), (w, j) = first, second
+    tree.chunks[v][k], tree.chunks[w][j] = tree.chunks[w][j], tree.chunks[v][k]
+    was = dict(tree.moved)
+    tree.moved[first], tree.moved[second] = was.get(second, second), was.get(first, first)
+
+
+def parse(blob: bytes) -> Tree:
+    """The parts of the valid file ``blob``."""
     prefix = list(PREFIX.unpack_from(blob))
-    version = (prefix[1], prefix[2])
-    reference = page_format(version).reference
     slots = [list(SLOT.unpack_from(blob, PREFIX.size + k * SLOT_SIZE)) for k in (0, 1)]
     used = [
         k
@@ -424,30 +323,36 @@ def parse_1_1(blob: bytes) -> Tree:
     variables = parse_metadata(blob[slot[1] : slot[1] + slot[2]]).all_variables()
     root = np.frombuffer(blob, REFERENCE, len(variables), slot[3])
     chunks, page_at, chunk_at, empty_pages = [], [], [], False
+    first: dict[int, int] = {}  # by variable number: where its chunks begin
     tables_end, page_bytes = slot[3] + slot[4], 0
-    for (_, var), ref in zip(variables, root, strict=True):
+    for (path, var), ref in zip(variables, root, strict=True):
         counts = page_counts(var.chunk_count)
         table = (
-            np.frombuffer(blob, reference, len(counts), int(ref["offset"])) if len(counts) else []
+            np.frombuffer(blob, PAGE_REFERENCE, len(counts), int(ref["offset"]))
+            if len(counts)
+            else []
         )
-        tables_end += len(counts) * reference.itemsize
+        tables_end += len(counts) * PAGE_REFERENCE.itemsize
         own = []
-        for count, page in zip(counts.tolist(), table, strict=True):
+        for number, (count, page) in enumerate(zip(counts.tolist(), table, strict=True)):
             entries = np.zeros(count, INDEX_ENTRY)
             if page["offset"]:
-                length = int(page["length"]) if version >= (1, 2) else count * INDEX_ENTRY.itemsize
-                entries = page_format(version).unpack(
+                length = int(page["length"])
+                entries = unpack_page(
                     blob[int(page["offset"]) : int(page["offset"]) + length],
                     count,
                     length=length,
-                    crc=int(page["crc32c"]),
+                    crc=int(page["crc32c"]) ^ place_crc(b"P", path, [number]),
                     what="a seed page",
                     file_length=len(blob),
                 )
                 page_at.append(int(page["offset"]))
                 page_bytes += length
                 empty_pages |= not entries["size"].any()
-            chunk_at += [int(e["offset"]) for e in entries if e["size"]]
+            at = [int(e["offset"]) for e in entries if e["size"]]
+            if at:
+                first[len(chunks)] = min(first.get(len(chunks), at[0]), *at)
+            chunk_at += at
             own += [blob[int(e["offset"]) : int(e["offset"] + e["size"])] for e in entries]
         chunks.append(own)
     front = bool(page_at) and (not chunk_at or min(page_at) < min(chunk_at))
@@ -464,8 +369,8 @@ def parse_1_1(blob: bytes) -> Tree:
         front,
         empty_pages,
         tail,
-        version=version,
         padding=padding,
+        order=sorted(first, key=first.__getitem__),
     )
 
 
@@ -473,12 +378,31 @@ def _apply(value: int, operation: str, operand: int, bits: int) -> int:
     return (value + operand if operation == "add" else operand) % 2**bits
 
 
-def build_1_1(tree: Tree) -> bytes:
+def _places(meta_bytes: bytes, laid: list[list[bytes]]) -> list[tuple[str, list[int]]]:
+    """The path of each variable of the (maybe changed) metadata and the place of the
+    chunk at each of its placement positions (:func:`place_crc`), as a reader takes
+    them from that metadata; none where it reads none (metadata it refuses, a grid of
+    another number of chunks): there the checksums are left unbound."""
+    try:
+        variables = parse_metadata(meta_bytes).all_variables()
+    except Exception:  # whatever a reader refuses, it refuses before any place
+        variables = []
+    found = []
+    for v, own in enumerate(laid):
+        path, var = variables[v] if v < len(variables) else ("", None)
+        places = [0] * len(own)
+        if isinstance(var, VariableMeta) and var.chunk_count == len(own) and own:
+            coordinates = _coordinates(var.chunk_ids(np.arange(len(own))), var.grid_shape)
+            places = [place_crc(b"C", path, c) for c in coordinates]
+        found.append((path, places))
+    return found
+
+
+def build(tree: Tree) -> bytes:
     """The file of ``tree``: header, metadata, root, page tables, then pages and chunks
     (in the order ``tree.pages_front`` says, with ``tree.padding`` zeros before the
-    chunks), edits applied, every checksum above them recomputed."""
-    reference = page_format(tree.version).reference
-    sparse = tree.version >= (1, 2)
+    chunks), edits applied, every checksum above them recomputed and bound to its
+    place."""
     meta_bytes = json.dumps(tree.meta, separators=(",", ":")).encode()
     variables = _json_variables(tree.meta)
     laid: list[list[bytes]] = []  # per variable: chunk bytes by placement position
@@ -488,22 +412,21 @@ def build_1_1(tree: Tree) -> bytes:
         laid.append(
             own if count == len(own) else [own[j % len(own)] if own else b"" for j in range(count)]
         )
-    root_offset = SLOT_HEADER_SIZE + len(meta_bytes)
+    places = _places(meta_bytes, laid)
+    root_offset = HEADER_SIZE + len(meta_bytes)
     position = root_offset + REFERENCE.itemsize * len(laid)
-    table_offsets, pages = [], []  # pages: per variable, per page: laid-out offset or 0
+    table_offsets = []
     for own in laid:
         table_offsets.append(position)
-        position += -(-len(own) // PAGE_ENTRIES) * reference.itemsize
+        position += -(-len(own) // PAGE_ENTRIES) * PAGE_REFERENCE.itemsize
 
     def stored(own: list[bytes], page: int) -> bool:
         return tree.empty_pages or any(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES])
 
     def page_length(rows: list[bytes]) -> int:
-        """Bytes of a page of chunks ``rows``: every entry (1.1), or a bitmap and the
-        entries of the stored chunks (1.2)."""
-        if sparse:
-            return -(-len(rows) // 8) + sum(map(bool, rows)) * INDEX_ENTRY.itemsize
-        return len(rows) * INDEX_ENTRY.itemsize
+        """Bytes of a page of chunks ``rows``: a bitmap and the entries of the stored
+        chunks."""
+        return -(-len(rows) // 8) + sum(map(bool, rows)) * INDEX_ENTRY.itemsize
 
     def place_pages(position: int) -> int:
         for own, offsets in zip(laid, pages, strict=True):
@@ -513,23 +436,28 @@ def build_1_1(tree: Tree) -> bytes:
                     position += page_length(own[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES])
         return position
 
+    def chunk_place(v: int, k: int) -> int:
+        """The place whose checksum the entry of the chunk at ``(v, k)`` holds."""
+        w, j = tree.moved.get((v, k), (v, k))
+        own = places[w][1] if w < len(places) else []
+        return own[j] if j < len(own) else 0
+
     pages = [[0] * -(-len(own) // PAGE_ENTRIES) for own in laid]
     if tree.pages_front:
         position = place_pages(position)
     position += tree.padding
-    entries = []
-    for own in laid:
-        table = np.zeros(len(own), INDEX_ENTRY)
-        for k, data in enumerate(own):
+    entries = [np.zeros(len(own), INDEX_ENTRY) for own in laid]
+    listed = [v for v in tree.order if v < len(laid)]
+    for v in listed + [v for v in range(len(laid)) if v not in listed]:
+        for k, data in enumerate(laid[v]):
             if data:
-                table[k] = (position, len(data), crc32c(data))
+                entries[v][k] = (position, len(data), crc32c(data) ^ chunk_place(v, k))
                 position += len(data)
-        entries.append(table)
     if not tree.pages_front:
         position = place_pages(position)
     file_length = position
     blob = bytearray(position)
-    blob[SLOT_HEADER_SIZE:root_offset] = meta_bytes
+    blob[HEADER_SIZE:root_offset] = meta_bytes
     for own, table in zip(laid, entries, strict=True):
         for k, data in enumerate(own):
             if data:
@@ -539,9 +467,10 @@ def build_1_1(tree: Tree) -> bytes:
     def crc_at(offset: int, length: int) -> int:
         return crc32c(bytes(blob[offset : offset + length])) if offset + length <= len(blob) else 0
 
-    def edit(structure: str, rows: np.ndarray, var: int, lengths: list[int]) -> None:
+    def edit(structure: str, rows: np.ndarray, var: int, place: Any) -> None:
         """Apply the edits of ``structure`` to ``rows`` (the references or entries of
-        variable ``var``); an edited reference gets the checksum of its new range."""
+        variable ``var``); an edited reference gets the checksum of its new range,
+        bound to ``place(item)``."""
         for kind, v, item, name, operation, operand in tree.edits:
             if kind != structure or v != var or item >= len(rows):
                 continue
@@ -550,19 +479,18 @@ def build_1_1(tree: Tree) -> bytes:
             if name != "crc32c":
                 if structure == "entry":
                     length = int(rows[item]["size"])
-                elif structure == "table" and sparse:
+                elif structure == "table":
                     length = int(rows[item]["length"])
                 else:
-                    length = lengths[item]
+                    length = len(laid_tables[var])
                 if rows[item]["offset"] and length:
-                    rows[item]["crc32c"] = crc_at(int(rows[item]["offset"]), length)
+                    crc = crc_at(int(rows[item]["offset"]), length)
+                    rows[item]["crc32c"] = crc ^ place(item)
 
     def page_bytes(rows: np.ndarray, own: list[bytes], v: int, page: int) -> bytes:
-        """The laid-out bytes of a page of entries ``rows`` (chunks ``own``): in 1.2
-        the bitmap says which chunks are stored (whatever an edit made of their
-        entries) and lists their entries; bitmap edits flip its bits."""
-        if not sparse:
-            return bytes(rows.tobytes())
+        """The laid-out bytes of a page of entries ``rows`` (chunks ``own``): the
+        bitmap says which chunks are stored (whatever an edit made of their entries)
+        and lists their entries; bitmap edits flip its bits."""
         mask = np.array([bool(data) for data in own], dtype=bool)
         bitmap = bytearray(np.packbits(mask, bitorder="little").tobytes())
         for kind, edited, item, _, _, operand in tree.edits:
@@ -571,26 +499,27 @@ def build_1_1(tree: Tree) -> bytes:
         return bytes(bitmap) + rows[mask].tobytes()
 
     root = np.zeros(len(laid), REFERENCE)
+    laid_tables: list[bytes] = []
     for v, (table, offsets) in enumerate(zip(entries, pages, strict=True)):
-        edit("entry", table, v, [])
-        refs = np.zeros(len(offsets), reference)
-        lengths = []
+        path = places[v][0]
+        edit("entry", table, v, lambda k, v=v: chunk_place(v, k))
+        refs = np.zeros(len(offsets), PAGE_REFERENCE)
         for page, offset in enumerate(offsets):
             rows = slice(page * PAGE_ENTRIES, (page + 1) * PAGE_ENTRIES)
             data = page_bytes(table[rows], laid[v][rows], v, page)
-            lengths.append(len(data))
             if offset:
                 blob[offset : offset + len(data)] = data
-                refs[page]["offset"], refs[page]["crc32c"] = offset, crc32c(data)
-                if sparse:
-                    refs[page]["length"] = len(data)
-        edit("table", refs, v, lengths)
+                crc = crc32c(data) ^ place_crc(b"P", path, [page])
+                refs[page] = (offset, len(data), crc)
+        edit("table", refs, v, lambda page, path=path: place_crc(b"P", path, [page]))
+        laid_tables.append(refs.tobytes())
         blob[table_offsets[v] : table_offsets[v] + refs.nbytes] = refs.tobytes()
         if len(refs):
-            root[v] = (table_offsets[v], crc32c(refs.tobytes()))
-        edit("root", root[v : v + 1], v, [refs.nbytes])  # a view: edits reach ``root``
+            root[v] = (table_offsets[v], crc32c(refs.tobytes()) ^ place_crc(b"T", path))
+        # a view: edits reach ``root``
+        edit("root", root[v : v + 1], v, lambda _, path=path: place_crc(b"T", path))
     blob[root_offset : root_offset + root.nbytes] = root.tobytes()
-    fields = [tree.slot[0], SLOT_HEADER_SIZE, len(meta_bytes), root_offset, root.nbytes]
+    fields = [tree.slot[0], HEADER_SIZE, len(meta_bytes), root_offset, root.nbytes]
     fields += [file_length, 0, 0, 0]
     edited = set()
     for index, operation, operand in tree.slot_edits:
@@ -617,7 +546,7 @@ def build_1_1(tree: Tree) -> bytes:
     slots = [other, sealed(fields, tree.seal_slot)]
     if tree.active == 0:
         slots.reverse()
-    blob[:SLOT_HEADER_SIZE] = prefix + b"".join(slots)
+    blob[:HEADER_SIZE] = prefix + b"".join(slots)
     return bytes(blob)
 
 
@@ -640,7 +569,7 @@ def mutate_slot(tree: Tree, rng: random.Random) -> str:
     operand = rng.choice(
         [1, -1, 12, -12, 20, -20, 64, 2**32, 2**63]
         if operation == "add"
-        else [0, 1, SLOT_HEADER_SIZE, 2**31, 2**63 - 1, 2**64 - 1]
+        else [0, 1, HEADER_SIZE, 2**31, 2**63 - 1, 2**64 - 1]
     )
     tree.slot_edits.append((index, operation, operand))
     return f"slot:{SLOT_FIELDS[index]}"
@@ -665,14 +594,13 @@ def _live(tree: Tree) -> list[int]:
     return [v for v, own in enumerate(tree.chunks) if own]
 
 
-def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
+def mutate_index(tree: Tree, rng: random.Random) -> str:
     """Change one field of a root entry, a page table entry or an index entry, or make
-    a stored chunk missing, or a missing one stored; in 1.2 also a page's length or a
-    bit of its bitmap."""
+    a stored chunk missing, a page's length or a bit of its bitmap."""
     v = rng.choice(_live(tree))
     own = tree.chunks[v]
-    if tree.version >= (1, 2) and rng.random() < 0.4:
-        return _mutate_page_1_2(tree, rng, v)
+    if rng.random() < 0.4:
+        return _mutate_page(tree, rng, v)
     roll = rng.random()
     if roll < 0.15:
         if rng.random() < 0.4:
@@ -700,18 +628,10 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
         tree.edits.append(("table", v, page, name, operation, operand))
         return "table"
     stored = [k for k, data in enumerate(own) if data]
-    missing = [k for k, data in enumerate(own) if not data]
     if roll < 0.4 and stored:  # a valid change of meaning: the chunk reads as the fill
         k = rng.choice(stored)
         own[k] = b""
         return "entry:now-missing"
-    # an entry of size 0 with other fields, or a stored range (1.1: 1.2 lists no
-    # entry for a missing chunk, see _mutate_page_1_2)
-    if roll < 0.5 and missing and tree.version < (1, 2):
-        k = rng.choice(missing)
-        name = rng.choice(["offset", "size", "crc32c"])
-        tree.edits.append(("entry", v, k, name, "set", rng.choice([1, SLOT_HEADER_SIZE, 2**32])))
-        return f"entry:missing-{name}"
     k = rng.choice(stored or range(len(own)))
     name = rng.choice(["offset", "size"])
     size = len(own[k])
@@ -721,8 +641,8 @@ def mutate_index_1_1(tree: Tree, rng: random.Random) -> str:
     return f"entry:{name}"
 
 
-def _mutate_page_1_2(tree: Tree, rng: random.Random, v: int) -> str:
-    """Change a 1.2 page of variable ``v``: its recorded length (the checksum taken
+def _mutate_page(tree: Tree, rng: random.Random, v: int) -> str:
+    """Change a page of variable ``v``: its recorded length (the checksum taken
     over the new range), a bit of its bitmap (of a stored chunk, a missing one or a
     padding bit past its positions), or make a listed entry empty."""
     own = tree.chunks[v]
@@ -756,7 +676,7 @@ def _mutate_page_1_2(tree: Tree, rng: random.Random, v: int) -> str:
             choice, list(range(len(positions), len(positions) + padding))
         )
         if not pool:
-            return _mutate_page_1_2(tree, rng, v)
+            return _mutate_page(tree, rng, v)
         tree.edits.append(("bitmap", v, page, "bit", "flip", rng.choice(pool)))
         return f"page:bitmap-{choice}"
     k = rng.choice([j for j, data in enumerate(own) if data])
@@ -764,14 +684,38 @@ def _mutate_page_1_2(tree: Tree, rng: random.Random, v: int) -> str:
     return "page:entry-size-0"
 
 
-def preserve_1_1(tree: Tree, rng: random.Random) -> str:
+def mutate_places(tree: Tree, rng: random.Random) -> str:
+    """Put valid chunks in another place, each with the checksum of the place it came
+    from, as exchanged index entries leave them: two chunks of a variable, or every
+    chunk of two variables of as many chunks (what exchanging their root entries
+    gives the chunks).  A reader must refuse what it reads of them."""
+    live = [v for v, own in enumerate(tree.chunks) if sum(map(bool, own)) >= 2]
+    if rng.random() < 0.5:
+        pairs = [
+            (v, w)
+            for v in range(len(tree.chunks))
+            for w in range(v + 1, len(tree.chunks))
+            if len(tree.chunks[v]) == len(tree.chunks[w]) and any(tree.chunks[v])
+        ]
+        if pairs:
+            v, w = rng.choice(pairs)
+            for k in range(len(tree.chunks[v])):
+                swap_chunks(tree, (v, k), (w, k))
+            return "places:variables"
+    v = rng.choice(live)
+    k, j = rng.sample([k for k, data in enumerate(tree.chunks[v]) if data], 2)
+    swap_chunks(tree, (v, k), (v, j))
+    return "places:chunks"
+
+
+def preserve(tree: Tree, rng: random.Random) -> str:
     """A change that keeps the file's meaning: the metadata's keys in another order,
     the pages before or after the chunks, pages of missing chunks stored or left out,
     the other slot an older version, or bytes after the version (with the other slot
     torn, as an interrupted commit leaves it)."""
     kind = rng.choice(["keys", "pages", "empty-pages", "older", "tail"])
     if kind == "keys":
-        return preserve(tree, rng)
+        tree.meta = _shuffled(tree.meta, rng)
     if kind == "pages":
         tree.pages_front = not tree.pages_front
     elif kind == "empty-pages":
@@ -804,7 +748,7 @@ def _json_groups(meta: Any) -> list[Any]:
 
 
 def mutate_names(tree: Tree, rng: random.Random) -> str:
-    """Rename a group or a variable of a 1.1 or 1.2 file: one of :data:`NAMES`, or the
+    """Rename a group or a variable: one of :data:`NAMES`, or the
     name of another group or variable (a sibling's among them)."""
     nodes = [g for g in _json_groups(tree.meta) if isinstance(g, dict) and "name" in g]
     nodes += [v for v in _json_variables(tree.meta) if isinstance(v, dict) and "name" in v]
@@ -854,25 +798,38 @@ def mutate_pyramid_attrs(tree: Tree, rng: random.Random) -> str:
     return f"pyramid:{key}"
 
 
-MUTATORS_1_1 = [mutate_metadata, mutate_metadata, mutate_slot, mutate_other_slot]
-MUTATORS_1_1 += [mutate_index_1_1, mutate_index_1_1, mutate_chunk, mutate_chunk, preserve_1_1]
-MUTATORS_1_1 += [mutate_names]
+MUTATORS = [mutate_metadata, mutate_metadata, mutate_slot, mutate_other_slot]
+MUTATORS += [mutate_index, mutate_index, mutate_chunk, mutate_chunk, preserve]
+MUTATORS += [mutate_names, mutate_places]
 
 
 # ---------------------------------------------------------------- a decoder of the index
 
 
 class NotByTheSpec(Exception):
-    """The index breaks a rule of docs/spec/container.md (1.1, 1.2)."""
+    """The index breaks a rule of docs/spec/container.md."""
+
+
+def _json_paths(meta: dict) -> list[str]:
+    """The path of every variable of valid metadata, in variable number order."""
+    found: list[str] = []
+
+    def visit(group: dict, prefix: str) -> None:
+        found.extend(prefix + var["name"] for var in group["variables"])
+        for child in group["groups"]:
+            visit(child, prefix + child["name"] + "/")
+
+    visit(meta, "")
+    return found
 
 
 def decode_index(blob: bytes) -> dict[int, dict[int, tuple[int, int, int]]]:
-    """The stored chunks of every variable of the 1.1 or 1.2 file ``blob``, by variable
-    number and placement position: ``(offset, size, crc32c)``, read field by field as
-    the spec's tables say, independently of the package's reader (its checksum
-    function aside).  Raises :class:`NotByTheSpec` for an index a reader must refuse.
-    """
-    _, _, minor, _ = struct.unpack_from("<8sHHI", blob)
+    """The stored chunks of every variable of the file ``blob``, by variable number and
+    placement position: ``(offset, size, crc32c)`` as stored (bound to the chunk's
+    place), read field by field as the spec's tables say, independently of the
+    package's reader (its checksum function aside); page tables and pages checked
+    against their places.  Raises :class:`NotByTheSpec` for an index a reader must
+    refuse."""
     prefix = blob[:16]
     slots = []
     for at in (16, 80):
@@ -890,16 +847,16 @@ def decode_index(blob: bytes) -> dict[int, dict[int, tuple[int, int, int]]]:
         math.prod(-(-n // c) for n, c in zip(v["shape"], v["chunks"], strict=True))
         for v in _json_variables(meta)
     ]
+    paths = _json_paths(meta)
     root = blob[r_off : r_off + r_len]
     if r_len != 12 * len(counts) or crc32c(root) != r_crc:
         raise NotByTheSpec("root")
-    width = 16 if minor >= 2 else 12
 
     def inside(offset: int, size: int) -> bool:
         return 144 <= offset and offset + size <= length
 
     found: dict[int, dict[int, tuple[int, int, int]]] = {}
-    for number, count in enumerate(counts):
+    for number, (count, path) in enumerate(zip(counts, paths, strict=True)):
         table_at, table_crc = struct.unpack_from("<QI", root, 12 * number)
         pages = -(-count // 1024)
         if table_at == 0:
@@ -907,44 +864,32 @@ def decode_index(blob: bytes) -> dict[int, dict[int, tuple[int, int, int]]]:
                 raise NotByTheSpec(f"variable {number} has no page table")
             found[number] = {}
             continue
-        if not inside(table_at, width * pages) or not pages:
+        if not inside(table_at, 16 * pages) or not pages:
             raise NotByTheSpec(f"page table of variable {number}")
-        table = blob[table_at : table_at + width * pages]
-        if crc32c(table) != table_crc:
+        table = blob[table_at : table_at + 16 * pages]
+        if crc32c(table) ^ place_crc(b"T", path) != table_crc:
             raise NotByTheSpec(f"page table checksum of variable {number}")
         chunks: dict[int, tuple[int, int, int]] = {}
         for page in range(pages):
             n = min(1024, count - 1024 * page)
-            if width == 16:
-                at, size, crc = struct.unpack_from("<QII", table, 16 * page)
-            else:
-                (at, crc), size = struct.unpack_from("<QI", table, 12 * page), 20 * n
+            at, size, crc = struct.unpack_from("<QII", table, 16 * page)
             if at == 0:
-                if crc or (width == 16 and size):
+                if crc or size:
                     raise NotByTheSpec(f"absent page {page} of variable {number}")
                 continue
             if size < 1 or size > 20608 or not inside(at, size):
                 raise NotByTheSpec(f"page {page} of variable {number} lies outside")
             data = blob[at : at + size]
-            if crc32c(data) != crc:
+            if crc32c(data) ^ place_crc(b"P", path, [page]) != crc:
                 raise NotByTheSpec(f"page {page} checksum of variable {number}")
-            if width == 16:
-                bitmap = (n + 7) // 8
-                bits = [size >= bitmap and data[j // 8] >> (j % 8) & 1 for j in range(8 * bitmap)]
-                if size < bitmap or any(bits[n:]) or size != bitmap + 20 * sum(bits[:n]):
-                    raise NotByTheSpec(f"bitmap of page {page} of variable {number}")
-                listed = [j for j in range(n) if bits[j]]
-                rows = [
-                    struct.unpack_from("<QQI", data, bitmap + 20 * k) for k in range(len(listed))
-                ]
-                if any(r[1] == 0 for r in rows):
-                    raise NotByTheSpec(f"an entry of size 0 on page {page} of variable {number}")
-            else:
-                rows = [struct.unpack_from("<QQI", data, 20 * j) for j in range(n)]
-                listed = [j for j in range(n) if rows[j][1]]
-                if any(r[1] == 0 and (r[0] or r[2]) for r in rows):
-                    raise NotByTheSpec(f"a missing chunk's entry on page {page} of {number}")
-                rows = [rows[j] for j in listed]
+            bitmap = (n + 7) // 8
+            bits = [size >= bitmap and data[j // 8] >> (j % 8) & 1 for j in range(8 * bitmap)]
+            if size < bitmap or any(bits[n:]) or size != bitmap + 20 * sum(bits[:n]):
+                raise NotByTheSpec(f"bitmap of page {page} of variable {number}")
+            listed = [j for j in range(n) if bits[j]]
+            rows = [struct.unpack_from("<QQI", data, bitmap + 20 * k) for k in range(len(listed))]
+            if any(r[1] == 0 for r in rows):
+                raise NotByTheSpec(f"an entry of size 0 on page {page} of variable {number}")
             for j, (offset, size, crc) in zip(listed, rows, strict=True):
                 if not inside(offset, size):
                     raise NotByTheSpec(f"chunk {j} of page {page} of variable {number}")
@@ -955,15 +900,18 @@ def decode_index(blob: bytes) -> dict[int, dict[int, tuple[int, int, int]]]:
 
 def index_read(blob: bytes) -> dict[int, dict[int, tuple[int, int, int]]]:
     """What the package's reader lists as the stored chunks of every variable of the
-    1.1 or 1.2 file ``blob``, as :func:`decode_index` gives them."""
+    file ``blob``, as :func:`decode_index` gives them: each checksum the reader gives
+    (the one the chunk's bytes must have) bound again to the chunk's place by
+    :func:`place_crc`."""
     reader = ContainerReader(FileObjectSource(io.BytesIO(blob)), max_chunk_bytes=CAP)
     found = {}
-    for number, (path, _) in enumerate(reader.metadata.all_variables()):
-        found[number] = {
-            int(p): (int(e["offset"]), int(e["size"]), int(e["crc32c"]))
-            for positions, entries in reader.stored_chunks(path)
-            for p, e in zip(positions.tolist(), entries, strict=True)
-        }
+    for number, (path, var) in enumerate(reader.metadata.all_variables()):
+        found[number] = {}
+        for positions, ids, entries in reader.stored_chunks(path):
+            coordinates = _coordinates(ids, var.grid_shape)
+            for p, c, e in zip(positions.tolist(), coordinates, entries, strict=True):
+                crc = int(e["crc32c"]) ^ place_crc(b"C", path, c)
+                found[number][int(p)] = (int(e["offset"]), int(e["size"]), crc)
     return found
 
 
@@ -1088,14 +1036,13 @@ def run_input(
             values.keys() != truth.keys() or any(not _same(values[k], truth[k]) for k in truth)
         ):
             raise WrongValues("a change that keeps the meaning changed the values")
-        if version_of(blob) >= (1, 1):
-            # the index as the reader took it, against the spec's own decoding of it
-            try:
-                expected = decode_index(blob)
-            except NotByTheSpec as err:
-                raise WrongValues(f"the reader read an index the spec refuses: {err}") from err
-            if index_read(blob) != expected:
-                raise WrongValues("the stored chunks the reader lists differ from the spec's")
+        # the index as the reader took it, against the spec's own decoding of it
+        try:
+            expected = decode_index(blob)
+        except NotByTheSpec as err:
+            raise WrongValues(f"the reader read an index the spec refuses: {err}") from err
+        if index_read(blob) != expected:
+            raise WrongValues("the stored chunks the reader lists differ from the spec's")
         outcome["read"] = "ok"
     except Exception as err:
         outcome["read"] = classify(err)
@@ -1122,12 +1069,8 @@ def run_input(
         outcome["cli"] = classify(err)
     dataset: xr.Dataset | xr.DataTree | None = None
     try:
-        if version_of(blob) >= (1, 1):  # every group
-            with xr.open_datatree(path, engine="hurray", max_chunk_bytes=CAP) as tree:
-                dataset = tree.load()
-        else:
-            with xr.open_dataset(path, engine="hurray", max_chunk_bytes=CAP) as ds:
-                dataset = ds.load()
+        with xr.open_datatree(path, engine="hurray", max_chunk_bytes=CAP) as tree:
+            dataset = tree.load()  # every group
         outcome["xarray"] = "ok"
     except Exception as err:
         outcome["xarray"] = classify(err)
@@ -1181,12 +1124,6 @@ def overall(outcome: dict[str, str]) -> str:
     return "rejected" if refused else "ok"
 
 
-def version_of(blob: bytes) -> tuple[int, int]:
-    """The format version a file's prefix states (seeds and their mutants alike)."""
-    _, major, minor, _ = PREFIX.unpack_from(blob.ljust(PREFIX.size, b"\0"))
-    return major, minor
-
-
 def seed_dataset() -> xr.Dataset:
     """Variables covering every codec and layout, text, typed and CF attributes, an
     edge chunk, a scalar and a zero-length variable."""
@@ -1218,20 +1155,9 @@ SEED_ENCODING = {
 }
 
 
-SEED = Path(__file__).parent / "data" / "fuzz_seed_v1_0.hurray"
-"""The seed: a format 1.0 file of :func:`seed_dataset` with :data:`SEED_ENCODING`,
-written by the 1.0 writer and kept (1.0 files stay readable; the fuzzer parses and
-rebuilds the 1.0 structures).  Never rewritten: a seed of another version is a new file."""
-
-
-SEED_1_1 = Path(__file__).parent / "data" / "fuzz_seed_v1_1_tree.hurray"
-"""The format 1.1 seed: :func:`seed_tree` with :data:`SEED_TREE_ENCODING`, written by
-the 1.1 writer (metadata, root, page tables and every page in front of the chunks)
-and kept as it is."""
-
-SEED_1_2 = Path(__file__).parent / "data" / "fuzz_seed_v1_2_tree.hurray"
-"""The format 1.2 seed: :func:`seed_tree` with :data:`SEED_TREE_ENCODING`, written by
-the 1.2 writer (``python tests/fuzz_structure.py`` writes it; the pages in the room the
+SEED_TREE = Path(__file__).parent / "data" / "fuzz_seed_1_3_tree.hurray"
+"""The seed: :func:`seed_tree` with :data:`SEED_TREE_ENCODING`, written by the format
+1.3 writer (``python tests/fuzz_structure.py`` writes it; the pages in the room the
 head keeps for them, the rest of that room zeros) and kept as it is."""
 
 
@@ -1257,9 +1183,9 @@ SEED_TREE_ENCODING = {
 }
 
 
-SEED_PYRAMID = Path(__file__).parent / "data" / "fuzz_seed_v1_2_pyramid.hurray"
-"""The seed of a file with overviews: :func:`seed_pyramid` written by the 1.2 writer
-with ``overviews=[2, 4]`` and :data:`SEED_PYRAMID_ENCODING` (``python
+SEED_PYRAMID = Path(__file__).parent / "data" / "fuzz_seed_1_3_pyramid.hurray"
+"""The seed of a file with overviews: :func:`seed_pyramid` written by the format 1.3
+writer with ``overviews=[2, 4]`` and :data:`SEED_PYRAMID_ENCODING` (``python
 tests/fuzz_structure.py pyramid`` writes it), kept as it is."""
 
 SEED_PYRAMID_ENCODING = {"t": {"chunks": (1, 4, 4)}, "c": {"chunks": (1, 4, 4)}}
@@ -1281,11 +1207,14 @@ def seed_pyramid() -> xr.Dataset:
     )
 
 
-def seed_file(version: tuple[int, int] | str = (1, 0)) -> bytes:
-    """The bytes of the seed file of format ``version`` (about 3 KB in 1.0, 32 KB in
-    1.1 and 1.2), or of the file with overviews for ``"pyramid"``."""
-    seeds = {(1, 0): SEED, (1, 1): SEED_1_1, (1, 2): SEED_1_2, "pyramid": SEED_PYRAMID}
-    return seeds[version].read_bytes()
+SEEDS = {"tree": SEED_TREE, "pyramid": SEED_PYRAMID}
+"""The seed files by name."""
+
+
+def seed_file(name: str = "tree") -> bytes:
+    """The bytes of the seed file ``name`` of :data:`SEEDS`: the tree (about 32 KB) or
+    the file with overviews."""
+    return SEEDS[name].read_bytes()
 
 
 def work_directory() -> Path:
@@ -1307,4 +1236,4 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["pyramid"]:
         xh.to_hurray(seed_pyramid(), SEED_PYRAMID, overviews=[2, 4], encoding=SEED_PYRAMID_ENCODING)
     else:
-        xh.to_hurray(seed_tree(), SEED_1_2, encoding=SEED_TREE_ENCODING)
+        xh.to_hurray(seed_tree(), SEED_TREE, encoding=SEED_TREE_ENCODING)

@@ -280,7 +280,7 @@ def test_help_loads_nothing_heavy():
     assert heavy_loaded(code) == []
 
 
-PYRAMID = ROOT / "tests" / "data" / "fuzz_seed_v1_2_pyramid.hurray"
+PYRAMID = ROOT / "tests" / "data" / "fuzz_seed_1_3_pyramid.hurray"
 """A golden file with overviews: its record of them is read by ``hurray info``."""
 
 

@@ -1,7 +1,7 @@
 """The two readers on the same mutants, with counts.
 
-Mutants of the structure fuzzer's seed files (every format and the file with
-overviews; ``tests/fuzz_structure.py``) are read whole, variable by variable, by the
+Mutants of the structure fuzzer's seed files (the tree and the file with overviews;
+``tests/fuzz_structure.py``) are read whole, variable by variable, by the
 Python reader (``ContainerReader``) and by the JavaScript reader in ``js/`` (one
 Node.js process for all of them, ``js/tools/outcomes.js``), and their outcomes
 compared (``tests/differential.py``): a file one reader refuses and the other

@@ -1,19 +1,19 @@
 """Structure-aware fuzzing of Hurray files, with figures.
 
-Each input is a valid seed file with one parsed field changed (a header field, a
-metadata value or its type, an index entry, the bytes of a chunk; in format 1.1 also
-a field of either header slot, a root or page table entry, a missing chunk's entry,
-the layout of pages and slots; in 1.2 also a page's length and the bits of its
-bitmap) and every checksum recomputed, so that the change
-reaches the checks behind the checksums.  Each input is
+Each input is a valid seed file with one parsed field changed (a metadata value or
+its type, a field of either header slot, a root, page table or index entry, a page's
+length or a bit of its bitmap, the bytes of a chunk, the names of groups and
+variables, the layout of pages and slots) and every checksum recomputed, bound to
+the place of its part, so that the change reaches the checks behind the checksums;
+or valid chunks put in another place with the checksums of the places they came
+from, which a reader must refuse.  Each input is
 read whole and in part by the container reader (with and without chunk checksums),
 checked by ``verify_file`` and by ``hurray verify``, opened and loaded by xarray, and,
 when xarray could load it, written again.  The mutations and the classes of outcome
 are in ``tests/fuzz_structure.py``::
 
     python tools/fuzz_structure.py --inputs 3000 --seed 1
-    python tools/fuzz_structure.py --inputs 3000 --seed 1 --format 1.1
-    python tools/fuzz_structure.py --inputs 3000 --seed 1 --format 1.2
+    python tools/fuzz_structure.py --inputs 3000 --seed 1 --file pyramid
 
 prints, per run: inputs, outcomes by class (overall and per step), the kinds of
 change, peak RSS growth and the input that grew it most, the slowest input in
@@ -22,7 +22,7 @@ time, and the most CPU time one input took.  Exit status 1
 when any input is a finding (a wrong value or an exception the documentation does not
 list), each printed with its seed and index so that it can be replayed::
 
-    python tools/fuzz_structure.py --replay 1:1234 [--format 1.1 | --format 1.2]
+    python tools/fuzz_structure.py --replay 1:1234 [--file pyramid]
 
 ``--bombs`` runs the hostile files of issue 18 instead, each in a fresh process, and
 prints the time and peak RSS growth of reading (and verifying) each.
@@ -74,19 +74,17 @@ def _start_peak() -> int:
         return _peak_rss()
 
 
-def run(
-    inputs: int, seed: int, replay: int | None = None, version: tuple[int, int] | str = (1, 0)
-) -> int:
-    """Run ``inputs`` mutants of the seed file of format ``version`` (or the file with
+def run(inputs: int, seed: int, replay: int | None = None, name: str = "tree") -> int:
+    """Run ``inputs`` mutants of the seed file ``name`` (the tree, or the file with
     overviews, ``"pyramid"``) from ``seed`` (or only input ``replay``); print the
     figures; return the number of findings."""
     from fuzz_structure import mutant, overall, run_input, seed_file, truth_of, work_directory
 
     warnings.simplefilter("ignore")
     work = work_directory()
-    good = seed_file(version)
+    good = seed_file(name)
     truth = truth_of(good)
-    pyramid = version == "pyramid"
+    pyramid = name == "pyramid"
     run_input(good, "preserving", truth, work, pyramid)  # warm up imports and caches
     rng = random.Random(seed)
     classes: collections.Counter[str] = collections.Counter()
@@ -124,7 +122,7 @@ def run(
             findings.append((number, kind, outcome))
     elapsed = time.perf_counter() - start
     print(
-        f"seed file {version_name(version)}, seed {seed}: {sum(classes.values())} inputs in "
+        f"seed file {name}, seed {seed}: {sum(classes.values())} inputs in "
         f"{elapsed:.0f} s (seed file {len(good)} B)"
     )
     print("outcomes:", dict(sorted(classes.items())))
@@ -144,18 +142,13 @@ def run(
     return len(findings)
 
 
-def version_name(version: tuple[int, int] | str) -> str:
-    """``"1.2"`` for ``(1, 2)``; a named seed by its name."""
-    return version if isinstance(version, str) else f"{version[0]}.{version[1]}"
-
-
 def bomb(name: str) -> bytes:
     """The hostile file ``name`` of :data:`BOMBS`, made from the seed file."""
     import numcodecs
     from fuzz_structure import build, parse, seed_file
 
     parsed = parse(seed_file())
-    names = [v["name"] for v in parsed.meta["variables"]]
+    names = [v["name"] for v in parsed.meta["variables"]]  # the root's: numbered first
     if name == "3e6-empty-lists":
         parsed.meta["attrs"]["junk"] = [[]] * 3_000_000
     elif name == "130000-empty-lists":  # just under the limit on arrays and objects
@@ -233,13 +226,12 @@ def main() -> int:
     parser.add_argument("--inputs", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--format",
-        choices=["1.0", "1.1", "1.2", "pyramid"],
-        default="1.0",
-        help="the seed file's format: 1.0 (flat), or 1.1 or 1.2 (a tree of groups, index "
-        "pages, missing chunks; 1.2 pages list only the stored chunks), or pyramid (a 1.2 "
-        "file with overviews: its records and multiscales text mutated too, and levels "
-        "picked, referenced and appended to)",
+        "--file",
+        choices=["tree", "pyramid"],
+        default="tree",
+        help="the seed file: tree (a tree of groups, index pages, missing chunks), or "
+        "pyramid (a file with overviews: its records and multiscales text mutated too, "
+        "and levels picked, referenced and appended to)",
     )
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one input of a seed again")
     parser.add_argument("--bombs", action="store_true", help="run the hostile files of issue 18")
@@ -257,14 +249,10 @@ def main() -> int:
             path.write_bytes(bomb(name))
             subprocess.run([sys.executable, __file__, "--bomb", name, str(path)], check=True)
         return 0
-    version: tuple[int, int] | str = args.format
-    if args.format != "pyramid":
-        major, minor = (int(x) for x in args.format.split("."))
-        version = (major, minor)
     if args.replay:
         seed, index = (int(x) for x in args.replay.split(":"))
-        return 1 if run(index + 1, seed, replay=index, version=version) else 0
-    return 1 if run(args.inputs, args.seed, version=version) else 0
+        return 1 if run(index + 1, seed, replay=index, name=args.file) else 0
+    return 1 if run(args.inputs, args.seed, name=args.file) else 0
 
 
 if __name__ == "__main__":

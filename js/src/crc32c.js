@@ -58,9 +58,10 @@ export function crc32c(bytes, previous = 0) {
  * @param {Uint8Array} bytes
  * @param {number} expected
  * @param {string} what names the part in the message
+ * @param {boolean} [placed] `expected` comes from a checksum bound to the part's place, which the message then says
  */
-export function verify(bytes, expected, what) {
-	verifyCrc(crc32c(bytes), expected, what);
+export function verify(bytes, expected, what, placed = false) {
+	verifyCrc(crc32c(bytes), expected, what, placed);
 }
 
 /**
@@ -68,14 +69,41 @@ export function verify(bytes, expected, what) {
  * @param {number} found
  * @param {number} expected
  * @param {string} what names the part in the message
+ * @param {boolean} [placed] as for `verify`
  */
-export function verifyCrc(found, expected, what) {
+export function verifyCrc(found, expected, what, placed = false) {
 	if (found !== expected >>> 0) {
-		throw new HurrayFormatError(
-			`checksum mismatch in ${what}: stored crc32c ${hex32(expected)}, computed ${hex32(found)}` +
-				"",
-		);
+		const why = placed ? ": its bytes are damaged, or are another part's" : "";
+		throw new HurrayFormatError(`checksum mismatch in ${what}: crc32c ${hex32(found)} computed, ${hex32(expected)} expected${why}`);
 	}
+}
+
+const UTF8 = new TextEncoder();
+
+/**
+ * The CRC-32C of the key of a place (docs/spec/container.md, "Checksums bound to
+ * their place"): `kind` ("C" a chunk, "P" an index page, "T" a page table), the
+ * byte length of the variable's UTF-8 `path` as u32, the path, then `values` (a
+ * chunk's grid coordinates, a page's number) as u64 each.  The checksum a file
+ * stores for such a part is the CRC-32C of its bytes exclusive-or this.
+ * @param {"C" | "P" | "T"} kind
+ * @param {string} path
+ * @param {number[]} [values] each below 2**53
+ * @returns {number}
+ */
+export function placeCrc(kind, path, values = []) {
+	const name = UTF8.encode(path);
+	const key = new Uint8Array(5 + name.length + 8 * values.length);
+	const view = new DataView(key.buffer);
+	key[0] = kind.charCodeAt(0);
+	view.setUint32(1, name.length, true);
+	key.set(name, 5);
+	values.forEach((value, k) => {
+		const at = 5 + name.length + 8 * k;
+		view.setUint32(at, value % 2 ** 32, true);
+		view.setUint32(at + 4, Math.floor(value / 2 ** 32), true);
+	});
+	return crc32c(key);
 }
 
 /** @param {number} n */

@@ -1,16 +1,17 @@
-// The header (docs/spec/container.md, "Header", "Header (1.1)"): the version check
-// every reader makes first, the 64-byte header of 1.0 and the two slots of 1.1 and
-// 1.2, checked in the order the format prescribes.
+// The header (docs/spec/container.md, "Header"): the version check every reader
+// makes first, then the two slots, checked in the order the format prescribes.
 
-import { crc32c, verify } from "./crc32c.js";
+import { crc32c } from "./crc32c.js";
 import { HurrayFormatError, HurrayUnsupportedError } from "./errors.js";
 import { MAX_EXACT, MAX_METADATA_BYTES, MAX_ROOT_BYTES } from "./limits.js";
 
 export const MAGIC = Uint8Array.of(0x89, 0x48, 0x55, 0x52, 0x52, 0x41, 0x59, 0x0a);
-/** Bytes of the 1.1 (and 1.2) header: a 16-byte prefix and two slots. */
-export const HEADER_SIZE_1_1 = 144;
+/** Bytes of the header: a 16-byte prefix and two slots. */
+export const HEADER_SIZE = 144;
 /** The newest minor version of major version 1 this reader reads. */
-export const MINOR = 2;
+export const MINOR = 3;
+/** The minor version of the first release: those before it (1.0 to 1.2) were drafts, which no reader reads. */
+export const FIRST_MINOR = 3;
 
 /**
  * The unsigned 64-bit integer at `offset`, as a number.
@@ -34,76 +35,31 @@ export function checkVersion(head) {
 	const magic = head.subarray(0, 8);
 	const prefix = magic.every((b, i) => b === MAGIC[i]);
 	if (prefix && magic.length < 8) {
-		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header at least 64`);
+		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header has ${HEADER_SIZE}`);
 	}
 	if (!prefix) {
 		throw new HurrayFormatError(`not a Hurray file: it starts with ${hex(magic)}, not ${hex(MAGIC)}`);
 	}
 	if (head.length < 16) {
-		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header at least 64`);
+		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header has ${HEADER_SIZE}`);
 	}
 	const view = new DataView(head.buffer, head.byteOffset, head.length);
 	const major = view.getUint16(8, true);
 	const minor = view.getUint16(10, true);
-	if (major !== 1 || minor > MINOR) {
-		throw new HurrayFormatError(`unsupported format version ${major}.${minor}; this reader reads versions 1.0 to 1.${MINOR}`);
-	}
-	return minor;
-}
-
-/**
- * @typedef {object} Header10
- * @property {number} metadataOffset
- * @property {number} metadataLength
- * @property {number} metadataCrc
- * @property {number} indexOffset
- * @property {number} indexLength
- * @property {number} fileLength
- */
-
-/**
- * The 1.0 header at the start of `head`.
- * @param {Uint8Array} head
- * @param {number | undefined} size the file's size, when known
- * @returns {Header10}
- */
-export function parseHeader10(head, size) {
-	if (head.length < 64) {
-		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header has 64`);
-	}
-	const view = new DataView(head.buffer, head.byteOffset, 64);
-	// the checksum first: damage is reported as damage, not as the field it changed
-	verify(head.subarray(0, 60), view.getUint32(60, true), "header");
-	const flags = view.getUint32(12, true);
-	if (flags !== 0) {
-		throw new HurrayFormatError(`header flags must be 0 in version 1, got 0x${flags.toString(16)}`);
-	}
-	const header = {
-		metadataOffset: u64(view, 16, "the metadata offset"),
-		metadataLength: u64(view, 24, "the metadata length"),
-		indexOffset: u64(view, 32, "the index offset"),
-		indexLength: u64(view, 40, "the index length"),
-		fileLength: u64(view, 48, "the file length"),
-		metadataCrc: view.getUint32(56, true),
-	};
-	if (header.metadataOffset !== 64) {
-		throw new HurrayFormatError(`metadata offset ${header.metadataOffset} != header size 64`);
-	}
-	if (header.metadataLength > MAX_METADATA_BYTES) {
-		throw new HurrayFormatError(`metadata length ${header.metadataLength} exceeds the ${MAX_METADATA_BYTES} bytes a reader accepts`);
-	}
-	if (header.indexOffset !== 64 + header.metadataLength) {
-		throw new HurrayFormatError(`index offset ${header.indexOffset} does not follow the metadata, which ends at ${64 + header.metadataLength}`);
-	}
-	if (header.indexOffset + header.indexLength > header.fileLength) {
-		throw new HurrayFormatError(`index ends at ${header.indexOffset + header.indexLength}, after the end of the file (${header.fileLength} bytes)`);
-	}
-	if (size !== undefined && size !== header.fileLength) {
+	if (major === 1 && minor < FIRST_MINOR) {
 		throw new HurrayFormatError(
-			`the file has ${size} bytes but its header records ${header.fileLength}: the file is truncated or was appended to`,
+			`format version 1.${minor} is a draft of the Hurray format from before its first release, 1.${FIRST_MINOR}: ` +
+				"no release reads it and none converts it, as no draft was ever released.  Write the data again from its " +
+				"source, or open the file with the xarray-hurray that wrote it, save it as netCDF or Zarr and convert that " +
+				"(hurray convert)",
 		);
 	}
-	return header;
+	if (major !== 1 || minor > MINOR) {
+		const reads = FIRST_MINOR === MINOR ? `version 1.${MINOR}` : `versions 1.${FIRST_MINOR} to 1.${MINOR}`;
+		const later = major > 1 || (major === 1 && minor > MINOR) ? ": read it with a newer release of this reader" : "";
+		throw new HurrayFormatError(`unsupported format version ${major}.${minor}; this reader reads ${reads}${later}`);
+	}
+	return minor;
 }
 
 /**
@@ -122,16 +78,16 @@ export function parseHeader10(head, size) {
 const SLOT_FIELDS = ["generation", "metadataOffset", "metadataLength", "rootOffset", "rootLength", "fileLength"];
 
 /**
- * The active slot of the 1.1 (or 1.2) header at the start of `head`.
+ * The active slot of the header at the start of `head`.
  * @param {Uint8Array} head
  * @param {number | undefined} size the file's size, when known
  * @returns {Slot}
  */
-export function parseHeader11(head, size) {
-	if (head.length < HEADER_SIZE_1_1) {
-		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a 1.1 header has ${HEADER_SIZE_1_1}`);
+export function parseHeader(head, size) {
+	if (head.length < HEADER_SIZE) {
+		throw new HurrayFormatError(`truncated header: the file has ${head.length} bytes, a Hurray header has ${HEADER_SIZE}`);
 	}
-	const view = new DataView(head.buffer, head.byteOffset, HEADER_SIZE_1_1);
+	const view = new DataView(head.buffer, head.byteOffset, HEADER_SIZE);
 	const flags = view.getUint32(12, true);
 	if (flags !== 0) {
 		throw new HurrayFormatError(`header flags must be 0, got 0x${flags.toString(16)}`);
@@ -211,7 +167,7 @@ function parseSlot(head, view, at) {
 	}
 	const fields = [0, 8, 16, 24, 32, 40].map((offset) => view.getBigUint64(at + offset, true));
 	const [generation, metadataOffset, metadataLength, rootOffset, rootLength, fileLength] = fields;
-	const first = BigInt(HEADER_SIZE_1_1);
+	const first = BigInt(HEADER_SIZE);
 	const inside = [
 		[metadataOffset, metadataLength],
 		[rootOffset, rootLength],

@@ -94,7 +94,7 @@ function integers(value, what, minimum) {
 /**
  * @param {unknown} name
  * @param {string} what
- * @param {boolean} tree whether "/" is refused (names of 1.1 files)
+ * @param {boolean} tree whether "/" is refused (names of groups and variables)
  */
 function checkName(name, what, tree) {
 	if (typeof name !== "string" || name === "") {
@@ -107,45 +107,40 @@ function checkName(name, what, tree) {
 }
 
 /**
- * Parse the metadata's JSON value of a file of format `minor` (1.minor).
+ * Parse the metadata's JSON value.
  * @param {unknown} json
- * @param {number} minor
  * @param {number} metadataLength bytes of the metadata, which bound its typed attributes
  * @returns {Group}
  */
-export function parseMetadata(json, minor, metadataLength) {
+export function parseMetadata(json, metadataLength) {
 	const budget = { left: ATTRIBUTE_EXPANSION * metadataLength + ATTRIBUTE_ALLOWANCE };
 	const counter = { next: 0 };
-	return parseGroup(json, minor, "", budget, counter);
+	return parseGroup(json, "", budget, counter);
 }
 
 /**
  * @param {unknown} obj
- * @param {number} minor
  * @param {string} path the group's path; "" for the root
  * @param {{left: number}} budget
  * @param {{next: number}} counter numbers the variables depth first
  * @returns {Group}
  */
-function parseGroup(obj, minor, path, budget, counter) {
+function parseGroup(obj, path, budget, counter) {
 	const root = path === "";
 	if (!isObject(obj)) {
 		throw bad(`${root ? "the metadata" : "a group"} must be an object`);
 	}
-	const keys = ["attrs", "variables"];
-	if (minor >= 1) {
-		keys.push("groups", ...(root ? [] : ["name"]));
-	}
+	const keys = ["attrs", "variables", "groups", ...(root ? [] : ["name"])];
 	exactKeys(obj, keys, root ? "the metadata" : "a group");
 	if (!isObject(obj.attrs) || !Array.isArray(obj.variables)) {
 		throw bad("attrs must be an object and variables a list");
 	}
-	const groups = minor >= 1 ? obj.groups : [];
+	const groups = obj.groups;
 	if (!Array.isArray(groups)) {
 		throw bad(`groups must be a list, got ${describe(groups)}`);
 	}
 	const attrs = decodeAttrs(obj.attrs, budget);
-	const variables = obj.variables.map((v) => parseVariable(v, minor, path, budget, counter.next++));
+	const variables = obj.variables.map((v) => parseVariable(v, path, budget, counter.next++));
 	const sizes = new Map();
 	for (const v of variables) {
 		v.dims.forEach((dim, k) => {
@@ -160,7 +155,7 @@ function parseGroup(obj, minor, path, budget, counter) {
 			throw bad("a group must be an object");
 		}
 		const name = checkName(g.name, "a group name", true);
-		return parseGroup(g, minor, path ? `${path}/${name}` : name, budget, counter);
+		return parseGroup(g, path ? `${path}/${name}` : name, budget, counter);
 	});
 	const names = [...variables.map((v) => v.name), ...children.map((g) => g.path.split("/").pop())];
 	if (new Set(names).size !== names.length) {
@@ -171,25 +166,21 @@ function parseGroup(obj, minor, path, budget, counter) {
 
 /**
  * @param {unknown} obj
- * @param {number} minor
  * @param {string} groupPath
  * @param {{left: number}} budget
  * @param {number} number
  * @returns {Variable}
  */
-function parseVariable(obj, minor, groupPath, budget, number) {
+function parseVariable(obj, groupPath, budget, number) {
 	if (!isObject(obj)) {
 		throw bad("a variable must be an object");
 	}
-	const keys = ["name", "dims", "shape", "dtype", "chunks", "layout", "codecs", "chunk_order", "attrs"];
-	if (minor >= 1) {
-		keys.push("fill_value");
-	}
+	const keys = ["name", "dims", "shape", "dtype", "chunks", "layout", "codecs", "chunk_order", "attrs", "fill_value"];
 	exactKeys(obj, keys, "a variable");
-	const name = checkName(obj.name, "the variable name", minor >= 1);
+	const name = checkName(obj.name, "the variable name", true);
 	const path = groupPath ? `${groupPath}/${name}` : name;
 	try {
-		return variableFields(obj, minor, name, path, budget, number);
+		return variableFields(obj, name, path, budget, number);
 	} catch (error) {
 		if (error instanceof HurrayFormatError && !error.message.includes(JSON.stringify(path))) {
 			error.message = error.message.replace("invalid metadata: ", `invalid metadata: variable ${JSON.stringify(path)}: `);
@@ -200,14 +191,13 @@ function parseVariable(obj, minor, groupPath, budget, number) {
 
 /**
  * @param {Record<string, unknown>} obj
- * @param {number} minor
  * @param {string} name
  * @param {string} path
  * @param {{left: number}} budget
  * @param {number} number
  * @returns {Variable}
  */
-function variableFields(obj, minor, name, path, budget, number) {
+function variableFields(obj, name, path, budget, number) {
 	const shape = integers(obj.shape, "shape", 0);
 	if (!Array.isArray(obj.dims) || obj.dims.length !== shape.length) {
 		throw bad(`dims must be a list of one name per axis of [${shape}]`);
@@ -259,15 +249,12 @@ function variableFields(obj, minor, name, path, budget, number) {
 	if (chunkCount > MAX_EXACT) {
 		throw new HurrayUnsupportedError(`variable ${JSON.stringify(path)} has ${chunkCount} chunks, more than this reader counts exactly (2**53)`);
 	}
-	let fillBytes = new Uint8Array(element.kind === "string" ? 0 : element.itemsize);
-	if (minor >= 1) {
-		const fill = obj.fill_value;
-		if (typeof fill !== "string" || !/^(?:[0-9a-f]{2})*$/.test(fill)) {
-			throw bad(`fill_value must be lowercase hexadecimal bytes, got ${describe(fill)}`);
-		}
-		fillBytes = Uint8Array.from(fill.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
-		checkFill(fillBytes, element);
+	const fill = obj.fill_value;
+	if (typeof fill !== "string" || !/^(?:[0-9a-f]{2})*$/.test(fill)) {
+		throw bad(`fill_value must be lowercase hexadecimal bytes, got ${describe(fill)}`);
 	}
+	const fillBytes = Uint8Array.from(fill.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
+	checkFill(fillBytes, element);
 	return {
 		path,
 		name,

@@ -1,15 +1,16 @@
 // Reading a Hurray file by byte range (docs/spec/container.md, "Reading a region"):
 // one request for the first 64 KiB (header, metadata and, usually, the index root,
 // page tables and pages), then for a read the index pages under it that the head
-// does not hold (1.1, 1.2; the variable's whole index in 1.0), then its chunks, the
-// requests of each step merged and sent together.
+// does not hold, then its chunks, the requests of each step merged and sent
+// together.  The checksums of chunks, pages and page tables are bound to their
+// place (placeCrc): a valid part read in another's place fails its check.
 
 import { checkDecodable, decodeChain } from "./codecs.js";
-import { crc32c, verify, verifyCrc } from "./crc32c.js";
+import { crc32c, placeCrc, verify, verifyCrc } from "./crc32c.js";
 import { halfToNumber, isScalarValue, isUtf8 } from "./elements.js";
 import { HurrayChangedError, HurrayFormatError, HurrayUnsupportedError, HurrayValueError } from "./errors.js";
-import { checkVersion, HEADER_SIZE_1_1, parseHeader10, parseHeader11, u64 } from "./header.js";
-import { emptyEntries, pageCount, parseIndex10, parsePage, parsePageTable } from "./chunk_index.js";
+import { checkVersion, HEADER_SIZE, parseHeader, u64 } from "./header.js";
+import { emptyEntries, pageCount, parsePage, parsePageTable } from "./chunk_index.js";
 import { parseJson } from "./json.js";
 import { MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS, PAGE_ENTRIES } from "./limits.js";
 import { parseMetadata } from "./metadata.js";
@@ -22,7 +23,7 @@ export const HEAD_SIZE = 65536;
 /** Most bytes of parsed index pages kept (20 per chunk position); the least recently used go first. */
 const PAGE_CACHE_BYTES = 64 * 2 ** 20;
 
-/** Page table entries read and checked at once (16 MiB in 1.2). */
+/** Page table entries read and checked at once (16 MiB). */
 const TABLE_BLOCK = 2 ** 20;
 
 /** Most bytes one result may take. */
@@ -98,7 +99,7 @@ export async function openHurray(target, options = {}) {
 	return file;
 }
 
-/** An open Hurray file (format 1.0, 1.1 or 1.2). */
+/** An open Hurray file (format 1.3). */
 export class HurrayFile {
 	/**
 	 * @param {import("./source.js").ByteSource} source
@@ -111,7 +112,7 @@ export class HurrayFile {
 		this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
 		this.maxMetadataContainers = options.maxMetadataContainers ?? MAX_METADATA_CONTAINERS;
 		/** The format version, as [major, minor]. */
-		this.version = [1, 0];
+		this.version = [1, 3];
 		/** @type {Uint8Array} */
 		this.head = new Uint8Array(0);
 		this.fileLength = 0;
@@ -135,53 +136,23 @@ export class HurrayFile {
 	async open() {
 		const [head] = await this.source.read([[0, HEAD_SIZE]]);
 		this.head = head;
-		const minor = checkVersion(head);
-		this.version = [1, minor];
-		await this.guarded(() => this.openVersion(minor));
+		this.version = [1, checkVersion(head)];
+		await this.guarded(() => this.openHead());
 		for (const v of walkVariables(this.root)) {
 			this.byPath.set(v.path, v);
 		}
 	}
 
-	/**
-	 * Parse the header, metadata and index root of a file of version 1.`minor`.
-	 * @param {number} minor
-	 */
-	async openVersion(minor) {
-		const size = this.source.size;
-		if (minor === 0) {
-			const header = parseHeader10(this.head, size);
-			this.fileLength = header.fileLength;
-			const [metadata] = await this.regions([[header.metadataOffset, header.metadataLength, "metadata", header.metadataCrc]]);
-			this.root = parseMetadata(parseJson(metadata, this.maxMetadataContainers), 0, metadata.length);
-			let offset = header.indexOffset;
-			/** @type {Map<string, number>} where each variable's index starts */
-			this.indexOffsets = new Map();
-			for (const v of walkVariables(this.root)) {
-				this.indexOffsets.set(v.path, offset);
-				offset += 20 * v.chunkCount + 4;
-			}
-			if (offset - header.indexOffset !== header.indexLength) {
-				throw new HurrayFormatError(
-					`the header records an index region of ${header.indexLength} bytes, the chunk grids of the variables need ${offset - header.indexOffset}`,
-				);
-			}
-			this.dataOffset = header.indexOffset + header.indexLength;
-		} else {
-			const slot = parseHeader11(this.head, size);
-			this.fileLength = slot.fileLength;
-			const [metadata, root] = await this.regions([
-				[slot.metadataOffset, slot.metadataLength, "metadata", slot.metadataCrc],
-				[slot.rootOffset, slot.rootLength, "the index root", slot.rootCrc],
-			]);
-			this.root = parseMetadata(parseJson(metadata, this.maxMetadataContainers), minor, metadata.length);
-			this.rootRefs = this.checkRoot(root);
-		}
-	}
-
-	/** Bytes of the header: what tells one version of the file from another. */
-	get headerSize() {
-		return this.version[1] === 0 ? 64 : HEADER_SIZE_1_1;
+	/** Parse the header, metadata and index root. */
+	async openHead() {
+		const slot = parseHeader(this.head, this.source.size);
+		this.fileLength = slot.fileLength;
+		const [metadata, root] = await this.regions([
+			[slot.metadataOffset, slot.metadataLength, "metadata", slot.metadataCrc],
+			[slot.rootOffset, slot.rootLength, "the index root", slot.rootCrc],
+		]);
+		this.root = parseMetadata(parseJson(metadata, this.maxMetadataContainers), metadata.length);
+		this.rootRefs = this.checkRoot(root);
 	}
 
 	/**
@@ -213,7 +184,7 @@ export class HurrayFile {
 	 * @param {HurrayFormatError} damage
 	 */
 	async raiseIfChanged(damage) {
-		const size = this.headerSize;
+		const size = HEADER_SIZE;
 		let now;
 		try {
 			[now] = await this.source.read([[0, size]]);
@@ -223,7 +194,7 @@ export class HurrayFile {
 		}
 		const then = this.head.subarray(0, size);
 		if (now.length !== then.length || now.some((b, i) => b !== then[i])) {
-			throw changed(this.source.name, describeChange(then, now, this.version[1]), { cause: damage });
+			throw changed(this.source.name, describeChange(then, now), { cause: damage });
 		}
 	}
 
@@ -322,9 +293,8 @@ export class HurrayFile {
 		const ids = [...chunks.keys()];
 		const entries = await this.entries(v, ids, [...chunks.values()]);
 		const outs = selections.map((s) => newResult(v, s.count));
-		// a chunk of no bytes is a missing chunk in 1.1 and 1.2; in 1.0, where every
-		// chunk is stored, it is a chunk of no bytes, which no codec decodes
-		const missing = this.version[1] >= 1 ? (/** @type {number} */ k) => entries.sizes[k] === 0 : () => false;
+		// a chunk of no bytes is a missing chunk
+		const missing = (/** @type {number} */ k) => entries.sizes[k] === 0;
 		if (ids.some((_, k) => missing(k))) {
 			const fill = fillElement(v);
 			outs.forEach((out) => fillResult(out, fill, v));
@@ -346,11 +316,11 @@ export class HurrayFile {
 			const at = entries.offsets[k] - first;
 			const bytes = answers[plan.requestOf[j]].subarray(at, at + entries.sizes[k]);
 			const what = `chunk ${ids[k]} of variable ${JSON.stringify(v.path)}`;
+			const coords = /** @type {number[]} */ (chunks.get(ids[k]));
 			if (checked) {
-				verify(bytes, entries.crcs[k], what);
+				verify(bytes, (entries.crcs[k] ^ placeCrc("C", v.path, coords)) >>> 0, what, true);
 			}
 			const chunk = this.decodeChunk(v, bytes, what);
-			const coords = /** @type {number[]} */ (chunks.get(ids[k]));
 			selections.forEach((s, b) => {
 				if (s.touches(coords)) {
 					copyChunk(v, chunk, coords, s, outs[b]);
@@ -423,16 +393,15 @@ export class HurrayFile {
 			);
 		}
 		const view = new DataView(root.buffer, root.byteOffset, root.length);
-		const size = this.version[1] >= 2 ? 16 : 12;
 		return variables.map((v, k) => {
 			const what = `the page table of variable ${JSON.stringify(v.path)}`;
 			const offset = u64(view, 12 * k, what);
 			const crc = view.getUint32(12 * k + 8, true);
-			const length = Math.ceil(v.chunkCount / PAGE_ENTRIES) * size;
+			const length = Math.ceil(v.chunkCount / PAGE_ENTRIES) * 16;
 			// a page table of more bytes than the file holds is refused before anything is
 			// sized by the chunk count: that bounds the chunks a file may declare by its size
 			const none = offset === 0;
-			if ((none && (crc !== 0 || length !== 0)) || (!none && (length === 0 || offset < HEADER_SIZE_1_1 || offset + length > this.fileLength))) {
+			if ((none && (crc !== 0 || length !== 0)) || (!none && (length === 0 || offset < HEADER_SIZE || offset + length > this.fileLength))) {
 				throw new HurrayFormatError(
 					`${what} refers to bytes [${offset}, ${offset + length}) (crc32c ${crc}), not a part of the file's ${this.fileLength} bytes`,
 				);
@@ -471,20 +440,6 @@ export class HurrayFile {
 	 */
 	async entries(v, ids, coords) {
 		const out = emptyEntries(ids.length);
-		if (this.version[1] === 0) {
-			const index = await this.cached(`index ${v.path}`, async () => {
-				const offset = /** @type {Map<string, number>} */ (this.indexOffsets).get(v.path) ?? 0;
-				const length = 20 * v.chunkCount + 4;
-				const [data] = offset + length <= this.head.length ? [this.head.subarray(offset, offset + length)] : await this.fetchWhole([[offset, offset + length]]);
-				return parseIndex10(data, v.chunkCount, v.path, /** @type {number} */ (this.dataOffset), this.fileLength);
-			});
-			ids.forEach((id, k) => {
-				out.offsets[k] = index.offsets[id];
-				out.sizes[k] = index.sizes[id];
-				out.crcs[k] = index.crcs[id];
-			});
-			return out;
-		}
 		const positions = coords.map((c) => v.placement.position(c));
 		const pages = [...new Set(positions.map((p) => Math.floor(p / PAGE_ENTRIES)))];
 		const found = await this.pages(v, pages);
@@ -508,7 +463,7 @@ export class HurrayFile {
 	pageTable(v) {
 		return this.cached(`table ${v.path}`, async () => {
 			const ref = /** @type {{offset: number, crc: number, length: number}[]} */ (this.rootRefs)[v.number];
-			const size = this.version[1] >= 2 ? 16 : 12;
+			const size = 16;
 			const count = Math.ceil(v.chunkCount / PAGE_ENTRIES);
 			/** @type {Map<number, import("./chunk_index.js").PageRef>} */
 			const present = new Map();
@@ -525,13 +480,16 @@ export class HurrayFile {
 				// that damage is reported as damage
 				if (problem === null) {
 					try {
-						parsePageTable(data, first, v.chunkCount, this.version[1], v.path, this.fileLength, present);
+						parsePageTable(data, first, v.path, this.fileLength, present);
 					} catch (error) {
 						problem = error;
 					}
 				}
 			}
-			verifyCrc(running, ref.crc, `the page table of ${JSON.stringify(v.path)}`);
+			if (count) {
+				// a variable without chunks has no table: its reference is all zero
+				verifyCrc(running, (ref.crc ^ placeCrc("T", v.path)) >>> 0, `the page table of ${JSON.stringify(v.path)}`, true);
+			}
 			if (problem !== null) {
 				throw problem;
 			}
@@ -591,7 +549,7 @@ export class HurrayFile {
 					data = answers[plan.requestOf[j]].subarray(ref.offset - first, ref.offset - first + ref.length);
 				}
 				const what = `index page ${p} of ${JSON.stringify(v.path)}`;
-				return parsePage(data, ref, pageCount(v.chunkCount, p), this.version[1], what, this.fileLength);
+				return parsePage(data, ref, pageCount(v.chunkCount, p), placeCrc("P", v.path, [p]), what, this.fileLength);
 			})();
 			const entry = { entries, cost: 20 * pageCount(v.chunkCount, p) };
 			this.pageCache.set(key(p), entry);
@@ -1060,13 +1018,12 @@ function decodeStrings(raw, n, what) {
  * Python reader's words.
  * @param {Uint8Array} then
  * @param {Uint8Array} now
- * @param {number} minor
  */
-function describeChange(then, now, minor) {
-	if (minor >= 1 && now.length === then.length) {
+function describeChange(then, now) {
+	if (now.length === then.length) {
 		try {
-			const was = parseHeader11(then, undefined).generation;
-			const found = parseHeader11(now, undefined).generation;
+			const was = parseHeader(then, undefined).generation;
+			const found = parseHeader(now, undefined).generation;
 			return found === was
 				? `its header changed, at generation ${was}: another file in its place`
 				: `its header's generation ${was} became ${found}`;

@@ -5,7 +5,7 @@ with NaN, integers under several layouts and codecs, missing chunks, groups, a p
 text of 200,000 code points, a chunk of 4096 x 4096 in Hilbert order), damaged copies of
 two of them, files this reader must refuse as unsupported (a generation past 2**53) or
 as too large for JavaScript objects, and ``manifest.json``: for every file (these and the
-golden files of every version in tests/data) and variable, boxes with the values the
+golden files in tests/data) and variable, boxes with the values the
 Python reader reads there (raw little-endian bytes in ``.bin`` files, or JSON for text),
 for every damaged copy the error the Python reader raises, Hilbert and Morton keys of
 points of up to 32 axes, and codec frames (Blosc headers, LZ4 blocks, zlib streams, zstd
@@ -34,13 +34,13 @@ import xarray as xr
 
 from xarray_hurray import HurrayError, open_reader, to_hurray
 from xarray_hurray.container.bounded import decode_bounded
-from xarray_hurray.container.checksum import crc32c
+from xarray_hurray.container.checksum import Places, crc32c
 from xarray_hurray.container.format import (
+    HEADER_SIZE,
     PREFIX,
     SLOT,
-    SLOT_HEADER_SIZE,
     SLOT_SIZE,
-    pack_slot_header,
+    pack_header,
 )
 from xarray_hurray.container.head import version_slot
 from xarray_hurray.io import MergePolicy, plan_reads
@@ -50,6 +50,7 @@ from xarray_hurray.layout.morton import morton_encode
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 from differential import corpus, python_outcome  # noqa: E402  (the tests' shared module)
+from fuzz_structure import build, parse, swap_chunks  # noqa: E402
 
 
 def field(ny: int, nx: int) -> np.ndarray:
@@ -176,7 +177,7 @@ def wide_fill_variable() -> dict[str, Any]:
 def variable(
     name: str, shape: list[int], chunks: list[int], dtype: str, fill: str
 ) -> dict[str, Any]:
-    """The metadata of a 1.2 variable of row-major chunks, no codec."""
+    """The metadata of a variable of row-major chunks, no codec."""
     return {
         "name": name,
         "dims": [f"d{k}" for k in range(len(shape))],
@@ -192,13 +193,14 @@ def variable(
 
 
 def missing_only(var: dict[str, Any]) -> bytes:
-    """A 1.2 file of one variable ``var`` whose chunks are all missing: a page table
-    of absent pages, and nothing else."""
+    """A file of one variable ``var`` whose chunks are all missing: a page table of
+    absent pages, and nothing else."""
     chunks = int(np.prod([-(-n // c) for n, c in zip(var["shape"], var["chunks"], strict=True)]))
     table = bytes(16 * -(-chunks // 1024))
     meta = json.dumps({"attrs": {}, "groups": [], "variables": [var]}, separators=(",", ":"))
-    table_at = SLOT_HEADER_SIZE + len(meta) + 12
-    return head_only(json.loads(meta), root=struct.pack("<QI", table_at, crc32c(table)), tail=table)
+    table_at = HEADER_SIZE + len(meta) + 12
+    crc = crc32c(table) ^ Places(var["name"], ()).table
+    return head_only(json.loads(meta), root=struct.pack("<QI", table_at, crc), tail=table)
 
 
 QUADRANTS = 2048
@@ -423,6 +425,8 @@ def damage(source: Path, out: Path) -> list[dict[str, Any]]:
     cases: dict[str, tuple[list[str], bytes]] = {
         "magic": (["not a Hurray file"], b"\x00" + data[1:]),
         "version": (["unsupported format version 1.7"], data[:10] + b"\x07\x00" + data[12:]),
+        "draft": (["format version 1.2 is a draft"], data[:10] + b"\x02\x00" + data[12:]),
+        "moved chunks": (["checksum mismatch", "chunk", "another part's"], moved(data, 0)),
         "slot": (["damaged header"], data[:30] + bytes([data[30] ^ 1]) + data[31:]),
         "metadata": (["checksum mismatch", "metadata"], flip(data, slot.metadata_offset + 5)),
         "root": (["checksum mismatch", "index root"], flip(data, slot.root_offset)),
@@ -448,6 +452,16 @@ def damage(source: Path, out: Path) -> list[dict[str, Any]]:
         assert all(p in message for p in phrase), (name, message)
         records.append({"name": name, "file": target.name, "python": message, "phrases": phrase})
     return records
+
+
+def moved(data: bytes, variable: int) -> bytes:
+    """``data`` with the first two stored chunks of variable number ``variable``
+    exchanged, each with the checksum of the place it came from (a resealed file
+    whose two index entries are exchanged)."""
+    tree = parse(data)
+    first, second = [k for k, chunk in enumerate(tree.chunks[variable]) if chunk][:2]
+    swap_chunks(tree, (variable, first), (variable, second))
+    return build(tree)
 
 
 def damaged_page(source: Path, out: Path) -> dict[str, Any]:
@@ -526,6 +540,35 @@ def curve_keys(rng: np.random.Generator) -> list[dict[str, Any]]:
         }
     )
     return out
+
+
+def places() -> list[dict[str, Any]]:
+    """Places of chunks, pages and page tables and the CRC-32C of their keys, as the
+    Python reader computes them: paths in groups and of non-ASCII text, values up to
+    2**53 - 1, 32 axes."""
+    out = []
+    cases = [
+        ("t2m", (9, 5), [7, 2]),
+        ("a/b/t\u00e9mp\U0001f600", (2**20, 1, 9), [2**20 - 1, 0, 8]),
+        ("s", (), []),
+        ("w", (2**53 - 1,), [2**53 - 2]),
+        ("many", (2,) * 32, [1, 0] * 16),
+    ]
+    for path, grid, coords in cases:
+        own = Places(path, grid)
+        number = int(np.ravel_multi_index(coords, grid)) if grid and len(grid) < 32 else None
+        chunk = own.chunk(number) if number is not None else crc32c_key(path, coords)
+        out.append({"kind": "C", "path": path, "values": coords, "crc": chunk})
+        out.append({"kind": "P", "path": path, "values": [2**40 + 3], "crc": own.page(2**40 + 3)})
+        out.append({"kind": "T", "path": path, "values": [], "crc": own.table})
+    return out
+
+
+def crc32c_key(path: str, values: list[int]) -> int:
+    """The CRC-32C of the key of the chunk at ``values`` of ``path``, as the spec spells
+    it out (for a grid whose chunk numbers exceed what numpy's ravel takes)."""
+    name = path.encode()
+    return crc32c(b"C" + struct.pack(f"<I{len(name)}s{len(values)}Q", len(name), name, *values))
 
 
 def codec_frames(rng: random.Random, count: int) -> list[dict[str, Any]]:
@@ -668,12 +711,12 @@ def _group(name: str) -> dict[str, Any]:
 
 
 def head_only(metadata: dict[str, Any], root: bytes = b"", tail: bytes = b"\x00") -> bytes:
-    """A 1.2 file of ``metadata``, ``root`` and ``tail``, and nothing else."""
+    """A file of ``metadata``, ``root`` and ``tail``, and nothing else."""
     meta = json.dumps(metadata, separators=(",", ":")).encode()
-    end = SLOT_HEADER_SIZE + len(meta) + len(root) + len(tail)
-    root_at = SLOT_HEADER_SIZE + len(meta)
-    slot = version_slot(1, (SLOT_HEADER_SIZE, meta), (root_at, root), end, (1, 2))
-    return pack_slot_header(slot) + meta + root + tail
+    end = HEADER_SIZE + len(meta) + len(root) + len(tail)
+    root_at = HEADER_SIZE + len(meta)
+    slot = version_slot(1, (HEADER_SIZE, meta), (root_at, root), end)
+    return pack_header(slot) + meta + root + tail
 
 
 def plans(rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -756,6 +799,7 @@ def main() -> None:
         "objects": too_many_objects(out),
         "hilbertChunk": HILBERT_CHUNK,
         "curves": curve_keys(rng),
+        "places": places(),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     frames = codec_frames(random.Random(43), 1500)

@@ -1,4 +1,4 @@
-"""hurray convert of inputs with groups: Hurray 1.1 trees, and trees to and from
+"""hurray convert of inputs with groups: Hurray trees, and trees to and from
 Zarr and netCDF-4."""
 
 from __future__ import annotations

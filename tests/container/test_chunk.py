@@ -125,7 +125,9 @@ def test_chunks_encoded_in_turn_in_one_thread_each_decode_to_their_own_values(ca
     of numbers in row-major order gathered in the thread's one buffer) keeps its
     own bytes: each decodes, bit for bit, to the values numpy casts it to, and
     with no codec the stored bytes of a whole chunk that is not text are those
-    values' bytes in the layout's order."""
+    values' bytes in the layout's order, every padding element zero bytes, that of a
+    chunk cut by the variable's end too (text included: numpy writes the number zero
+    into text as the character "0")."""
     meta, block = case
     codec, bare = ChunkCodec(meta), ChunkCodec(replace(meta, codecs=()))
     grid = [-(-n // c) for n, c in zip(block.shape, meta.chunks, strict=True)]
@@ -143,12 +145,12 @@ def test_chunks_encoded_in_turn_in_one_thread_each_decode_to_their_own_values(ca
             continue
         expected = np.ascontiguousarray(one, dtype=back.dtype)
         assert got.tobytes() == expected.tobytes()
-        if one.shape == meta.chunks and back.dtype.kind != "U":
-            # each element at its position in the layout's buffer, the padding zero
-            # (numpy writes the zero of text padding as the character "0")
-            buffer = np.zeros(codec.buffer_size, dtype=back.dtype)
-            buffer[meta.layout.positions(meta.chunks).reshape(-1)] = expected.reshape(-1)
-            assert raw == buffer.tobytes()
+        # each element at its position in the layout's buffer, the padding zero
+        full = np.zeros(meta.chunks, dtype=back.dtype)
+        full[tuple(slice(0, n) for n in one.shape)] = expected.reshape(one.shape)
+        buffer = np.zeros(codec.buffer_size, dtype=back.dtype)
+        buffer[meta.layout.positions(meta.chunks).reshape(-1)] = full.reshape(-1)
+        assert raw == buffer.tobytes()
 
 
 @settings(max_examples=60, deadline=None)

@@ -67,7 +67,7 @@ WRITES: dict[str, Callable[[Path], object]] = {
     "compact": compact,
 }
 """Every kind of local write: a new file (streamed into a temporary file), the two
-in-place commits of a format 1.2 file, and a rewrite."""
+in-place commits of a file, and a rewrite."""
 
 FRACTIONS = (0.0, 0.3, 0.6, 0.999)
 """Where in what a write puts on disk it runs out of room (of the bytes it adds to the

@@ -1,8 +1,8 @@
 """A fast subset of the structure-aware fuzzer (``tools/fuzz_structure.py`` runs
 thousands of inputs and reports figures): parsed fields changed, checksums
 recomputed, every way of reading run; no wrong value, no undocumented exception, no
-temporary file left by a write.  Seeds of format 1.0 (flat), 1.1 and 1.2 (a tree of
-groups with index pages and missing chunks; 1.2 pages list only the stored chunks)."""
+temporary file left by a write.  Seeds of format 1.3: a tree of groups with index
+pages and missing chunks, and a file with overviews."""
 
 from __future__ import annotations
 
@@ -16,21 +16,19 @@ from fuzz_structure import (
     PYRAMID_ATTRS,
     NotByTheSpec,
     _json_groups,
-    _mutate_page_1_2,
+    _mutate_page,
     build,
-    build_1_1,
     decode_index,
     index_read,
     mutant,
-    mutate_index_1_1,
+    mutate_index,
+    mutate_places,
     mutate_pyramid_attrs,
     overall,
     parse,
-    parse_1_1,
     pyramid_step,
     read_all,
     run_input,
-    seed_dataset,
     seed_file,
     seed_pyramid,
     seed_tree,
@@ -39,43 +37,36 @@ from fuzz_structure import (
 
 from xarray_hurray.errors import HurrayError, HurrayFormatError, HurrayValueError
 
-VERSIONS = [(1, 0), (1, 1), (1, 2)]
-
 # fuzzing: slow
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module", params=VERSIONS, ids=["1.0", "1.1", "1.2"])
-def seed(request, tmp_path_factory) -> tuple[bytes, dict, object]:
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory) -> tuple[bytes, dict, object]:
     work = tmp_path_factory.mktemp("fuzz")
-    good = seed_file(request.param)
+    good = seed_file("tree")
     return good, truth_of(good), work
 
 
-def test_the_seeds_hold_the_seed_data_and_rebuild_to_themselves():
-    good = seed_file((1, 0))
-    with xr.open_dataset(io.BytesIO(good), engine="hurray") as ds:
-        xr.testing.assert_identical(ds.load(), xr.decode_cf(seed_dataset()))
+def test_the_seed_holds_the_seed_data_and_rebuilds_to_itself():
+    good = seed_file("tree")
+    with xr.open_datatree(io.BytesIO(good), engine="hurray") as tree:
+        expected = seed_tree().map_over_datasets(xr.decode_cf)
+        xr.testing.assert_identical(tree.load(), expected)
     assert build(parse(good)) == good
-    for version in ((1, 1), (1, 2)):
-        good = seed_file(version)
-        with xr.open_datatree(io.BytesIO(good), engine="hurray") as tree:
-            expected = seed_tree().map_over_datasets(xr.decode_cf)
-            xr.testing.assert_identical(tree.load(), expected)
-        assert build_1_1(parse_1_1(good)) == good
 
 
-def test_the_1_2_mutations_reach_the_page_checks():
-    """Each kind of change to a 1.2 page is refused by the check it aims at."""
-    good = seed_file((1, 2))
+def test_the_page_mutations_reach_the_page_checks():
+    """Each kind of change to a page is refused by the check it aims at."""
+    good = seed_file("tree")
     rng = random.Random(5)
     seen: dict[str, set[str]] = {}
-    live = [v for v, own in enumerate(parse_1_1(good).chunks) if own]
+    live = [v for v, own in enumerate(parse(good).chunks) if own]
     for _ in range(400):
-        tree = parse_1_1(good)
-        kind = _mutate_page_1_2(tree, rng, rng.choice(live))
+        tree = parse(good)
+        kind = _mutate_page(tree, rng, rng.choice(live))
         try:
-            read_all(build_1_1(tree))
+            read_all(build(tree))
             message = "read"
         except HurrayFormatError as err:
             message = str(err)
@@ -92,28 +83,26 @@ def test_the_1_2_mutations_reach_the_page_checks():
     assert "read" not in seen["page:length"]
 
 
-@pytest.mark.parametrize("version", [(1, 1), (1, 2)], ids=["1.1", "1.2"])
-def test_the_decoder_of_the_test_reads_the_seeds_index_as_the_reader(version):
-    good = seed_file(version)
+def test_the_decoder_of_the_test_reads_the_seeds_index_as_the_reader():
+    good = seed_file("tree")
     decoded = decode_index(good)
     assert decoded == index_read(good)
     assert sum(map(len, decoded.values())) == 24  # the tree's stored chunks, h's four too
 
 
-@pytest.mark.parametrize("version", [(1, 1), (1, 2)], ids=["1.1", "1.2"])
-def test_a_root_entry_of_none_on_a_variable_with_pages_is_refused_by_both(version):
+def test_a_root_entry_of_none_on_a_variable_with_pages_is_refused_by_both():
     """The zero entries the fuzzer gives variables with pages (their grids grown or
     not) are refused by the reader, naming the variable, as by the spec's decoding."""
-    good = seed_file(version)
+    good = seed_file("tree")
     rng = random.Random(2)
     seen = set()
     while len(seen) < 2:
-        tree = parse_1_1(good)
-        kind = mutate_index_1_1(tree, rng)
+        tree = parse(good)
+        kind = mutate_index(tree, rng)
         if not kind.startswith("root:none"):
             continue
         seen.add(kind)
-        blob = build_1_1(tree)
+        blob = build(tree)
         with pytest.raises(
             HurrayFormatError, match=r"the page table of variable '.*' is at offset 0"
         ):
@@ -123,7 +112,23 @@ def test_a_root_entry_of_none_on_a_variable_with_pages_is_refused_by_both(versio
                 decode_index(blob)
 
 
-@pytest.mark.parametrize("rng_seed", range(4))
+def test_chunks_moved_to_another_place_are_refused():
+    """Resealed files whose index entries, or whose variables' root entries, are
+    exchanged: each chunk keeps the checksum of the place it came from, and reading
+    it in its new place fails that check."""
+    good = seed_file("tree")
+    rng = random.Random(4)
+    seen = set()
+    while len(seen) < 2:
+        tree = parse(good)
+        kind = mutate_places(tree, rng)
+        seen.add(kind)
+        with pytest.raises(HurrayFormatError, match=r"checksum mismatch in chunk .* another"):
+            read_all(build(tree))
+    assert seen == {"places:chunks", "places:variables"}
+
+
+@pytest.mark.parametrize("rng_seed", range(8))
 def test_mutated_fields_give_only_documented_outcomes(seed, rng_seed):
     good, truth, work = seed
     rng = random.Random(rng_seed)
@@ -138,21 +143,20 @@ def test_mutated_fields_give_only_documented_outcomes(seed, rng_seed):
 
 def test_every_hostile_name_of_a_group_or_variable_gives_a_documented_outcome(tmp_path):
     """Each name of :data:`NAMES` (and a sibling's) given to each group, and the names
-    of periods alone to a variable, through every way of reading (the names are
-    parsed alike in 1.1 and 1.2)."""
-    good = seed_file((1, 2))
+    of periods alone to a variable, through every way of reading."""
+    good = seed_file("tree")
     truth = truth_of(good)
     findings = []
     names = {"group": [*NAMES, "g"], "variable": [n for n in NAMES if "." in n or "/" in n]}
     # the two groups, and the variable of g (the first variable of the groups)
     for what, number in [("group", 0), ("group", 1), ("variable", 0)]:
         for name in names[what]:
-            tree = parse_1_1(good)
+            tree = parse(good)
             nodes = _json_groups(tree.meta) if what == "group" else tree.meta["groups"]
             if what == "variable":
                 nodes = nodes[0]["variables"]
             nodes[number]["name"] = name
-            outcome = run_input(build_1_1(tree), "names", truth, tmp_path)
+            outcome = run_input(build(tree), "names", truth, tmp_path)
             if overall(outcome) not in ("ok", "rejected"):
                 findings.append((what, name, outcome))
     assert findings == []
@@ -171,7 +175,7 @@ def test_the_pyramid_seed_holds_its_levels_and_rebuilds_to_itself():
             xr.testing.assert_allclose(
                 tree[name].to_dataset().load(), expected[name].to_dataset(), rtol=1e-6
             )
-    assert build_1_1(parse_1_1(good)) == good
+    assert build(parse(good)) == good
 
 
 def test_the_pyramid_mutations_reach_the_checks_of_records_and_layouts(tmp_path):
@@ -181,9 +185,9 @@ def test_the_pyramid_mutations_reach_the_checks_of_records_and_layouts(tmp_path)
     rng = random.Random(3)
     seen: dict[str, set[str]] = {}
     for _ in range(120):
-        tree = parse_1_1(good)
+        tree = parse(good)
         kind = mutate_pyramid_attrs(tree, rng)
-        outcome = run_pyramid_file(build_1_1(tree), tmp_path)
+        outcome = run_pyramid_file(build(tree), tmp_path)
         seen.setdefault(kind, set()).update(outcome)
     assert set(seen) == {"pyramid:text", *(f"pyramid:{k}" for k in PYRAMID_ATTRS)}
     messages = set().union(*seen.values())
@@ -230,9 +234,9 @@ def test_mutated_pyramids_give_only_documented_outcomes(tmp_path, rng_seed):
 
 
 def _pyramid_with(edit) -> bytes:
-    tree = parse_1_1(seed_file("pyramid"))
+    tree = parse(seed_file("pyramid"))
     edit(tree)
-    return build_1_1(tree)
+    return build(tree)
 
 
 def _level_0_variable(tree, name: str) -> dict:

@@ -1,19 +1,20 @@
-"""The golden Hurray files: their bytes and their content are fixed for a format version.
+"""The golden Hurray file of format 1.3, the first release: its bytes and its content
+are fixed.
 
-``hurray_file_golden.hurray`` was written by the format 1.0 writer and
-``hurray_file_golden_1_1.hurray`` by the 1.1 writer: they are read, for ever, never
-written again.  ``hurray_file_golden_1_2.hurray`` was written by the 1.2 writer
-before it placed index coordinates and small variables first (container/front.py),
-and is read for ever too; ``hurray_file_golden_1_2_placed.hurray`` is what the
-writer writes today, the same content in the same version with its chunks placed
-so.
-When the format changes on purpose, bump ``xarray_hurray.container.VERSION`` and add
-a new golden file for the new version (``python tests/container/test_hurray_golden.py``
-writes it); never rewrite an old one.
+From 1.3 on, files stay readable with identical results, for ever:
+``hurray_1_3_tree.hurray`` is read by every later version and never written again.
+It holds a tree of groups, every kind of chunk index (a page table in the head,
+chunks left out as the fill, a variable of two index pages listing 12 stored chunks
+of 1100) and codec-free chunks of the three layouts, so that the writer reproduces
+it byte for byte whatever the codec libraries.  When the format changes on purpose,
+bump ``xarray_hurray.container.VERSION`` and add a golden file for the new version
+(``python tests/container/test_hurray_golden.py`` writes this one's content); never
+rewrite this one.  The drafts before 1.3 (1.0 to 1.2, never released) are refused.
 """
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -23,18 +24,21 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import VERSION, ContainerReader, open_reader
+from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.update import StagedRewrite
 from xarray_hurray.io import open_source
-from xarray_hurray.testing.old_versions import write_1_1
 
-GOLDEN = Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray"
-GOLDEN_1_1 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_1.hurray"
-GOLDEN_1_2 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_2.hurray"
-GOLDEN_1_2_PLACED = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_2_placed.hurray"
+GOLDEN = Path(__file__).parents[1] / "data" / "hurray_1_3_tree.hurray"
 
 
 def golden_dataset() -> xr.Dataset:
-    """The content of the golden file."""
+    """The content of the golden file's root group: the element types of the drafts'
+    golden file and a variable with missing chunks (two of its four chunks hold only
+    the fill value)."""
+    sparse = np.full((8, 8), np.nan, dtype="f4")
+    sparse[:4, :4] = np.arange(16).reshape(4, 4)
+    sparse[4:, 4:] = -1.5
+    sparse[7, 7] = np.nan
     ds = xr.Dataset(
         {
             "field": (("y", "x"), np.arange(64, dtype="f4").reshape(8, 8) / 4),
@@ -42,6 +46,7 @@ def golden_dataset() -> xr.Dataset:
             "names": (("z",), np.array(["a", "bb", "", "dé", "🌍"], dtype=object)),
             "codes": (("z",), np.array(["ab", "c", "d", "efg", "h"], dtype="U3")),
             "flag": ((), np.True_),
+            "sparse": (("y", "x"), sparse),
         },
         coords={
             "time": ("y", pd.date_range("2024-01-01", periods=8, freq="D")),
@@ -53,34 +58,25 @@ def golden_dataset() -> xr.Dataset:
     return ds
 
 
-def golden_dataset_1_1() -> xr.Dataset:
-    """The content of the 1.1 golden file: the 1.0 content and a variable with
-    missing chunks (two of its four chunks hold only the fill value)."""
-    sparse = np.full((8, 8), np.nan, dtype="f4")
-    sparse[:4, :4] = np.arange(16).reshape(4, 4)
-    sparse[4:, 4:] = -1.5
-    sparse[7, 7] = np.nan
-    return golden_dataset().assign(sparse=(("y", "x"), sparse))
-
-
 GOLDEN_ENCODING = {
     "field": {"chunks": (4, 4)},
     "counts": {"chunks": (3, 5), "chunk_order": "morton"},
     "names": {"chunks": (2,), "layout": "row-major"},
+    "codes": {"chunks": (2,)},
     "sparse": {"chunks": (4, 4)},
 }
 
 
-def golden_tree_1_2() -> xr.DataTree:
-    """The content of the 1.2 golden file: the 1.1 content at the root and a group
-    holding a variable of 1100 one-element chunks (two index pages), 12 stored: 11
-    on the first page, one on the second."""
+def golden_tree() -> xr.DataTree:
+    """The content of the golden file: :func:`golden_dataset` at the root and a group
+    holding a variable of 1100 one-element chunks (two index pages), 12 stored: 11 on
+    the first page, one on the second."""
     long = np.full(1100, np.nan, dtype="f4")
     long[:1100:100] = np.arange(11)
     long[1050] = 42
     return xr.DataTree.from_dict(
         {
-            "/": golden_dataset_1_1(),
+            "/": golden_dataset(),
             "/g": xr.Dataset({"long": ("n", long)}, attrs={"group": "g"}),
             "/g/h": xr.Dataset({"note": ((), "deep")}),
         }
@@ -88,68 +84,54 @@ def golden_tree_1_2() -> xr.DataTree:
 
 
 def write_golden(path: Path) -> None:
-    """Write the golden content of the current version with fixed, codec-free settings
-    (the layout "auto" the writer defaulted to when the file was made)."""
+    """Write the golden content with fixed, codec-free settings (the layout "auto":
+    Hilbert or Morton where the chunk shape allows it)."""
     encoding = {"/": GOLDEN_ENCODING, "/g": {"long": {"chunks": (1,)}}}
-    xh.to_hurray(golden_tree_1_2(), path, codecs=None, encoding=encoding, layout="auto")
+    xh.to_hurray(golden_tree(), path, codecs=None, encoding=encoding, layout="auto")
 
 
-def test_golden_files_are_of_their_versions():
-    assert ContainerReader(open_source(GOLDEN)).header.version == (1, 0)
-    assert ContainerReader(open_source(GOLDEN_1_1)).version == (1, 1)
-    reader = ContainerReader(open_source(GOLDEN_1_2))
-    assert reader.version == VERSION, "add a golden file for the new version"
+def test_the_golden_file_is_of_the_current_version():
+    assert ContainerReader(open_source(GOLDEN)).version == VERSION == (1, 3), (
+        "add a golden file for the new version"
+    )
 
 
 def test_writing_gives_the_golden_bytes(tmp_path):
     write_golden(tmp_path / "new.hurray")
-    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN_1_2_PLACED.read_bytes(), (
+    assert (tmp_path / "new.hurray").read_bytes() == GOLDEN.read_bytes(), (
         "the bytes of a write changed: bump the format VERSION and add a golden file"
     )
 
 
-def _rewritten(path: Path, directory: Path) -> bytes:
-    """The bytes of the file at ``path`` rewritten whole (as ``compact`` does), every
-    chunk copied as stored: a new file, of the current version."""
-    copy = directory / "copy.hurray"
-    copy.write_bytes(path.read_bytes())
+def test_a_rewrite_gives_the_golden_bytes(tmp_path):
+    """A rewrite of the golden file whole (as ``hurray compact`` does), every chunk
+    copied as stored, is the golden file."""
+    copy = tmp_path / "copy.hurray"
+    copy.write_bytes(GOLDEN.read_bytes())
     reader = open_reader(copy)
     with StagedRewrite(copy, reader, reader.metadata, {}):
         pass
-    return copy.read_bytes()
+    assert copy.read_bytes() == GOLDEN.read_bytes()
 
 
-def _rewritten_in_1_1(path: Path, directory: Path) -> bytes:
-    """The bytes of :func:`_rewritten`, laid out again in 1.1 by the builder of 1.1
-    files that tests use (the package writes the current version only)."""
-    (directory / "current.hurray").write_bytes(_rewritten(path, directory))
-    write_1_1(open_reader(directory / "current.hurray"), directory / "old.hurray")
-    return (directory / "old.hurray").read_bytes()
+def test_the_golden_file_holds_the_golden_tree():
+    with xr.open_datatree(GOLDEN, engine="hurray") as tree:
+        xr.testing.assert_identical(tree.load(), golden_tree())
+        assert tree["field"].encoding["layout"] == {
+            "name": "hilbert",
+            "hilbert_rank": 2,
+            "hilbert_order": 2,
+        }
+        assert tree["counts"].encoding["layout"] == {"name": "morton", "morton_bits": [2, 3]}
 
 
-@pytest.mark.parametrize(
-    ("path", "rewrite", "golden"),
-    [
-        (GOLDEN_1_1, _rewritten_in_1_1, GOLDEN_1_1),
-        (GOLDEN_1_2, _rewritten, GOLDEN_1_2_PLACED),
-        (GOLDEN_1_2_PLACED, _rewritten, GOLDEN_1_2_PLACED),
-    ],
-    ids=["1.1", "1.2", "1.2 placed"],
-)
-def test_a_rewrite_in_the_files_version_gives_its_golden_bytes(tmp_path, path, rewrite, golden):
-    """A rewrite writes 1.2 as today's golden file holds it (a file of the earlier
-    placement gets today's), and the 1.1 files of tests are laid out exactly as the
-    1.1 writer laid them out."""
-    assert rewrite(path, tmp_path) == golden.read_bytes()
-
-
-def test_the_1_1_golden_file_leaves_out_the_fill_chunks():
-    sizes = ContainerReader(open_source(GOLDEN_1_1)).index("sparse")["size"]
+def test_the_golden_file_leaves_out_the_fill_chunks():
+    sizes = ContainerReader(open_source(GOLDEN)).index("sparse")["size"]
     assert (sizes == 0).tolist() == [False, True, True, False]
 
 
-def test_the_1_2_golden_file_lists_only_stored_chunks():
-    reader = ContainerReader(open_source(GOLDEN_1_2))
+def test_the_golden_file_lists_only_stored_chunks():
+    reader = ContainerReader(open_source(GOLDEN))
     table = reader.page_table("g/long")
     # page 0: a 128-byte bitmap and 11 entries; page 1: 10 bytes of bitmap, 1 entry
     assert table["length"].tolist() == [128 + 11 * 20, 10 + 20]
@@ -159,25 +141,52 @@ def test_the_1_2_golden_file_lists_only_stored_chunks():
     assert stored.tolist() == [*range(0, 1100, 100), 1050]
 
 
-@pytest.mark.parametrize("path", [GOLDEN_1_2, GOLDEN_1_2_PLACED], ids=["1.2", "1.2 placed"])
-def test_the_1_2_golden_file_holds_the_golden_tree(path):
-    with xr.open_datatree(path, engine="hurray") as tree:
-        xr.testing.assert_identical(tree.load(), golden_tree_1_2())
+def test_the_golden_checksums_are_bound_to_their_places():
+    """The checksums the file stores, against keys made here from the spec's words
+    (docs/spec/container.md, "Checksums bound to their place"): a page table's, a
+    page's and a chunk's CRC-32C of their bytes exclusive-or the CRC-32C of their
+    keys."""
+    blob = GOLDEN.read_bytes()
+    reader = ContainerReader(open_source(GOLDEN))
+
+    def key(kind: str, path: str, *values: int) -> int:
+        name = path.encode()
+        return crc32c(
+            kind.encode() + struct.pack(f"<I{len(name)}s{len(values)}Q", len(name), name, *values)
+        )
+
+    def stored_bytes(offset: int, length: int) -> bytes:
+        return blob[offset : offset + length]
+
+    root = reader.root_entry("g/long")
+    table = reader.page_table("g/long")
+    assert int(root["crc32c"]) == crc32c(table.tobytes()) ^ key("T", "g/long")
+    for page, ref in enumerate(table.tolist()):
+        offset, length, crc = ref
+        assert crc == crc32c(stored_bytes(offset, length)) ^ key("P", "g/long", page)
+    # chunk 1050 of g/long, the one entry of page 1, and chunk (1, 1) of sparse
+    ref = table[1]
+    page = stored_bytes(int(ref["offset"]), int(ref["length"]))
+    offset, size, crc = struct.unpack_from("<QQI", page, 10)
+    assert crc == crc32c(stored_bytes(offset, size)) ^ key("C", "g/long", 1050)
+    entry = reader.index("sparse")[3]  # the checksum of its bytes, as the reader gives it
+    assert int(entry["crc32c"]) == crc32c(stored_bytes(int(entry["offset"]), int(entry["size"])))
 
 
-@pytest.mark.parametrize(
-    ("path", "make"), [(GOLDEN, golden_dataset), (GOLDEN_1_1, golden_dataset_1_1)]
-)
-def test_golden_file_holds_the_golden_dataset(path, make):
-    with xr.open_dataset(path, engine="hurray") as ds:
-        xr.testing.assert_identical(ds.load(), make())
-        assert ds["field"].encoding["layout"] == {
-            "name": "hilbert",
-            "hilbert_rank": 2,
-            "hilbert_order": 2,
-        }
-        assert ds["counts"].encoding["layout"] == {"name": "morton", "morton_bits": [2, 3]}
+@pytest.mark.parametrize("minor", [0, 1, 2])
+def test_a_draft_version_is_refused_with_what_to_do(tmp_path, minor):
+    """The drafts before the first release are refused, naming the version and what to
+    do, by the reader and through xarray; the version is the first thing read."""
+    blob = bytearray(GOLDEN.read_bytes())
+    blob[10:12] = struct.pack("<H", minor)
+    path = tmp_path / f"draft_1_{minor}.hurray"
+    path.write_bytes(bytes(blob))
+    expected = rf"format version 1\.{minor} is a draft .* first release, 1\.3: .*hurray convert"
+    with pytest.raises(xh.HurrayFormatError, match=expected):
+        open_reader(path)
+    with pytest.raises(xh.HurrayFormatError, match=expected):
+        xr.open_datatree(path, engine="hurray")
 
 
 if __name__ == "__main__":
-    write_golden(GOLDEN_1_2_PLACED)
+    write_golden(GOLDEN)

@@ -1,8 +1,10 @@
 """The golden file read by following docs/spec/container.md alone.
 
-Nothing here uses the package's reader: the header, checksums, metadata, indexes
-and chunk placement are parsed as the specification describes them, so a change
-of the bytes that the specification does not describe fails here.
+Nothing here uses the package's reader: the header, checksums and their places,
+metadata, root, page tables, pages and chunks are parsed as the specification
+describes them, so a change of the bytes that the specification does not describe
+fails here.  (Where a chunk lies on its curve comes from the layout core, whose
+placements are checked against the spec's tables in ``tests/layout``.)
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import math
 import struct
 
 import numpy as np
-from test_hurray_golden import GOLDEN, GOLDEN_1_1, golden_dataset, golden_dataset_1_1
+from test_hurray_golden import GOLDEN, golden_dataset
+
+from xarray_hurray.layout import chunk_placement
 
 
 def crc32c(data: bytes) -> int:
@@ -29,88 +33,27 @@ def test_crc32c_check_value():
     assert crc32c(b"123456789") == 0xE3069283
 
 
-def parse(blob: bytes) -> tuple[dict, dict, dict]:
-    """Header fields, metadata and, per variable, its index entries ``(offset, size, crc)``."""
-    assert blob[:8] == b"\x89HURRAY\n"
-    names = ["major", "minor", "flags", "metadata_offset", "metadata_length"]
-    names += ["index_offset", "index_length", "file_length", "metadata_crc32c"]
-    header = dict(zip(names, struct.unpack_from("<HHIQQQQQI", blob, 8), strict=True))
-    (header_crc,) = struct.unpack_from("<I", blob, 60)
-    assert (header["major"], header["minor"], header["flags"]) == (1, 0, 0)
-    assert header_crc == crc32c(blob[:60])
-    assert header["metadata_offset"] == 64
-    assert header["index_offset"] == 64 + header["metadata_length"]
-    assert header["file_length"] == len(blob)
-    metadata = blob[64 : header["index_offset"]]
-    assert crc32c(metadata) == header["metadata_crc32c"]
-    meta = json.loads(metadata.decode("utf-8"))
-    assert set(meta) == {"attrs", "variables"}
-    indexes, at = {}, header["index_offset"]
-    for var in meta["variables"]:
-        count = math.prod(-(-n // c) for n, c in zip(var["shape"], var["chunks"], strict=True))
-        index = blob[at : at + 20 * count + 4]
-        assert struct.unpack_from("<I", index, 20 * count)[0] == crc32c(index[:-4])
-        indexes[var["name"]] = [struct.unpack_from("<QQI", index, 20 * i) for i in range(count)]
-        at += len(index)
-    assert at == header["index_offset"] + header["index_length"]
-    return header, meta, indexes
+def place(kind: str, path: str, values: tuple[int, ...] = ()) -> int:
+    """The CRC-32C of a place's key: its kind, the path's UTF-8 length (u32), the
+    path, then each value (u64)."""
+    name = path.encode("utf-8")
+    key = kind.encode("ascii") + struct.pack("<I", len(name)) + name
+    return crc32c(key + b"".join(struct.pack("<Q", v) for v in values))
 
 
-def test_structure_follows_the_specification():
-    blob = GOLDEN.read_bytes()
-    header, meta, indexes = parse(blob)
-    position = header["index_offset"] + header["index_length"]
-    for var in meta["variables"]:
-        assert len(var["dims"]) == len(var["shape"]) == len(var["chunks"])
-        # a variable's chunks follow each other without gaps, after the previous one's
-        for offset, size, crc in sorted(indexes[var["name"]]):
-            assert offset == position
-            assert crc32c(blob[offset : offset + size]) == crc
-            position += size
-    assert position == header["file_length"]
+def test_a_place_key_as_the_spec_spells_it_out():
+    # chunk (1, 2) of "t2m": 'C', 3 as u32, "t2m", 1 and 2 as u64
+    key = b"C\x03\x00\x00\x00t2m" + bytes([1]) + bytes(7) + bytes([2]) + bytes(7)
+    assert place("C", "t2m", (1, 2)) == crc32c(key) == 0xE34B7144
 
 
-def test_codec_free_row_major_chunks_decode_as_specified():
-    blob = GOLDEN.read_bytes()
-    _, meta, indexes = parse(blob)
-    variables = {var["name"]: var for var in meta["variables"]}
-    expected = golden_dataset()
-
-    names = variables["names"]
-    assert (names["dtype"], names["layout"], names["codecs"]) == (
-        "string",
-        {"name": "row-major"},
-        [],
-    )
-    strings = []
-    for offset, size, _ in indexes["names"]:  # chunk-number order
-        chunk = blob[offset : offset + size]
-        count = names["chunks"][0]
-        lengths = struct.unpack_from(f"<{count}I", chunk)
-        assert 4 * count + sum(lengths) == size
-        text, start = [], 4 * count
-        for length in lengths:
-            text.append(chunk[start : start + length].decode("utf-8"))
-            start += length
-        strings += text
-    assert strings[names["shape"][0] :] == [""]  # edge padding is the empty string
-    assert strings[: names["shape"][0]] == expected["names"].values.tolist()
-
-    flag = variables["flag"]
-    assert (flag["dtype"], flag["shape"], flag["codecs"]) == ("bool", [], [])
-    [(offset, size, _)] = indexes["flag"]
-    assert blob[offset : offset + size] == (b"\x01" if expected["flag"].item() else b"\x00")
-    assert meta["attrs"]["answer"] == {"dtype": "int64", "shape": [], "data": [42]}
-
-
-# ---------------------------------------------------------------- version 1.1
-
-
-def parse_1_1(blob: bytes) -> tuple[dict, dict, dict, list[tuple[int, int]]]:
+def parse(blob: bytes) -> tuple[dict, dict, dict, list[tuple[int, int]]]:
     """The active slot, the metadata, per variable path its entries in placement order
-    ``(offset, size, crc)``, and every referenced byte range ``(start, stop)``."""
+    ``(offset, size, crc32c of the chunk's bytes, chunk coordinates)`` (``(0, 0, 0,
+    coordinates)`` for a missing chunk), and every referenced byte range ``(start,
+    stop)``; every checksum checked against its part and its place."""
     assert blob[:8] == b"\x89HURRAY\n"
-    assert struct.unpack_from("<HHI", blob, 8) == (1, 1, 0)
+    assert struct.unpack_from("<HHI", blob, 8) == (1, 3, 0)
     names = ["generation", "metadata_offset", "metadata_length", "root_offset"]
     names += ["root_length", "file_length", "metadata_crc32c", "root_crc32c", "reserved"]
     slots = []
@@ -146,54 +89,70 @@ def parse_1_1(blob: bytes) -> tuple[dict, dict, dict, list[tuple[int, int]]]:
     assert len(root) == 12 * len(variables)
     entries = {}
     for number, (path, var) in enumerate(variables):
-        count = math.prod(-(-n // c) for n, c in zip(var["shape"], var["chunks"], strict=True))
+        grid = tuple(-(-n // c) for n, c in zip(var["shape"], var["chunks"], strict=True))
+        count = math.prod(grid)
+        order = var["chunk_order"]
+        placement = chunk_placement(grid, order["curve"], tuple(order["axes"]))
         pages = -(-count // 1024)
         table_offset, table_crc = struct.unpack_from("<QI", root, 12 * number)
-        table = part(table_offset, 12 * pages, table_crc) if pages else b""
+        table = part(table_offset, 16 * pages, table_crc ^ place("T", path)) if pages else b""
         found = []
         for page in range(pages):
-            page_offset, page_crc = struct.unpack_from("<QI", table, 12 * page)
-            size = min(1024, count - 1024 * page)
-            if page_offset == 0:  # absent: every chunk missing
-                found += [(0, 0, 0)] * size
+            offset, length, crc = struct.unpack_from("<QII", table, 16 * page)
+            n = min(1024, count - 1024 * page)
+            positions = range(1024 * page, 1024 * page + n)
+            coordinates = [np.unravel_index(int(placement[p]), grid) for p in positions]
+            coordinates = [tuple(int(c) for c in at) for at in coordinates]
+            if offset == 0:  # absent: every chunk missing
+                assert length == crc == 0
+                found += [(0, 0, 0, at) for at in coordinates]
                 continue
-            data = part(page_offset, 20 * size, page_crc)
-            found += [struct.unpack_from("<QQI", data, 20 * i) for i in range(size)]
-        for offset, size, crc in found:
-            if size:
-                part(offset, size, crc)
-            else:
-                assert offset == crc == 0
+            data = part(offset, length, crc ^ place("P", path, (page,)))
+            bitmap = (n + 7) // 8
+            at = bitmap
+            for j in range(n):
+                if data[j // 8] >> (j % 8) & 1:
+                    offset, size, crc = struct.unpack_from("<QQI", data, at)
+                    crc ^= place("C", path, coordinates[j])
+                    part(offset, size, crc)
+                    found.append((offset, size, crc, coordinates[j]))
+                    at += 20
+                else:
+                    found.append((0, 0, 0, coordinates[j]))
+            assert at == length
         entries[path] = found
     return slot, meta, entries, ranges
 
 
-def test_1_1_structure_follows_the_specification():
-    blob = GOLDEN_1_1.read_bytes()
-    _, meta, entries, ranges = parse_1_1(blob)
-    # as the writer writes: every byte is referenced exactly once
+def test_structure_follows_the_specification():
+    blob = GOLDEN.read_bytes()
+    _, meta, entries, ranges = parse(blob)
+    # as the writer writes: every byte is referenced once, the room the head keeps
+    # for pages aside (zeros nothing references)
     position = 0
     for start, stop in sorted(ranges):
-        assert start == position
+        assert start >= position and not any(blob[position:start])
         position = stop
     assert position == len(blob)
     # the stored chunks of a variable follow its placement order
     for path, found in entries.items():
-        offsets = [offset for offset, size, _ in found if size]
+        offsets = [offset for offset, size, _, _ in found if size]
         assert offsets == sorted(offsets), path
-    assert [v["name"] for v in meta["variables"]][-1] == "sparse"
+    assert "sparse" in [v["name"] for v in meta["variables"]]
+    assert [g["name"] for g in meta["groups"]] == ["g"]
 
 
-def test_1_1_missing_chunks_read_as_the_fill_value():
-    blob = GOLDEN_1_1.read_bytes()
-    _, meta, entries, _ = parse_1_1(blob)
+def test_missing_chunks_read_as_the_fill_value():
+    blob = GOLDEN.read_bytes()
+    _, meta, entries, _ = parse(blob)
     sparse = next(v for v in meta["variables"] if v["name"] == "sparse")
     fill = np.frombuffer(bytes.fromhex(sparse["fill_value"]), dtype="<f4")[0]
     assert np.isnan(fill)
     # a 2 x 2 grid along a Hilbert curve (layouts.md): (0,0), (0,1), (1,1), (1,0)
-    placement = [(0, 0), (0, 1), (1, 1), (1, 0)]
-    expected = golden_dataset_1_1()["sparse"].values
-    for (cy, cx), (offset, size, _) in zip(placement, entries["sparse"], strict=True):
+    expected = golden_dataset()["sparse"].values
+    placed = [at for _, _, _, at in entries["sparse"]]
+    assert placed == [(0, 0), (0, 1), (1, 1), (1, 0)]
+    for offset, size, _, (cy, cx) in entries["sparse"]:
         block = expected[4 * cy : 4 * cy + 4, 4 * cx : 4 * cx + 4]
         if size == 0:
             assert np.isnan(block).all()
@@ -201,20 +160,41 @@ def test_1_1_missing_chunks_read_as_the_fill_value():
             # codec-free Hilbert-ordered chunk: the same 16 values, in another order
             stored = np.frombuffer(blob[offset : offset + size], dtype="<f4")
             np.testing.assert_array_equal(np.sort(stored), np.sort(block.reshape(-1)))
-    assert [size == 0 for _, size, _ in entries["sparse"]].count(True) == 2
+    assert [size == 0 for _, size, _, _ in entries["sparse"]].count(True) == 2
 
 
-def test_1_1_codec_free_chunks_decode_as_in_1_0():
-    blob = GOLDEN_1_1.read_bytes()
-    _, meta, entries, _ = parse_1_1(blob)
-    names = next(v for v in meta["variables"] if v["name"] == "names")
+def test_codec_free_chunks_decode_as_specified():
+    blob = GOLDEN.read_bytes()
+    _, meta, entries, _ = parse(blob)
+    variables = {var["name"]: var for var in meta["variables"]}
+    expected = golden_dataset()
+
+    names = variables["names"]
+    assert (names["dtype"], names["layout"], names["codecs"]) == (
+        "string",
+        {"name": "row-major"},
+        [],
+    )
     strings = []
-    for offset, size, _ in entries["names"]:  # one axis: placement is chunk order
+    for offset, size, _, _ in entries["names"]:  # one axis: placement is chunk order
         chunk = blob[offset : offset + size]
         count = names["chunks"][0]
         lengths = struct.unpack_from(f"<{count}I", chunk)
+        assert 4 * count + sum(lengths) == size
         start = 4 * count
         for length in lengths:
             strings.append(chunk[start : start + length].decode("utf-8"))
             start += length
-    assert strings[: names["shape"][0]] == golden_dataset()["names"].values.tolist()
+    assert strings[names["shape"][0] :] == [""]  # edge padding is the empty string
+    assert strings[: names["shape"][0]] == expected["names"].values.tolist()
+
+    codes = variables["codes"]
+    assert (codes["dtype"], codes["chunks"], codes["codecs"]) == ("U3", [2], [])
+    (offset, size, _, _) = entries["codes"][-1]  # "h" and a padding element: zero bytes
+    assert blob[offset : offset + size] == "h".encode("utf-32-le") + bytes(20)
+
+    flag = variables["flag"]
+    assert (flag["dtype"], flag["shape"], flag["codecs"]) == ("bool", [], [])
+    [(offset, size, _, ())] = entries["flag"]
+    assert blob[offset : offset + size] == (b"\x01" if expected["flag"].item() else b"\x00")
+    assert meta["attrs"]["answer"] == {"dtype": "int64", "shape": [], "data": [42]}

@@ -1,5 +1,5 @@
-"""Files whose variables declare giant grids of chunks, mostly or all missing
-(format 1.2): reads, ``verify``, ``info`` and opening cost what the file stores
+"""Files whose variables declare giant grids of chunks, mostly or all missing:
+reads, ``verify``, ``info`` and opening cost what the file stores
 (its page tables, pages and stored chunks) and the result, never a step or a byte
 per chunk of the grid (docs/reliability.md, "What a file can make a reader
 allocate").  Every file is built for real, from the container's own pieces
@@ -25,7 +25,7 @@ from xarray_hurray.cli.info import report
 from xarray_hurray.cli.main import main as cli_main
 from xarray_hurray.container import DatasetMeta, VariableMeta, open_reader, verify_file
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import REFERENCE, SLOT_HEADER_SIZE, Slot, pack_slot_header
+from xarray_hurray.container.format import HEADER_SIZE, REFERENCE, Slot, pack_header
 from xarray_hurray.errors import HurrayFormatError
 from xarray_hurray.layout import RowMajorLayout
 from xarray_hurray.testing.sparse import write_sparse_file
@@ -67,22 +67,21 @@ def measure(step):
 
 
 def head_only(path: Path, var: VariableMeta) -> None:
-    """A 1.2 file of the header, the metadata of ``var`` and a root whose entry is
+    """A file of the header, the metadata of ``var`` and a root whose entry is
     offset 0, crc32c 0: no page table, which only a variable without chunks may have."""
     meta = DatasetMeta(attrs={}, variables=(var,)).to_bytes()
     root = np.zeros(1, dtype=REFERENCE).tobytes()
     slot = Slot(
         generation=1,
-        metadata_offset=SLOT_HEADER_SIZE,
+        metadata_offset=HEADER_SIZE,
         metadata_length=len(meta),
         metadata_crc32c=crc32c(meta),
-        root_offset=SLOT_HEADER_SIZE + len(meta),
+        root_offset=HEADER_SIZE + len(meta),
         root_length=len(root),
         root_crc32c=crc32c(root),
-        file_length=SLOT_HEADER_SIZE + len(meta) + len(root),
-        version=(1, 2),
+        file_length=HEADER_SIZE + len(meta) + len(root),
     )
-    path.write_bytes(pack_slot_header(slot) + meta + root)
+    path.write_bytes(pack_header(slot) + meta + root)
 
 
 @pytest.mark.parametrize("exponent", [11, 36, 40, 62])
@@ -205,8 +204,8 @@ def test_sparse_grids_read_their_stored_chunks_and_the_fill(tmp_path, empty_page
             assert same(reader.read(name, tuple(key)), outer(values, key)), (name, key)
         # the selection of a stored chunk, whole
         var = reader.variable(name)
-        (positions, _), *_ = reader.stored_chunks(name)
-        box = np.unravel_index(var.chunk_ids(positions[:1])[0], var.grid_shape)
+        (_, ids, _), *_ = reader.stored_chunks(name)
+        box = np.unravel_index(ids[0], var.grid_shape)
         key = tuple(
             slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(box, var.chunks, strict=True)
         )
@@ -227,11 +226,11 @@ def test_stored_chunks_are_listed_in_placement_order(tmp_path):
     reader = open_reader(path)
     for name in truth:
         var = reader.variable(name)
-        listed = [(p, e) for p, e in reader.stored_chunks(name)]
-        positions = np.concatenate([p for p, _ in listed])
-        entries = np.concatenate([e for _, e in listed])
+        listed = list(reader.stored_chunks(name))
+        positions = np.concatenate([p for p, _, _ in listed])
+        entries = np.concatenate([e for _, _, e in listed])
         ids = var.placement[positions]  # the whole order, as a brute-force truth
-        np.testing.assert_array_equal(var.chunk_ids(positions), ids)
+        np.testing.assert_array_equal(np.concatenate([c for _, c, _ in listed]), ids)
         assert (np.diff(positions) > 0).all()
         index = reader.index(name)
         np.testing.assert_array_equal(np.flatnonzero(index["size"]), np.sort(ids))

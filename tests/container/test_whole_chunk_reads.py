@@ -91,11 +91,9 @@ GOLDEN = Path(__file__).parents[1] / "data"
 @pytest.mark.parametrize(
     "name",
     [
-        "hurray_file_golden.hurray",  # 1.0
-        "hurray_file_golden_1_1.hurray",
-        "hurray_file_golden_1_2.hurray",
-        "hurray_1_0_layouts.hurray",
-        "hurray_1_0_dtypes.hurray",
+        "hurray_1_3_tree.hurray",
+        "hurray_1_3_layouts.hurray",
+        "hurray_1_3_dtypes.hurray",
     ],
 )
 def test_every_whole_chunk_of_the_golden_files_reads_as_the_whole_variable(name):

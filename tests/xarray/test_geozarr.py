@@ -282,10 +282,12 @@ def test_each_level_group_says_where_it_lies(tmp_path):
 
 def test_a_file_of_the_older_record_reads_its_levels_right():
     """A pyramid written before the v1 record (v0.1.0 URLs, level 2 derived from level
-    1 with its scale against level 0): the levels are read from the record of how
-    they were made and the layout's assets, never from its transforms, so each level
-    is picked by its own cells."""
-    path = Path(__file__).parents[1] / "data" / "fuzz_seed_v1_2_pyramid.hurray"
+    1 with its scale against level 0), as a Zarr store written then holds it: the
+    levels are read from the record of how they were made and the layout's assets,
+    never from its transforms, so each level is picked by its own cells.  (The file
+    holds the metadata and the chunks, byte for byte, of such a pyramid that a draft
+    of the format held, in format 1.3.)"""
+    path = Path(__file__).parents[1] / "data" / "hurray_1_3_pyramid_older_record.hurray"
     with xr.open_datatree(path, engine="hurray") as tree:
         layout = json.loads(tree.attrs["multiscales"])["layout"]
         assert layout[2]["derived_from"] == "1" and layout[2]["transform"]["scale"] == [4.0, 4.0]

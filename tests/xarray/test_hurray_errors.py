@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
-from fuzz_cases import SLOT_AT, as_version, metadata_text, reseal, with_metadata
+from fuzz_cases import SLOT_AT, metadata_text, reseal, with_metadata
 
 import xarray_hurray as xh
 from xarray_hurray.container import ContainerWriter, DatasetMeta, verify_file
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.format import PREFIX, SLOT, SLOT_HEADER_SIZE
+from xarray_hurray.container.format import HEADER_SIZE, PREFIX, SLOT
 from xarray_hurray.container.metadata import parse_metadata
 from xarray_hurray.container.update import storage_order
 from xarray_hurray.errors import HurrayFormatError
@@ -74,7 +74,7 @@ def test_error_is_a_value_error():
     assert issubclass(xh.HurrayFormatError, ValueError)
 
 
-META = SLOT_HEADER_SIZE + 6
+META = HEADER_SIZE + 6
 """A byte of the metadata."""
 
 
@@ -84,10 +84,12 @@ META = SLOT_HEADER_SIZE + 6
         (lambda b: b"GIF89a" + b[6:], "not a Hurray file: magic"),
         (lambda b: b[:5], "not a Hurray file|truncated header"),
         (lambda b: b[:40], "truncated header"),
-        (lambda b: b[: SLOT_HEADER_SIZE + 10], "truncated"),
+        (lambda b: b[: HEADER_SIZE + 10], "truncated"),
         (lambda b: b[:-1], "truncated"),
-        (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.2"),
-        (lambda b: _rewrite_header(b, minor=7), "unsupported format version 1.7"),
+        (lambda b: _rewrite_header(b, major=2), "unsupported format version 2.3"),
+        (lambda b: _rewrite_header(b, minor=7), "unsupported format version 1.7; .* newer"),
+        (lambda b: _rewrite_header(b, minor=2), r"format version 1\.2 is a draft"),
+        (lambda b: _rewrite_header(b, major=0, minor=0), "unsupported format version 0.0"),
         (lambda b: _rewrite_header(b, flags=1), "flags"),
         (lambda b: _rewrite_header(b, root_len=5), "root length"),
         (lambda b: _rewrite_header(b, generation=0), "damaged header"),
@@ -128,31 +130,25 @@ def test_corrupt_index_and_chunk_are_caught(good):
     _corrupt(path, broken, r"checksum mismatch in chunk \d+ of variable 'v'")
 
 
-def _entries_at(path, version: tuple[int, int]) -> tuple[bytearray, int]:
-    """The bytes of the file at ``path`` rewritten in ``version``, and where the
-    entries of page 0 of ``v`` start (after the bitmap of its 4 chunks in 1.2)."""
-    blob = bytearray(as_version(path, version))
-    return blob, xh.open_reader(path).index_parts("v")[1][0] + (version >= (1, 2))
+def _entries_at(path) -> tuple[bytearray, int]:
+    """The bytes of the file at ``path``, and where the entries of page 0 of ``v``
+    start (after the one-byte bitmap of its 4 chunks)."""
+    return bytearray(path.read_bytes()), xh.open_reader(path).index_parts("v")[1][0] + 1
 
 
-@pytest.mark.parametrize("version", [(1, 1), (1, 2)])
-def test_index_pointing_outside_the_file_is_caught(good, version):
+def test_index_pointing_outside_the_file_is_caught(good):
     path, _ = good
-    blob, entries_at = _entries_at(path, version)
+    blob, entries_at = _entries_at(path)
     blob[entries_at + 2 * 20 + 8 : entries_at + 2 * 20 + 16] = struct.pack("<Q", 10**6)
     _corrupt(path, reseal(bytes(blob)), "entry 2 of index page 0 of 'v'.* inside the file")
 
 
-@pytest.mark.parametrize(
-    ("version", "match"),
-    [((1, 1), "neither a missing"), ((1, 2), "not a stored chunk")],
-)
-def test_a_stored_chunk_entry_of_size_0_is_refused(good, version, match):
-    # 1.1: a missing chunk's entry is all zero; 1.2 lists stored chunks only
+def test_a_stored_chunk_entry_of_size_0_is_refused(good):
+    # a page lists stored chunks only
     path, _ = good
-    blob, entries_at = _entries_at(path, version)
+    blob, entries_at = _entries_at(path)
     blob[entries_at + 8 : entries_at + 16] = bytes(8)  # size 0, offset and crc32c kept
-    _corrupt(path, reseal(bytes(blob)), f"entry 0 of index page 0 of 'v'.* {match}")
+    _corrupt(path, reseal(bytes(blob)), "entry 0 of index page 0 of 'v'.* not a stored chunk")
 
 
 @pytest.mark.parametrize(
@@ -189,11 +185,10 @@ def test_invalid_metadata_with_valid_checksums(good, edit, match):
     )
 
 
-@pytest.mark.parametrize("version", [(1, 0), (1, 2)])
-def test_an_empty_object_in_an_attribute_list_is_refused_by_every_reader(version):
-    members = {"attrs": {"a": [{}]}, "variables": []} | ({"groups": []} if version > (1, 0) else {})
+def test_an_empty_object_in_an_attribute_list_is_refused():
+    members = {"attrs": {"a": [{}]}, "variables": [], "groups": []}
     with pytest.raises(HurrayFormatError, match="needs dtype, shape and data"):
-        parse_metadata(json.dumps(members).encode(), version)
+        parse_metadata(json.dumps(members).encode())
 
 
 def _group(name: str) -> dict:

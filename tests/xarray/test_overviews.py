@@ -17,7 +17,7 @@ from reference_readers import reads_local_references
 import xarray_hurray as xh
 from xarray_hurray.errors import HurrayValueError
 
-GOLDEN_1_2 = Path(__file__).parents[1] / "data" / "hurray_file_golden_1_2.hurray"
+GOLDEN = Path(__file__).parents[1] / "data" / "hurray_1_3_tree.hurray"
 
 
 def brute_level(values: np.ndarray, axes: list[int], factor: int, method: str, fill: Any = None):
@@ -320,11 +320,36 @@ def test_the_accessor_picks_the_level_for_a_size_or_a_resolution(tmp_path):
             tree.hurray.level(size={"z": 4})
 
 
-def test_a_1_2_file_without_levels_reads_as_before():
-    from tests.container.test_hurray_golden import golden_tree_1_2
+GOLDEN_PYRAMID = Path(__file__).parents[1] / "data" / "hurray_1_3_pyramid.hurray"
+"""A golden file of overviews of format 1.3: :func:`write_golden_pyramid`'s, read
+for ever and never written again."""
 
-    with xr.open_datatree(GOLDEN_1_2, engine="hurray") as tree:
-        xr.testing.assert_identical(tree.load(), golden_tree_1_2())
+
+def write_golden_pyramid(path: Path) -> None:
+    """A field with missing cells and two coarser levels of its mean, codec-free so
+    that the writer reproduces it byte for byte whatever the codec libraries."""
+    xh.to_hurray(dataset(field((37, 50), "float")), path, overviews=[2, 4], codecs=None)
+
+
+def test_the_golden_pyramid_holds_the_brute_force_levels_and_is_what_the_writer_writes(
+    tmp_path,
+):
+    values = field((37, 50), "float")
+    with xr.open_datatree(GOLDEN_PYRAMID, engine="hurray") as tree:
+        np.testing.assert_array_equal(tree["0"]["v"].values, values)
+        for number, level in enumerate(brute_pyramid(values, [0, 1], [2, 4], "mean"), 1):
+            got = tree[str(number)]["v"].values
+            np.testing.assert_allclose(got, level, rtol=1e-6, equal_nan=True)
+        assert tree.hurray.level(size={"x": 13}).attrs["overview_level"] == 2
+    write_golden_pyramid(tmp_path / "p.hurray")
+    assert (tmp_path / "p.hurray").read_bytes() == GOLDEN_PYRAMID.read_bytes()
+
+
+def test_a_file_without_levels_reads_as_it_is_and_has_no_overviews():
+    from tests.container.test_hurray_golden import golden_tree
+
+    with xr.open_datatree(GOLDEN, engine="hurray") as tree:
+        xr.testing.assert_identical(tree.load(), golden_tree())
         with pytest.raises(HurrayValueError, match="no overviews"):
             tree.hurray.level(size={"x": 1})
 
@@ -430,3 +455,7 @@ def test_a_delayed_write_of_overviews_writes_the_same_levels(tmp_path):
     with xr.open_datatree(tmp_path / "p.hurray", engine="hurray") as tree:
         for number, level in enumerate(expected, start=1):
             np.testing.assert_allclose(tree[str(number)]["v"].values, level, equal_nan=True)
+
+
+if __name__ == "__main__":  # written once, by the format 1.3 writer
+    write_golden_pyramid(GOLDEN_PYRAMID)

@@ -13,7 +13,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import VERSION, verify_file
+from xarray_hurray.container import verify_file
 
 ENCODING = {
     "/": {"land": {"chunks": (4, 4)}},
@@ -294,12 +294,11 @@ def test_a_write_failing_halfway_leaves_the_file_byte_identical(path):
     xr.testing.assert_identical(read(path), tree())
 
 
-def test_a_group_added_to_a_format_1_0_file_rewrites_it_in_the_current_version(tmp_path):
-    path = tmp_path / "old.hurray"
+def test_a_group_added_to_a_file_of_one_dataset_commits_in_place(tmp_path):
+    path = tmp_path / "flat.hurray"
     path.write_bytes(
-        (Path(__file__).parents[1] / "data" / "hurray_file_golden.hurray").read_bytes()
+        (Path(__file__).parents[1] / "data" / "hurray_1_3_layouts.hurray").read_bytes()
     )
-    assert xh.open_reader(path).version == (1, 0)
     with xr.open_dataset(path, engine="hurray") as ds:
         original = ds.load()
     extra = xr.Dataset({"q": ("k", np.arange(5.0))}, attrs={"kind": "extra"})
@@ -308,7 +307,7 @@ def test_a_group_added_to_a_format_1_0_file_rewrites_it_in_the_current_version(t
         path,
         mode="a",
     )
-    assert xh.open_reader(path).version == VERSION
+    assert xh.open_reader(path).header.generation == 2
     back = read(path)
     xr.testing.assert_identical(back.to_dataset(), original)
     xr.testing.assert_identical(back["extra"].to_dataset(inherit=False), extra)

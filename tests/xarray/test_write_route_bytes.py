@@ -2,13 +2,11 @@
 
 The golden content (``tests/container/test_hurray_golden.py``) is written by each
 route a write can take: a new local file, a new remote file staged locally, a new
-``s3://`` object uploaded in parts, an update committed in place, a staged rewrite
-of a format 1.0 file, an update of a remote file (rewritten, or for an object of two
-parts or more committed by a multipart upload) and ``compact``.  The SHA-256 of each
-result is kept in ``tests/data/write_route_digests_front.json``, recorded from the
-writers of format 1.2 once they placed index coordinates and small variables first
-(``container/front.py``; ``write_route_digests.json`` holds those of the writers
-before): a change to how a write runs must not change a byte.
+``s3://`` object uploaded in parts, an update committed in place, an update of a
+remote file (rewritten, or for an object of two parts or more committed by a
+multipart upload) and ``compact``.  The SHA-256 of each result is kept in
+``tests/data/write_route_digests_1_3.json``, recorded from the writers of format 1.3:
+a change to how a write runs must not change a byte.
 ``python tests/xarray/test_write_route_bytes.py`` records them again, for a format
 change made on purpose only (then bump the format version, as the golden files say).
 """
@@ -17,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -30,12 +27,12 @@ import pytest
 import xarray as xr
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "container"))
-from test_hurray_golden import GOLDEN, GOLDEN_ENCODING, golden_dataset_1_1, golden_tree_1_2
+from test_hurray_golden import GOLDEN_ENCODING, golden_dataset, golden_tree
 
 import xarray_hurray as xh
 from xarray_hurray.write.sinks import compact
 
-DIGESTS = Path(__file__).parents[1] / "data" / "write_route_digests_front.json"
+DIGESTS = Path(__file__).parents[1] / "data" / "write_route_digests_1_3.json"
 
 SETTINGS: dict[str, Any] = {"codecs": None, "layout": "auto", "chunk_order": "hilbert"}
 """Every setting that decides the bytes, given: a default changing leaves these alone."""
@@ -45,7 +42,7 @@ TREE_ENCODING = {"/": GOLDEN_ENCODING, "/g": {"long": {"chunks": (1,)}}}
 
 def _more() -> xr.Dataset:
     """Values appended to the golden dataset along ``y`` (two rows of chunks)."""
-    base = golden_dataset_1_1()
+    base = golden_dataset()
     extra = base.isel(y=slice(0, 8)).drop_vars(["x", "names", "codes", "flag"])
     extra = extra.assign_coords(time=extra.time + np.timedelta64(8, "D"))
     # keep_attrs given: its default differs between the xarray versions tested (the
@@ -69,13 +66,13 @@ Route = Callable[[str, dict[str, Any]], bytes]
 
 def _new_local(where: str, options: dict[str, Any]) -> bytes:
     path = Path(where) / "new.hurray"
-    xh.to_hurray(golden_tree_1_2(), path, encoding=TREE_ENCODING, **SETTINGS)
+    xh.to_hurray(golden_tree(), path, encoding=TREE_ENCODING, **SETTINGS)
     return path.read_bytes()
 
 
 def _new_staged(where: str, options: dict[str, Any]) -> bytes:
     url = f"memory://routes-{uuid.uuid4().hex}/new.hurray"
-    xh.to_hurray(golden_tree_1_2(), url, encoding=TREE_ENCODING, **SETTINGS)
+    xh.to_hurray(golden_tree(), url, encoding=TREE_ENCODING, **SETTINGS)
     return bytes(fsspec.filesystem("memory").cat_file(url))
 
 
@@ -86,7 +83,7 @@ def _s3_url(options: dict[str, Any], name: str) -> str:
 def _new_s3(where: str, options: dict[str, Any]) -> bytes:
     url = _s3_url(options, "new")
     xh.to_hurray(
-        golden_tree_1_2(),
+        golden_tree(),
         url,
         encoding=TREE_ENCODING,
         storage_options=options["storage_options"],
@@ -119,22 +116,15 @@ def _s3_bytes(url: str, options: dict[str, Any]) -> bytes:
 
 def _in_place(where: str, options: dict[str, Any]) -> bytes:
     path = Path(where) / "update.hurray"
-    xh.to_hurray(golden_dataset_1_1(), path, encoding=GOLDEN_ENCODING, **SETTINGS)
+    xh.to_hurray(golden_dataset(), path, encoding=GOLDEN_ENCODING, **SETTINGS)
     xh.to_hurray(_more(), path, append_dim="y")
-    xh.to_hurray(xr.Dataset({"extra": ("z", np.arange(5.0))}), path, mode="a", **SETTINGS)
-    return path.read_bytes()
-
-
-def _staged_rewrite(where: str, options: dict[str, Any]) -> bytes:
-    path = Path(where) / "old.hurray"
-    shutil.copyfile(GOLDEN, path)  # format 1.0: rewritten whole by an update
     xh.to_hurray(xr.Dataset({"extra": ("z", np.arange(5.0))}), path, mode="a", **SETTINGS)
     return path.read_bytes()
 
 
 def _remote_update(where: str, options: dict[str, Any]) -> bytes:
     url = f"memory://routes-{uuid.uuid4().hex}/update.hurray"
-    xh.to_hurray(golden_dataset_1_1(), url, encoding=GOLDEN_ENCODING, **SETTINGS)
+    xh.to_hurray(golden_dataset(), url, encoding=GOLDEN_ENCODING, **SETTINGS)
     xh.to_hurray(_more(), url, append_dim="y")
     return bytes(fsspec.filesystem("memory").cat_file(url))
 
@@ -150,7 +140,7 @@ def _s3_update(where: str, options: dict[str, Any]) -> bytes:
 
 def _compact(where: str, options: dict[str, Any]) -> bytes:
     path = Path(where) / "compact.hurray"
-    xh.to_hurray(golden_dataset_1_1(), path, encoding=GOLDEN_ENCODING, **SETTINGS)
+    xh.to_hurray(golden_dataset(), path, encoding=GOLDEN_ENCODING, **SETTINGS)
     xh.to_hurray(_more(), path, append_dim="y")
     compact(path)
     return path.read_bytes()
@@ -162,7 +152,6 @@ ROUTES: dict[str, Route] = {
     "new s3 object, one part": _new_s3,
     "new s3 object, parts": _new_s3_parts,
     "update in place": _in_place,
-    "update of a 1.0 file, rewritten": _staged_rewrite,
     "update of a remote file, rewritten": _remote_update,
     "update of an s3 object, multipart commit": _s3_update,
     "compact": _compact,

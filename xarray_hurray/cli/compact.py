@@ -12,9 +12,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Give the parser of ``hurray compact`` its description and arguments."""
     parser.description = (
         "Rewrite a Hurray file after appends and region writes: every chunk in "
-        "the placement order of its curve, the bytes earlier versions used dropped, as "
-        "format 1.2.  Chunks are copied as stored (checked, never re-encoded); the file "
-        "is replaced at one instant under its writer lock."
+        "the placement order of its curve, the bytes earlier versions used dropped.  "
+        "Chunks are copied as stored (checked, never re-encoded); the file is replaced "
+        "at one instant under its writer lock."
     )
     add_file_arguments(parser)
     parser.set_defaults(run=run)

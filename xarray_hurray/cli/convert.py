@@ -179,7 +179,7 @@ def _dask_name(path: str, group: str, name: Hashable, chunks: tuple[int, ...]) -
 def open_input(path: str, storage_options: dict[str, Any] | None = None) -> Groups:
     """Open ``path`` lazily, in one opening: a Hurray file, a Zarr store, or anything an
     installed xarray engine opens (netCDF through netCDF4, h5netcdf or scipy); its
-    groups when it has some (Hurray 1.1 or 1.2, Zarr, netCDF-4), else its one dataset.
+    groups when it has some (Hurray, Zarr, netCDF-4), else its one dataset.
     The variables are read when written (see :func:`prepare`); close every dataset
     once written.
 

@@ -50,7 +50,7 @@ def describe(
     variable-length strings, whose in-memory size is not fixed.
     """
     count = stored = 0
-    for _, entries in reader.stored_chunks(path):
+    for _, _, entries in reader.stored_chunks(path):
         count += len(entries)
         stored += int(entries["size"].sum())
     raw = (

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file}: corrupt: {len(problems)} problem(s) found", status=1)
     paths = [path for path, _ in reader.metadata.all_variables()]
     chunks = sum(reader.variable(path).chunk_count for path in paths)
-    stored = sum(len(entries) for path in paths for _, entries in reader.stored_chunks(path))
+    stored = sum(len(entries) for path in paths for _, _, entries in reader.stored_chunks(path))
     print(f"{args.file}: ok ({chunks} chunks, {stored} stored, every checksum matches)")
     note = unfinished_writes_note(unfinished_writes(args.file))
     if note:

@@ -80,10 +80,10 @@ def element_type(dtype: np.dtype) -> str:
 
 
 def pad_value(name: str) -> object:
-    """The value written into padding elements: zero, or the empty string for
-    ``string``.  (numpy writes zero into ``S<n>`` and ``U<n>`` buffers as the character
-    "0"; format 1.0 files hold that, and the spec allows it for 1.0.)"""
-    return "" if name == STRING else 0
+    """The value written into padding elements, whose stored bytes are zero: the
+    number zero, or the empty text for ``string``, ``S<n>`` and ``U<n>`` (numpy
+    writes the number zero into a buffer of text as the character "0")."""
+    return "" if name == STRING or name[0] in "SU" else 0
 
 
 def to_bytes(buffer: np.ndarray, name: str) -> np.ndarray:
@@ -177,7 +177,7 @@ def from_bytes(data: bytes | bytearray | memoryview, name: str, count: int) -> n
 
 def element_bytes(value: object, name: str) -> bytes:
     """The stored bytes of one element ``value`` of type ``name`` (for ``string``, its
-    UTF-8 bytes): how a 1.1 file records a variable's fill value.
+    UTF-8 bytes): how a file records a variable's fill value.
 
     Raises
     ------

@@ -1,13 +1,13 @@
-"""Constants and binary structures of the Hurray container.
+"""Constants and binary structures of the Hurray container, format 1.3.
 
-Version 1.0: the fixed 64-byte header, the metadata (UTF-8 JSON), the index region
-(one chunk index per variable, in variable order) and the chunk data, back to back.
-Version 1.1: a 144-byte header of two slots, each locating the metadata and the root
-of the index tree (root -> page table per variable -> pages of 1024 entries in
-placement order -> chunks).  Version 1.2: the 1.1 layout, with pages that list only
-the stored chunks after a bitmap, and page table entries that record each page's
-length (:data:`PAGE_REFERENCE`).  All integers are little-endian.
-``docs/spec/container.md`` is the normative description.
+A file is a 144-byte header of two slots, each locating the metadata (UTF-8 JSON)
+and the root of the index tree (root -> page table per variable -> pages in
+placement order -> chunks); its parts lie anywhere after the header.  An index page
+holds a bitmap of its stored chunks and their entries; a page table entry records
+its page's offset, length and checksum (:data:`PAGE_REFERENCE`).  The checksums of
+chunks, pages and page tables are bound to their place (:mod:`.checksum`).  All
+integers are little-endian.  ``docs/spec/container.md`` is the normative
+description.
 """
 
 from __future__ import annotations
@@ -18,152 +18,55 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import HurrayFormatError
-from .checksum import crc32c, verify
+from .checksum import crc32c
 from .limits import MAX_METADATA_BYTES
 
 MAGIC = b"\x89HURRAY\n"
 """The first eight bytes of every Hurray file."""
 
-VERSION = (1, 2)
+VERSION = (1, 3)
 """Format version ``(major, minor)`` written by this package.  A reader rejects files of
 a later version than its own; a minor version adds to what a major version can hold,
-so a newer reader still reads every earlier minor version of its major."""
+so a newer reader reads every minor version of its major from the first release on."""
+
+FIRST_RELEASE = (1, 3)
+"""The first released version of the format: the minor versions before it (1.0 to
+1.2) were drafts, which no reader reads."""
 
 HEAD_SIZE = 64 * 1024
 """Bytes fetched by a reader's first request."""
 
-HEADER = struct.Struct("<8sHHIQQQQQI")
-"""Header fields before its checksum: magic, major, minor, flags, metadata offset,
-metadata length, index offset, index length, file length, metadata crc32c."""
-
-HEADER_SIZE = HEADER.size + 4
-"""The 1.0 header and its crc32c (from 1.1 on the header is :data:`SLOT_HEADER_SIZE`
-bytes)."""
-
 INDEX_ENTRY = np.dtype([("offset", "<u8"), ("size", "<u8"), ("crc32c", "<u4")])
-"""One chunk in an index: absolute byte offset, stored size and crc32c of its bytes.
-In 1.1, size 0 (with offset and crc32c 0) is a missing chunk: it reads as the fill."""
+"""One chunk in an index: absolute byte offset, stored size and checksum of its bytes.
+Size 0 (with offset and checksum 0) is a missing chunk: it reads as the fill."""
 
 REFERENCE = np.dtype([("offset", "<u8"), ("crc32c", "<u4")])
-"""A 1.1 entry of the root (a variable's page table) or of a page table (one page):
-absolute offset and crc32c of the bytes referenced; offset 0 means none."""
+"""An entry of the root: absolute offset and checksum of a variable's page table;
+offset 0 means none."""
 
 PAGE_REFERENCE = np.dtype([("offset", "<u8"), ("length", "<u4"), ("crc32c", "<u4")])
-"""A 1.2 page table entry: absolute offset, length and crc32c of one index page;
-all three 0 for an absent page (every chunk of it missing)."""
+"""A page table entry: absolute offset, length and checksum of one index page; all
+three 0 for an absent page (every chunk of it missing)."""
 
 PAGE_ENTRIES = 1024
-"""Chunk positions per index page (1.1, 1.2); the last page of a variable may hold
-fewer."""
+"""Chunk positions per index page; the last page of a variable may hold fewer."""
 
 MAX_PAGE_BYTES = PAGE_ENTRIES // 8 + PAGE_ENTRIES * INDEX_ENTRY.itemsize
-"""Largest 1.2 page: a full bitmap and an entry for each of its chunks."""
+"""Largest page: a full bitmap and an entry for each of its chunks."""
 
 PREFIX = struct.Struct("<8sHHI")
-"""The first 16 bytes of a 1.1 (and 1.2) header: magic, major, minor, flags."""
+"""The first 16 bytes of the header: magic, major, minor, flags."""
 
 SLOT = struct.Struct("<QQQQQQIII")
-"""A 1.1 header slot before its crc32c: generation, metadata offset and length, root
+"""A header slot before its crc32c: generation, metadata offset and length, root
 offset and length, file length, metadata crc32c, root crc32c, reserved (0)."""
 
 SLOT_SIZE = SLOT.size + 4
-SLOT_HEADER_SIZE = PREFIX.size + 2 * SLOT_SIZE
-"""The header of two slots, of every version from 1.1 on: its prefix and the slots."""
+HEADER_SIZE = PREFIX.size + 2 * SLOT_SIZE
+"""The header: its prefix and its two slots."""
 
 MAX_ROOT_BYTES = REFERENCE.itemsize * 2**20
-"""Largest 1.1 root a reader accepts (about a million variables)."""
-
-
-@dataclass(frozen=True)
-class Header:
-    """Where the parts of a file are.  Offsets are absolute, lengths in bytes."""
-
-    metadata_offset: int
-    metadata_length: int
-    metadata_crc32c: int
-    index_offset: int
-    index_length: int
-    file_length: int
-    version: tuple[int, int] = (1, 0)
-
-    def pack(self) -> bytes:
-        """The 64 header bytes, checksum included."""
-        body = HEADER.pack(
-            MAGIC,
-            *self.version,
-            0,
-            self.metadata_offset,
-            self.metadata_length,
-            self.index_offset,
-            self.index_length,
-            self.file_length,
-            self.metadata_crc32c,
-        )
-        return body + struct.pack("<I", crc32c(body))
-
-    @classmethod
-    def unpack(cls, data: bytes) -> Header:
-        """Parse and check the 1.0 header at the start of ``data``.
-
-        Raises
-        ------
-        HurrayFormatError
-            For a short file, a wrong magic number, a version other than 1.0, a
-            header checksum mismatch or parts that do not follow each other.
-        """
-        major, minor = check_version(data)
-        if minor != 0:
-            raise HurrayFormatError(f"format version {major}.{minor} has no 1.0 header")
-        if len(data) < HEADER_SIZE:
-            raise HurrayFormatError(
-                f"truncated header: {len(data)} bytes, a Hurray header has {HEADER_SIZE}"
-            )
-        fields = HEADER.unpack_from(data)
-        flags = fields[3]
-        (stored,) = struct.unpack_from("<I", data, HEADER.size)
-        # the checksum first: a damaged header is reported as damage, not as whatever
-        # field the damage happened to change
-        verify(data[: HEADER.size], stored, "header")
-        if flags != 0:
-            raise HurrayFormatError(f"header flags must be 0 in version {major}, got {flags:#x}")
-        header = cls(
-            metadata_offset=fields[4],
-            metadata_length=fields[5],
-            index_offset=fields[6],
-            index_length=fields[7],
-            file_length=fields[8],
-            metadata_crc32c=fields[9],
-            version=(major, minor),
-        )
-        header.check_offsets()
-        return header
-
-    def check_offsets(self) -> None:
-        """Check that header, metadata and index follow each other inside the file."""
-        if self.metadata_offset != HEADER_SIZE:
-            raise HurrayFormatError(
-                f"metadata offset {self.metadata_offset} != header size {HEADER_SIZE}"
-            )
-        if self.metadata_length > MAX_METADATA_BYTES:
-            raise HurrayFormatError(
-                f"metadata length {self.metadata_length} exceeds the {MAX_METADATA_BYTES} "
-                "bytes a reader accepts"
-            )
-        if self.index_offset != self.metadata_offset + self.metadata_length:
-            raise HurrayFormatError(
-                f"index offset {self.index_offset} does not follow the metadata, which ends "
-                f"at {self.metadata_offset + self.metadata_length}"
-            )
-        if self.data_offset > self.file_length:
-            raise HurrayFormatError(
-                f"index ends at {self.data_offset}, after the end of the file "
-                f"({self.file_length} bytes)"
-            )
-
-    @property
-    def data_offset(self) -> int:
-        """Where the chunk data begins."""
-        return self.index_offset + self.index_length
+"""Largest root a reader accepts (about a million variables)."""
 
 
 def check_version(data: bytes) -> tuple[int, int]:
@@ -174,7 +77,8 @@ def check_version(data: bytes) -> tuple[int, int]:
     ------
     HurrayFormatError
         For data that does not start with the magic number, or a version this reader
-        does not read (another major version, or a later minor one), naming it.
+        does not read (another major version, a later minor one, or a draft before
+        :data:`FIRST_RELEASE`), naming it and what to do.
     """
     if data[: len(MAGIC)] != MAGIC:
         if len(data) < len(MAGIC) and MAGIC.startswith(data):
@@ -187,18 +91,44 @@ def check_version(data: bytes) -> tuple[int, int]:
             f"truncated header: {len(data)} bytes, a Hurray header has {HEADER_SIZE}"
         )
     _, major, minor, _ = PREFIX.unpack_from(data)
+    if major == FIRST_RELEASE[0] and minor < FIRST_RELEASE[1]:
+        raise HurrayFormatError(draft_refusal((major, minor)), value=(major, minor))
     if major != VERSION[0] or minor > VERSION[1]:
+        reads = (
+            f"version {_text(VERSION)}"
+            if FIRST_RELEASE == VERSION
+            else f"versions {_text(FIRST_RELEASE)} to {_text(VERSION)}"
+        )
+        later = (
+            ": read it with a newer release of xarray-hurray" if (major, minor) > VERSION else ""
+        )
         raise HurrayFormatError(
-            f"unsupported format version {major}.{minor}; this reader reads versions "
-            f"{VERSION[0]}.0 to {VERSION[0]}.{VERSION[1]}"
+            f"unsupported format version {major}.{minor}; this reader reads {reads}{later}",
+            value=(major, minor),
         )
     return major, minor
 
 
+def draft_refusal(version: tuple[int, int]) -> str:
+    """What a reader says of a file of the draft format ``version`` (before
+    :data:`FIRST_RELEASE`), which no release reads or converts."""
+    return (
+        f"format version {_text(version)} is a draft of the Hurray format from before its "
+        f"first release, {_text(FIRST_RELEASE)}: no release reads it and none converts it, "
+        "as no draft was ever released.  Write the data again from its source, or open "
+        "the file with the xarray-hurray that wrote it, save it as netCDF or Zarr and "
+        "convert that (hurray convert)"
+    )
+
+
+def _text(version: tuple[int, int]) -> str:
+    return ".".join(map(str, version))
+
+
 @dataclass(frozen=True)
 class Slot:
-    """One version of a 1.1 or 1.2 file: where its metadata and index root are, and
-    how many bytes of the file it uses; ``version`` is the file's format version."""
+    """One version of a file: where its metadata and index root are, and how many bytes
+    of the file it uses; ``version`` is the file's format version."""
 
     generation: int
     metadata_offset: int
@@ -249,7 +179,7 @@ class Slot:
             version=(major, minor),
         )
         inside = all(
-            SLOT_HEADER_SIZE <= offset and offset + length <= slot.file_length
+            HEADER_SIZE <= offset and offset + length <= slot.file_length
             for offset, length in (
                 (slot.metadata_offset, slot.metadata_length),
                 (slot.root_offset, slot.root_length),
@@ -259,16 +189,16 @@ class Slot:
         return slot if fields[8] == 0 and slot.generation >= 1 and inside else None
 
 
-def pack_slot_header(slot: Slot) -> bytes:
-    """A header of version ``slot.version`` (1.1 or later) whose slot 0 is ``slot``
-    and whose slot 1 is unused."""
+def pack_header(slot: Slot) -> bytes:
+    """A header of version ``slot.version`` whose slot 0 is ``slot`` and whose slot 1
+    is unused."""
     prefix = PREFIX.pack(MAGIC, *slot.version, 0)
     return prefix + slot.pack(prefix) + bytes(SLOT_SIZE)
 
 
-def unpack_slot_header(data: bytes, size: int | None) -> Slot:
-    """The active slot of the header of two slots (1.1 or later) at the start of
-    ``data``, given the size of the file when known.
+def unpack_header(data: bytes, size: int | None) -> Slot:
+    """The active slot of the header at the start of ``data``, given the size of the
+    file when known.
 
     The active slot is the valid one of the greater generation.  A damaged slot (not
     all zero and not valid) is accepted only beside a file longer than the active
@@ -281,11 +211,12 @@ def unpack_slot_header(data: bytes, size: int | None) -> Slot:
         generation, a damaged slot that no interrupted commit explains, a file shorter
         than the active version or metadata larger than a reader accepts.
     """
-    if len(data) < SLOT_HEADER_SIZE:
+    major, minor = check_version(data)
+    if len(data) < HEADER_SIZE:
         raise HurrayFormatError(
-            f"truncated header: {len(data)} bytes, a header of two slots has {SLOT_HEADER_SIZE}"
+            f"truncated header: {len(data)} bytes, a Hurray header has {HEADER_SIZE}"
         )
-    _, major, minor, flags = PREFIX.unpack_from(data)
+    flags = PREFIX.unpack_from(data)[3]
     prefix = data[: PREFIX.size]
     if flags != 0:
         raise HurrayFormatError(

@@ -8,8 +8,8 @@ whole whenever they are read.  A writer that stores their chunks first, before a
 other chunk, puts them inside or just after the first
 :data:`~.format.HEAD_SIZE` bytes, which a reader reads at open: the open then needs
 no request of its own for them, or one request for all of them where they run past
-the head.  Chunk placement is the writer's freedom from format 1.1 on (readers must
-not depend on where chunks lie), so the files stay of the same version.
+the head.  Chunk placement is the writer's freedom (readers must not depend on where
+chunks lie), so this order is no part of the format.
 """
 
 from __future__ import annotations

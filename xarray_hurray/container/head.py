@@ -1,7 +1,6 @@
 """Where the index of a new file goes, and its bytes packed from the chunks' offsets,
 sizes and CRCs.  A new file is of the current format version (:data:`~.format.VERSION`),
-whichever writer makes it; an update of an older file in place writes that file's
-pages (:attr:`~.model.PagedFile.pages`), and a rewrite the current version.
+whichever writer makes it.
 
 Every writer of a new file lays it out the same way: the head (header, metadata,
 root and page tables) at offset 0, the chunks after it in placement order (the
@@ -27,23 +26,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checksum import Bytes, crc32c
+from .checksum import Bytes, Places, crc32c
 from .format import (
     HEAD_SIZE,
+    HEADER_SIZE,
     INDEX_ENTRY,
     PAGE_ENTRIES,
+    PAGE_REFERENCE,
     REFERENCE,
-    SLOT_HEADER_SIZE,
-    VERSION,
     Slot,
-    pack_slot_header,
+    pack_header,
 )
 from .front import placement_order
-from .index import page_counts, page_format
+from .index import bound_page, full_page_lengths, pack_page, page_counts, set_page_reference
 from .metadata import DatasetMeta
-
-PAGES = page_format(VERSION)
-"""The pages of the version a new file is written in."""
 
 
 class HeadPlan:
@@ -63,15 +59,15 @@ class HeadPlan:
         self.placed = placement_order(metadata)
         """The same, in the order their chunks follow the head: the variables every
         open reads first (:mod:`~.front`), so that the head's read covers them."""
-        self.root_offset = SLOT_HEADER_SIZE + len(self.metadata_bytes)
+        self.root_offset = HEADER_SIZE + len(self.metadata_bytes)
         self.table_offsets: dict[str, int] = {}
         """Offset of each variable's page table, by path."""
         position = self.root_offset + REFERENCE.itemsize * len(self.variables)
         for path, var in self.variables:
             self.table_offsets[path] = position
-            position += -(-var.chunk_count // PAGE_ENTRIES) * PAGES.reference.itemsize
+            position += -(-var.chunk_count // PAGE_ENTRIES) * PAGE_REFERENCE.itemsize
         self.page_bytes = sum(
-            int(PAGES.full_lengths(page_counts(var.chunk_count)).sum()) for _, var in self.variables
+            int(full_page_lengths(page_counts(var.chunk_count)).sum()) for _, var in self.variables
         )
         """Bytes of every page of every variable, every chunk stored: the most the
         pages can take."""
@@ -91,7 +87,6 @@ def version_slot(
     metadata: tuple[int, bytes],
     root: tuple[int, bytes],
     file_length: int,
-    version: tuple[int, int],
 ) -> Slot:
     """The header slot of a version whose metadata and index root are the bytes given,
     at the offsets given: how every writer finishes a version, a new file
@@ -105,8 +100,6 @@ def version_slot(
         The offset and the bytes of the version's metadata and of its index root.
     file_length
         Where the version ends.
-    version
-        The file's format version (an update keeps the base's).
     """
     (metadata_offset, metadata_bytes), (root_offset, root_bytes) = metadata, root
     return Slot(
@@ -118,7 +111,6 @@ def version_slot(
         root_length=len(root_bytes),
         root_crc32c=crc32c(root_bytes),
         file_length=file_length,
-        version=version,
     )
 
 
@@ -195,10 +187,12 @@ def pack_pages(
 ) -> PackedHead:
     """The head and the trailing pages of a file whose index pages are ``pages``: for
     a variable path, its pages in ascending order, each as its number and its entries
-    (one ``INDEX_ENTRY`` per chunk position of the page, in placement order, all zero
-    for a missing chunk).  A page not given is absent (all its chunks missing), as are
-    the pages of a variable not in ``pages``: so a grid of any number of chunks costs
-    its page table and the pages given (see :func:`pack_head`).
+    (one ``INDEX_ENTRY`` per chunk position of the page, in placement order, holding
+    the CRC-32C of each chunk's bytes, all zero for a missing chunk).  A page not given
+    is absent (all its chunks missing), as are the pages of a variable not in
+    ``pages``: so a grid of any number of chunks costs its page table and the pages
+    given (see :func:`pack_head`).  The checksums of chunks, pages and page tables are
+    bound to their places.
 
     Raises
     ------
@@ -209,8 +203,10 @@ def pack_pages(
     root = np.zeros(len(plan.variables), dtype=REFERENCE)
     tables: list[np.ndarray] = []
     packed: list[tuple[str, np.ndarray, int, bytes]] = []  # (path, table, page, bytes)
+    places: dict[str, Places] = {}
     for path, var in plan.variables:
-        table = np.zeros(-(-var.chunk_count // PAGE_ENTRIES), dtype=PAGES.reference)
+        places[path] = own = Places(path, var.grid_shape)
+        table = np.zeros(-(-var.chunk_count // PAGE_ENTRIES), dtype=PAGE_REFERENCE)
         last = -1
         for page, rows in pages.get(path, ()):
             count = min(PAGE_ENTRIES, var.chunk_count - page * PAGE_ENTRIES)
@@ -220,32 +216,29 @@ def pack_pages(
                     f"{len(table)} come in ascending order, each with an entry per position"
                 )
             last = page
-            packed.append((path, table, page, PAGES.pack(rows)))
+            packed.append((path, table, page, pack_page(bound_page(var, own, page, rows))))
         tables.append(table)
     in_head = _pages_in_head(plan, packed)
     head_pages = [item for item in packed if item[0] in in_head]
     trailing_pages = [item for item in packed if item[0] not in in_head]
     for pages_here, page_at in ((head_pages, plan.page_offset), (trailing_pages, chunks_end)):
-        for _, table, page, data in pages_here:
-            PAGES.set_reference(table, page, page_at, data)
+        for path, table, page, data in pages_here:
+            set_page_reference(table, page, page_at, data, places[path].page(page))
             page_at += len(data)
     for number, (path, _) in enumerate(plan.variables):
         if len(tables[number]):
-            root[number] = (plan.table_offsets[path], crc32c(tables[number].data))
+            crc = crc32c(tables[number].data) ^ places[path].table
+            root[number] = (plan.table_offsets[path], crc)
     root_bytes = root.tobytes()
     page_bytes = b"".join(data for _, _, _, data in head_pages)
     trailing = b"".join(data for _, _, _, data in trailing_pages)
     meta = plan.metadata_bytes
     slot = version_slot(
-        1,
-        (SLOT_HEADER_SIZE, meta),
-        (plan.root_offset, root_bytes),
-        chunks_end + len(trailing),
-        VERSION,
+        1, (HEADER_SIZE, meta), (plan.root_offset, root_bytes), chunks_end + len(trailing)
     )
     # the tables as they lie in their arrays, joined once: a giant grid's table is
     # copied only into the head
-    head: list[Bytes] = [pack_slot_header(slot), meta, root_bytes, *(t.data for t in tables)]
+    head: list[Bytes] = [pack_header(slot), meta, root_bytes, *(t.data for t in tables)]
     head.append(page_bytes)  # those of the pages that go in the head
     size = sum(memoryview(part).nbytes for part in head)
     # the plan promised this length before any chunk was placed after it

@@ -33,7 +33,6 @@ from ..layout import (
 from .attrs import AttributeBudget, attribute_nbytes, check_attrs, decode_attrs, encode_attrs
 from .codecs import parse_codecs
 from .elements import STRING, element_from_bytes, parse_element_type
-from .format import INDEX_ENTRY, VERSION
 from .limits import (
     ATTRIBUTE_ALLOWANCE,
     ATTRIBUTE_EXPANSION,
@@ -87,7 +86,7 @@ def check_name(name: Any, what: str) -> str:
 
 
 def check_node_name(name: Any, what: str) -> str:
-    """``name`` if it can name a variable or a group of a 1.1 file: :func:`check_name`,
+    """``name`` if it can name a variable or a group: :func:`check_name`,
     and no ``/``, which separates the parts of a path.
 
     Raises
@@ -167,8 +166,8 @@ class VariableMeta:
     chunk_axes: tuple[int, ...] | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
     fill_value: bytes | None = None
-    """Stored bytes of the element that missing chunks hold (1.1); None: the zero
-    element (the empty string)."""
+    """Stored bytes of the element that missing chunks hold; None: the zero element
+    (the empty string)."""
 
     def __post_init__(self) -> None:
         try:
@@ -240,11 +239,6 @@ class VariableMeta:
         """Number of chunks; every chunk is stored, padded to the full chunk shape."""
         return math.prod(self.grid_shape)
 
-    @property
-    def index_length(self) -> int:
-        """Bytes of this variable's chunk index: the entries and their crc32c."""
-        return self.chunk_count * INDEX_ENTRY.itemsize + 4
-
     @cached_property
     def placement(self) -> np.ndarray:
         """Row-major flat chunk indices in the order their bytes follow in the file."""
@@ -308,7 +302,7 @@ class VariableMeta:
         return element_from_bytes(self.fill_bytes, self.dtype)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object describing this variable (version 1.1)."""
+        """The JSON object describing this variable."""
         return {
             "name": self.name,
             "dims": list(self.dims),
@@ -324,13 +318,10 @@ class VariableMeta:
 
     @classmethod
     def from_json(
-        cls,
-        obj: Mapping[str, Any],
-        budget: AttributeBudget | None = None,
-        version: tuple[int, int] = VERSION,
+        cls, obj: Mapping[str, Any], budget: AttributeBudget | None = None
     ) -> VariableMeta:
-        """Parse the JSON object of one variable of a file of ``version``; its numpy
-        attributes spend ``budget``.
+        """Parse the JSON object of one variable; its numpy attributes spend
+        ``budget``.
 
         Raises
         ------
@@ -338,9 +329,7 @@ class VariableMeta:
             For missing, extra or invalid fields.
         """
         expected = {"name", "dims", "shape", "dtype", "chunks", "layout", "codecs"}
-        expected |= {"chunk_order", "attrs"}
-        if version >= (1, 1):
-            expected.add("fill_value")
+        expected |= {"chunk_order", "attrs", "fill_value"}
         if not isinstance(obj, Mapping) or set(obj) != expected:
             got = sorted(obj) if isinstance(obj, Mapping) else obj
             raise HurrayValueError(
@@ -358,14 +347,10 @@ class VariableMeta:
             raise HurrayValueError(f"codecs must be a list of objects, got {codecs!r}")
         if not isinstance(obj["attrs"], Mapping):
             raise HurrayValueError(f"attrs must be an object, got {obj['attrs']!r}")
-        fill = obj.get("fill_value")
-        if version >= (1, 1):  # the member holds hexadecimal text, never null
-            if not isinstance(fill, str) or not _HEX.fullmatch(fill):
-                raise HurrayValueError(
-                    f"fill_value must be lowercase hexadecimal bytes, got {fill!r}"
-                )
-            fill = bytes.fromhex(fill)
-            check_node_name(obj["name"], "the variable name")
+        fill = obj["fill_value"]  # hexadecimal text, never null
+        if not isinstance(fill, str) or not _HEX.fullmatch(fill):
+            raise HurrayValueError(f"fill_value must be lowercase hexadecimal bytes, got {fill!r}")
+        check_node_name(obj["name"], "the variable name")
         return cls(
             name=obj["name"],
             dims=obj["dims"],
@@ -377,14 +362,14 @@ class VariableMeta:
             chunk_order=order["curve"],
             chunk_axes=cast("tuple[int, ...]", order["axes"]),  # checked on construction
             attrs=decode_attrs(obj["attrs"], budget),
-            fill_value=fill,
+            fill_value=bytes.fromhex(fill),
         )
 
 
 @dataclass(frozen=True)
 class DatasetMeta:
     """A dataset, or a group of a tree of them: its attributes, its variables in file
-    order and its child groups (1.1).  The root group has the name ``""``."""
+    order and its child groups.  The root group has the name ``""``."""
 
     attrs: dict[str, Any]
     variables: tuple[VariableMeta, ...]
@@ -425,9 +410,6 @@ class DatasetMeta:
     def variable(self, path: str) -> VariableMeta:
         """The variable at ``path`` (``"a/b/name"``, or the name of a variable of this
         group); :class:`KeyError` if there is none."""
-        for var in self.variables:
-            if var.name == path:  # first: a 1.0 name may hold "/"
-                return var
         found = self._paths[1].get("/".join(filter(None, path.split("/"))))
         if found is None:
             raise HurrayKeyError(f"no variable {path!r}; the file holds {list(self._paths[1])}")
@@ -463,18 +445,8 @@ class DatasetMeta:
             for var in group.variables
         ]
 
-    @property
-    def index_length(self) -> int:
-        """Bytes of the index region: every variable's index, in variable order."""
-        return sum(v.index_length for v in self.variables)
-
-    def index_offsets(self, index_offset: int) -> dict[str, int]:
-        """Absolute offset of each variable's index, given where the index region starts."""
-        offsets = np.cumsum([index_offset] + [v.index_length for v in self.variables])
-        return {v.name: int(o) for v, o in zip(self.variables, offsets, strict=False)}
-
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of this group (version 1.1); the root group has no name."""
+        """The JSON object of this group; the root group has no name."""
         obj: dict[str, Any] = {"name": self.name} if self.name else {}
         obj["attrs"] = encode_attrs(self.attrs)
         obj["variables"] = [v.to_json() for v in self.variables]
@@ -482,7 +454,7 @@ class DatasetMeta:
         return obj
 
     def to_bytes(self) -> bytes:
-        """The metadata as compact UTF-8 JSON (version 1.1), checked against every
+        """The metadata as compact UTF-8 JSON, checked against every
         limit a reader enforces (:mod:`.limits`), so that whatever is written can be read.
 
         Raises
@@ -688,37 +660,29 @@ def load_json(data: bytes, max_containers: int = MAX_METADATA_CONTAINERS) -> Any
     return obj
 
 
-def _group_from_json(
-    obj: Any, version: tuple[int, int], root: bool, budget: AttributeBudget
-) -> DatasetMeta:
+def _group_from_json(obj: Any, root: bool, budget: AttributeBudget) -> DatasetMeta:
     """The group described by JSON object ``obj`` (the root group when ``root``), its
     numpy attributes spending ``budget``."""
-    keys = {"attrs", "variables"}
-    if version >= (1, 1):
-        keys |= {"groups"} if root else {"groups", "name"}
+    keys = {"attrs", "variables", "groups"} | (set() if root else {"name"})
     if not isinstance(obj, dict) or set(obj) != keys:
         what = "the metadata" if root else "a group"
         raise HurrayValueError(f"{what} needs exactly the keys {', '.join(sorted(keys))}")
-    groups = obj.get("groups", [])
+    groups = obj["groups"]
     if not isinstance(obj["variables"], list) or not isinstance(obj["attrs"], dict):
         raise HurrayValueError("attrs must be an object and variables a list")
     if not isinstance(groups, list):
         raise HurrayValueError(f"groups must be a list, got {groups!r}")
     return DatasetMeta(
         attrs=decode_attrs(obj["attrs"], budget),
-        variables=tuple(VariableMeta.from_json(v, budget, version) for v in obj["variables"]),
-        groups=tuple(_group_from_json(g, version, False, budget) for g in groups),
+        variables=tuple(VariableMeta.from_json(v, budget) for v in obj["variables"]),
+        groups=tuple(_group_from_json(g, False, budget) for g in groups),
         name="" if root else check_node_name(obj["name"], "a group name"),
     )
 
 
-def parse_metadata(
-    data: bytes,
-    version: tuple[int, int] = VERSION,
-    max_containers: int = MAX_METADATA_CONTAINERS,
-) -> DatasetMeta:
-    """Parse and validate the metadata of a file of format ``version``, which may hold
-    at most ``max_containers`` JSON arrays and objects.
+def parse_metadata(data: bytes, max_containers: int = MAX_METADATA_CONTAINERS) -> DatasetMeta:
+    """Parse and validate the metadata of a file, which may hold at most
+    ``max_containers`` JSON arrays and objects.
 
     Raises
     ------
@@ -729,6 +693,6 @@ def parse_metadata(
     with collector_paused():
         obj = load_json(data, max_containers)
         try:
-            return _group_from_json(obj, version, True, budget)
+            return _group_from_json(obj, True, budget)
         except (ValueError, TypeError, KeyError, OverflowError, LayoutError) as err:
             raise HurrayFormatError(f"invalid metadata: {err}") from err

@@ -1,6 +1,5 @@
 """Reading a Hurray file: one request for the head, then, per read, the index pages
-under the selection (1.1 and 1.2; the whole index of the variable in 1.0) and merged
-range requests for the chunks it touches.
+under the selection and merged range requests for the chunks it touches.
 
 What every open reads is read once: the chunks of index coordinates and bounds
 that lie in the open's first read (a new file places them right after the head, see
@@ -27,11 +26,11 @@ from ..io.remote import changed
 from .checksum import Bytes, crc32c, verify
 from .chunk import ChunkCodec
 from .elements import parse_element_type
-from .format import INDEX_ENTRY, Header, Slot, unpack_slot_header
+from .format import INDEX_ENTRY, Slot, unpack_header
 from .front import held_variables
 from .limits import MAX_CHUNK_BYTES, MAX_METADATA_CONTAINERS
 from .metadata import DatasetMeta, VariableMeta
-from .model import FileBytes, FileModel, open_model
+from .model import FileBytes, FileModel
 from .readahead import AHEAD_STEPS, Pans, ahead_bytes, box_of, next_boxes
 from .select import Index, Key, OuterSelection
 from .threads import SCRATCH_BYTES, ordered_map, run_as_produced, scratch
@@ -88,8 +87,8 @@ class ChunkFetch:
     codec
         Decodes the variable's chunks.
     stored, starts, stops
-        Where each stored chunk is in ``chunk_ids`` (1.1: missing chunks take no
-        request) and its bytes ``[start, stop)``, in the order ``plan`` was made from.
+        Where each stored chunk is in ``chunk_ids`` (missing chunks take no request)
+        and its bytes ``[start, stop)``, in the order ``plan`` was made from.
     """
 
     name: str
@@ -113,7 +112,7 @@ class ChunkFetch:
 
 
 class ContainerReader:
-    """Thread-safe, picklable reader of one Hurray file (format 1.0, 1.1 or 1.2).
+    """Thread-safe, picklable reader of one Hurray file (format 1.3).
 
     Variables are named by their path: ``"name"`` in the root group, ``"a/b/name"``
     in group ``a/b``.
@@ -145,7 +144,8 @@ class ContainerReader:
     ------
     HurrayFormatError
         When the header or the metadata is missing, truncated, corrupt or of a
-        later version.
+        version this reader does not read: a later one, or a draft from before the
+        first release (1.0 to 1.2), which no release reads.
 
     Reads raise :class:`HurrayChangedError`, naming what changed, where the file
     changed after it was opened: where an answer's size, ETag or Last-Modified is
@@ -165,9 +165,7 @@ class ContainerReader:
         self.policy = policy or source.default_policy()
         self.verify_checksums = verify_checksums
         self.max_chunk_bytes = max_chunk_bytes
-        self.model: FileModel = open_model(
-            FileBytes.open(source, self.policy), max_metadata_containers
-        )
+        self.model = FileModel(FileBytes.open(source, self.policy), max_metadata_containers)
         """The file as parsed: header, metadata and the index of each variable."""
         self._codecs: dict[str, ChunkCodec] = {}
         self._held: dict[str, np.ndarray] = {}
@@ -341,8 +339,8 @@ class ContainerReader:
         return plan_reads(starts[within], stops[within], self.policy).requests
 
     @property
-    def header(self) -> Header | Slot:
-        """The header of a 1.0 file, or the active slot of a later one."""
+    def header(self) -> Slot:
+        """The active slot of the file's header."""
         return self.model.header
 
     @property
@@ -361,34 +359,35 @@ class ContainerReader:
 
     def index(self, path: str) -> np.ndarray:
         """The checked entries of every chunk of ``path``, by row-major chunk index
-        (fetched once, then held); a missing chunk (from 1.1) has size 0."""
+        (fetched once, then held); a missing chunk has size 0."""
         return self.model.chunk_index(path).every_entry()
 
     def entries(self, path: str, chunk_ids: np.ndarray) -> np.ndarray:
         """The checked entries of chunks ``chunk_ids`` (row-major flat indices) of
-        ``path``.  From 1.1 only the index pages holding them are read (merged into
-        few requests) and kept for later reads."""
+        ``path``.  Only the index pages holding them are read (merged into few
+        requests) and kept for later reads."""
         chunk_ids = np.asarray(chunk_ids, dtype=np.int64).reshape(-1)
         return self.model.chunk_index(path).entries(chunk_ids)
 
-    def stored_chunks(self, path: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The placement positions and checked entries of the stored chunks of ``path``,
-        in placement order, a few index pages at a time: what a variable stores, read
-        without anything per chunk of its grid (in 1.0 every chunk is stored)."""
+    def stored_chunks(self, path: str) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The placement positions, chunks (row-major flat indices) and checked entries
+        of the stored chunks of ``path``, in placement order, a few index pages at a
+        time: what a variable stores, read without anything per chunk of its grid."""
         return self.model.chunk_index(path).stored_chunks()
 
     def index_parts(self, path: str) -> list[tuple[int, int]]:
         """The byte ranges ``(offset, length)`` of the index structures of ``path``:
-        its page table and its stored pages (from 1.1), or its index (1.0)."""
+        its page table and its stored pages."""
         return self.model.chunk_index(path).parts()
 
     def root_entry(self, path: str) -> np.void:
-        """The root's reference to the page table of ``path`` (from 1.1): offset, crc32c."""
+        """The root's reference to the page table of ``path`` as stored: offset and
+        checksum."""
         return self.model.chunk_index(path).root_entry()
 
     def page_table(self, path: str) -> np.ndarray:
-        """The checked page table of ``path`` (from 1.1): a reference per index page,
-        as stored (zero for an absent page)."""
+        """The checked page table of ``path``: a reference per index page, as stored
+        (zero for an absent page)."""
         return self.model.chunk_index(path).page_table()
 
     def iter_chunks(
@@ -406,9 +405,9 @@ class ContainerReader:
     def _fetch(
         self, name: str, chunk_ids: np.ndarray, entries: np.ndarray | None = None
     ) -> ChunkFetch:
-        """The merged requests that fetch chunks ``chunk_ids`` of ``name`` (in 1.1, its
-        index pages under them are read first, once, unless their ``entries`` are
-        given; missing chunks take no request)."""
+        """The merged requests that fetch chunks ``chunk_ids`` of ``name`` (its index
+        pages under them are read first, once, unless their ``entries`` are given;
+        missing chunks take no request)."""
         if entries is None:
             entries = self.entries(name, chunk_ids)
         stored = np.flatnonzero(self.model.chunk_index(name).stored(entries))
@@ -431,7 +430,7 @@ class ContainerReader:
 
     def _decoded(self, fetch: ChunkFetch, blobs: Sequence[bytes]) -> Iterator[np.ndarray]:
         """The chunks of ``fetch``, checked and decoded from the answers ``blobs`` to its
-        requests, in order; a missing chunk (1.1) is :meth:`_fill_chunk`."""
+        requests, in order; a missing chunk is :meth:`_fill_chunk`."""
         pieces: list[tuple[int, Bytes] | None] = [None] * len(fetch.entries)
         for request, blob in enumerate(blobs):
             chunks = fetch.by_request[request]
@@ -446,14 +445,14 @@ class ContainerReader:
 
     @staticmethod
     def _fill_value(codec: ChunkCodec) -> np.ndarray:
-        """The element a missing chunk (1.1) holds, in native byte order as decoded
+        """The element a missing chunk holds, in native byte order as decoded
         chunks are: a 0-d array."""
         var = codec.variable
         return np.array(var.fill, dtype=parse_element_type(var.dtype).newbyteorder("="))
 
     @classmethod
     def _fill_chunk(cls, codec: ChunkCodec) -> np.ndarray:
-        """What a missing chunk (1.1) reads as: the fill value broadcast to the chunk's
+        """What a missing chunk reads as: the fill value broadcast to the chunk's
         shape (no memory per missing chunk, and read-only, so that a caller cannot
         change the fill of every other missing chunk)."""
         return np.broadcast_to(cls._fill_value(codec), codec.variable.chunks)
@@ -547,7 +546,7 @@ class ContainerReader:
         for a damaged chunk."""
         checked = self.verify_checksums or not self.source.pins_content
         if checked and crc32c(data) != expected:
-            verify(data, expected, what())
+            verify(data, expected, what(), placed=True)
         try:
             if index is not None:
                 return codec.decode_part(data, index, into)
@@ -658,9 +657,9 @@ class ContainerReader:
             return
         if now == self.model.data.head[:size]:
             return
-        was = getattr(self.model.header, "generation", None)
+        was = self.model.header.generation
         try:
-            found = None if was is None else unpack_slot_header(now, None).generation
+            found: int | None = unpack_header(now, None).generation
         except HurrayFormatError:
             found = None
         if found is None:
@@ -676,8 +675,8 @@ class ContainerReader:
         its chunks among the selection's (None: the same rows).
 
         Two ways, whichever reads less index: the chunks of the selection, through the
-        pages holding them (20 bytes of entry per chunk); or, from 1.1, every stored
-        chunk of the variable, through its pages, keeping those inside the selection.
+        pages holding them (20 bytes of entry per chunk); or every stored chunk of the
+        variable, through its pages, keeping those inside the selection.
         The second is taken when the pages the page table references take fewer bytes
         than the selection's entries would: a large selection of a grid of mostly
         missing chunks then costs its stored chunks, never a step per chunk of it.
@@ -685,10 +684,8 @@ class ContainerReader:
         touched = math.prod(selection.chunk_counts)
         index = self.model.chunk_index(name)
         if index.listing_bytes() < touched * INDEX_ENTRY.itemsize:
-            var = index.var
             ids, entries, rows = [], [], []
-            for positions, stored in index.stored_chunks():
-                chunk_ids = var.chunk_ids(positions)
+            for _, chunk_ids, stored in index.stored_chunks():
                 at = selection.rows_of(chunk_ids)
                 inside = at >= 0
                 ids.append(chunk_ids[inside])

@@ -8,13 +8,15 @@ pipeline chooses it, :func:`xarray_hurray.write.sinks.choose_sink`).  The two si
 of the format are here:
 
 - :class:`InPlaceCommit`: the new version appended after the base's bytes and
-  committed by the header slot the base does not use (a file whose model takes
-  updates in place, :attr:`~.model.FileModel.in_place_updates`: from 1.1), its pages
-  of the base's own format version;
+  committed by the header slot the base does not use;
 - :class:`StagedRewrite`: a new file streamed in placement order, unchanged chunks
   copied from the base as stored bytes (checked against their crc32c, never
   decoded), which replaces the old file in one rename (a local file) or one upload
-  (an object): a new file, of the current format version.
+  (an object).
+
+A variable keeps its path for the life of the file, so the checksums bound to the
+places of its kept chunks, pages and page table (:class:`~.checksum.Places`) hold in
+the new version as they are.
 
 Until the commit the base is the file; a process killed at any point before leaves
 it exactly as it was.
@@ -31,12 +33,11 @@ import numpy as np
 
 from ..errors import HurrayFormatError, HurrayValueError
 from ..io import MergePolicy, plan_reads
-from .checksum import chunk_crcs, crc32c, verify
-from .format import INDEX_ENTRY, PAGE_ENTRIES, PREFIX, REFERENCE, SLOT_SIZE, Slot
+from .checksum import Places, chunk_crcs, crc32c, verify
+from .format import INDEX_ENTRY, PAGE_ENTRIES, PAGE_REFERENCE, PREFIX, REFERENCE, SLOT_SIZE, Slot
 from .head import version_slot
-from .index import page_counts
+from .index import bound_page, pack_page, page_counts, set_page_reference
 from .metadata import DatasetMeta, VariableMeta
-from .model import PagedFile
 from .reader import ContainerReader
 from .sink import ChunkSink
 from .writer import ContainerWriter
@@ -77,8 +78,7 @@ class StagedRewrite(ChunkSink):
     Changed chunks are given with :meth:`write_chunks`, variable by variable in the
     order of the new metadata and each in its placement order (the order of
     :class:`ContainerWriter`); the unchanged chunks between them are copied as they
-    come.  Committing copies the rest and moves the file into place.  The new file is
-    of the current format version, whatever the base's.
+    come.  Committing copies the rest and moves the file into place.
     """
 
     def __init__(
@@ -120,7 +120,7 @@ class StagedRewrite(ChunkSink):
 
     def _read_old(self, name: str, old_ids: np.ndarray) -> Iterator[bytes]:
         """The stored bytes of chunks ``old_ids`` of ``name`` in the base, checked;
-        ``b""`` for a missing chunk (from 1.1), which stays missing."""
+        ``b""`` for a missing chunk, which stays missing."""
         index = self.base.model.chunk_index(name)
         entries = index.every_entry()[old_ids]
         stored = index.stored(entries)
@@ -140,7 +140,7 @@ class StagedRewrite(ChunkSink):
             what = f"chunk {int(old_ids[i])} of variable {name!r}"
             if len(data) != stop - start:
                 raise HurrayFormatError(f"truncated file {self.base.source.name}: {what}")
-            verify(data, int(entries["crc32c"][i]), what)
+            verify(data, int(entries["crc32c"][i]), what, placed=True)
             yield data
 
     def _copy_until(self, target: tuple[str, int] | None) -> None:
@@ -195,7 +195,7 @@ def storage_order(reader: ContainerReader) -> dict[str, Any]:
     for path, _ in reader.metadata.all_variables():
         used += sum(length for _, length in reader.index_parts(path))
         before, behind = np.empty(0, dtype=np.int64), 0  # the last offset so far
-        for _, entries in reader.stored_chunks(path):
+        for _, _, entries in reader.stored_chunks(path):
             offsets = entries["offset"].astype(np.int64)
             used += int(entries["size"].sum())
             behind += int(np.count_nonzero(np.diff(np.concatenate((before, offsets))) < 0))
@@ -242,9 +242,8 @@ class AppendTarget(ABC):
 
 
 class InPlaceCommit(ChunkSink):
-    """Append a new version after the bytes of a base of format 1.1 or later and commit
-    it by its header slot, copy on write; the new version's pages and page tables are
-    of the base's format version.
+    """Append a new version after the bytes of a base and commit it by its header slot,
+    copy on write.
 
     Changed chunks are appended as they come (any order).  Committing appends the
     index pages that changed, a new page table for every changed variable (the others
@@ -261,7 +260,7 @@ class InPlaceCommit(ChunkSink):
         Where the new version's bytes go: the base's file (``FileAppend``,
         already locked by the caller) or a new object.
     base
-        The reader of the version the file holds (format 1.1 or later).
+        The reader of the version the file holds.
     metadata
         The description of the new version.
     written
@@ -276,11 +275,6 @@ class InPlaceCommit(ChunkSink):
         written: Mapping[str, np.ndarray],
     ) -> None:
         model = base.model
-        if not isinstance(model, PagedFile):
-            raise ValueError(
-                "an in-place commit needs a file of two header slots (format 1.1 or later), "
-                f"not {base.source.name} of format {'.'.join(map(str, base.version))}"
-            )
         if model.header.generation >= 2**64 - 1:  # the next would not fit the slot's u64
             raise HurrayFormatError(
                 f"the file's version is generation {model.header.generation}, the last a "
@@ -343,7 +337,7 @@ class InPlaceCommit(ChunkSink):
             entry = self._model.chunk_index(path).root_entry()
             return int(entry["offset"]), int(entry["crc32c"])
         count = var.chunk_count
-        pages = self._model.pages  # of the base's version: its header cannot change in place
+        places = Places(path, var.grid_shape)
         counts = page_counts(count)  # chunk positions on each page
         # where each chunk of the new version is: new, kept from the base, or missing
         source = np.full(count, -1, dtype=np.int64)  # old chunk id, by new chunk id
@@ -363,8 +357,9 @@ class InPlaceCommit(ChunkSink):
             for page in range(min(len(counts), len(old_counts))):
                 rows = same[page * PAGE_ENTRIES : (page + 1) * PAGE_ENTRIES]
                 kept_page[page] = counts[page] == old_counts[page] and bool(rows.all())
-        table = np.zeros(len(counts), dtype=pages.reference)
+        table = np.zeros(len(counts), dtype=PAGE_REFERENCE)
         if kept_page.any():
+            # bound to the same places: the variable's path and the pages' numbers
             table[kept_page] = self._model.chunk_index(path).page_table()[kept_page]
         # entries of the pages written, in placement order
         positions = np.concatenate(
@@ -390,12 +385,12 @@ class InPlaceCommit(ChunkSink):
             page_entries = entries[start : start + int(counts[page])]
             start += len(page_entries)
             if page_entries["size"].any():  # else absent: all its chunks are missing
-                data = pages.pack(page_entries)
-                pages.set_reference(table, page, self._append(data), data)
+                data = pack_page(bound_page(var, places, page, page_entries))
+                set_page_reference(table, page, self._append(data), data, places.page(page))
         if not len(table):
             return 0, 0
         data = table.tobytes()
-        return self._append(data), crc32c(data)
+        return self._append(data), crc32c(data) ^ places.table
 
     def commit(self) -> None:
         """Append the index and metadata of the new version, make everything durable,
@@ -414,7 +409,6 @@ class InPlaceCommit(ChunkSink):
             (meta_offset, meta_bytes),
             (root_offset, root_bytes),
             self._position,
-            self._slot.version,
         )
         header = self.target.header()
         prefix = header[: PREFIX.size]

@@ -27,9 +27,7 @@ def _padding_problem(var: VariableMeta, chunk_id: int, chunk: np.ndarray) -> str
     mask[tuple(slice(0, k) for k in inside)] = False
     padding = chunk[mask]
     zero = "" if chunk.dtype == object else np.zeros((), chunk.dtype)  # 0, "" or b""
-    released = chunk.dtype.kind in "SU" and np.all(padding == chunk.dtype.type("0"))
-    # (format 1.0 writers pad fixed-width text with the character "0": valid too)
-    if padding.size and not np.all(padding == zero) and not released:
+    if padding.size and not np.all(padding == zero):
         return f"variable {var.name!r}: chunk {chunk_id} has padding elements that are not zero"
     return None
 
@@ -109,49 +107,10 @@ class _Parts:
         ]
 
 
-class _BackToBack:
-    """The placement rule of a version whose chunks fill ``[start, stop)`` without a
-    gap (1.0): variable by variable, each in its placement order; a problem for the
-    first chunk of a variable that is not where that order puts it."""
-
-    def __init__(self, start: int, stop: int) -> None:
-        self._next = start  # where the next chunk belongs
-        self._stop = stop
-        self._wrong: set[str] = set()  # variables with a misplaced chunk named
-
-    def add_index(self, path: str, parts: list[tuple[int, int]]) -> None:
-        """Nothing to check: the indexes fill the region the header records, before
-        the chunks (checked when the file is opened)."""
-
-    def add_chunks(
-        self, path: str, var: VariableMeta, ids: np.ndarray, entries: np.ndarray
-    ) -> list[str]:
-        """The next stored chunks ``ids`` of ``path`` in placement order, their entries
-        ``entries``: a problem if one is not at its place."""
-        sizes = entries["size"].astype(np.int64)
-        expected = self._next + np.concatenate(([0], np.cumsum(sizes)))
-        self._next = int(expected[-1])
-        wrong = np.flatnonzero(entries["offset"].astype(np.int64) != expected[:-1])
-        if not wrong.size or path in self._wrong:
-            return []
-        self._wrong.add(path)
-        k = int(wrong[0])
-        return [
-            f"variable {var.name!r}: chunk {int(ids[k])} starts at byte "
-            f"{int(entries['offset'][k])}, but its place in the chunk order is byte {expected[k]}"
-        ]
-
-    def problems(self, found: list[str]) -> list[str]:
-        """What is wrong with the placement as a whole, given the problems ``found``."""
-        if self._next != self._stop and not found:
-            return [f"the chunks end at byte {self._next}, the file at {self._stop}"]
-        return []
-
-
 class _Disjoint:
-    """The placement rule of a version whose parts may lie anywhere (from 1.1): no two
-    referenced byte ranges overlap, the fixed ``parts`` of the file (offset, length,
-    name) included."""
+    """The placement rule of a file, whose parts may lie anywhere: no two referenced
+    byte ranges overlap, the fixed ``parts`` of the file (offset, length, name)
+    included."""
 
     def __init__(self, parts: list[tuple[int, int, str]]) -> None:
         self._parts = _Parts()
@@ -163,39 +122,33 @@ class _Disjoint:
         """The byte ranges of the index of ``path``."""
         self._parts.add([o for o, _ in parts], [n for _, n in parts], partial(_index_name, path))
 
-    def add_chunks(
-        self, path: str, var: VariableMeta, ids: np.ndarray, entries: np.ndarray
-    ) -> list[str]:
+    def add_chunks(self, path: str, ids: np.ndarray, entries: np.ndarray) -> None:
         """Stored chunks ``ids`` of ``path`` and their entries ``entries``."""
         self._parts.add(entries["offset"], entries["size"], partial(_chunk_name, path, ids))
-        return []
 
-    def problems(self, found: list[str]) -> list[str]:
+    def problems(self) -> list[str]:
         """The ranges that overlap another."""
         return self._parts.overlap_problems()
 
 
 def _problems(reader: ContainerReader) -> list[str]:
     """Every problem of a file whose header and metadata are valid: in time and memory
-    growing with what the file stores (and, where its index lists every chunk, 1.0,
-    with its chunk grids)."""
+    growing with what the file stores."""
     model = reader.model
-    span = model.back_to_back
-    rule = _Disjoint(model.fixed_parts) if span is None else _BackToBack(*span)
+    rule = _Disjoint(model.fixed_parts)
     problems: list[str] = []
     for path, var in model.metadata.all_variables():
         index = model.chunk_index(path)
         try:
             rule.add_index(path, index.parts())
-            for positions, entries in index.stored_chunks():
-                ids = var.chunk_ids(positions)
-                problems += rule.add_chunks(path, var, ids, entries)
+            for _, ids, entries in index.stored_chunks():
+                rule.add_chunks(path, ids, entries)
                 for first in range(0, len(ids), BATCH):
                     batch = slice(first, first + BATCH)
                     problems += _chunk_problems(reader, path, var, ids[batch], entries[batch])
         except HurrayFormatError as err:
             problems.append(str(err))
-    return problems + rule.problems(problems) + _uncommitted_problems(reader)
+    return problems + rule.problems() + _uncommitted_problems(reader)
 
 
 def _index_name(path: str, _: int) -> str:
@@ -232,12 +185,10 @@ def verify_file(
 ) -> list[str]:
     """Every problem found in the Hurray file ``target``; an empty list for a valid file.
 
-    Checks the header, the metadata, every index (1.1, 1.2: root, page tables and pages),
-    the crc32c and decoding of every stored chunk and that edge padding is zero.  In
-    1.0 files, also the placement of every chunk (adjacent, in the recorded chunk
-    order, ending at the end of the file); in 1.1 and 1.2 files, that no two referenced
-    byte ranges overlap.  A problem that stops reading (a bad header or metadata) is
-    the only one reported.
+    Checks the header, the metadata, every index (root, page tables and pages), the
+    checksum and decoding of every stored chunk, that edge padding is zero and that no
+    two referenced byte ranges overlap.  A problem that stops reading (a bad header or
+    metadata) is the only one reported.
 
     Parameters
     ----------

@@ -229,7 +229,7 @@ class LocalFileSource(ByteSource):
     def allow_appends(self) -> None:
         """Accept the file grown since it was opened, as long as it is the same file
         (device and inode): its format promises that appends leave every byte a
-        reader of its earlier version uses as it was (Hurray 1.1 commits)."""
+        reader of its earlier version uses as it was (a Hurray commit)."""
         self._appends = True
 
     def read(self, start: int, stop: int) -> bytes:

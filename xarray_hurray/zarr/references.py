@@ -288,9 +288,9 @@ def kerchunk_references(reader: ContainerReader, url: str) -> dict[str, Any]:
                 left_out.append(f"{path!r} ({reason})")
                 continue
             refs[f"{path}/zarr.json"] = json.dumps(array_metadata(var, zarr_codecs(var)))
-            # stored chunks only, a batch at a time: in 1.1 a missing chunk has no entry
-            for positions, entries in reader.stored_chunks(path):
-                keys = chunk_keys(var, var.chunk_ids(positions))
+            # stored chunks only, a batch at a time: a missing chunk has no entry
+            for _, chunk_ids, entries in reader.stored_chunks(path):
+                keys = chunk_keys(var, chunk_ids)
                 for key, offset, size in zip(
                     keys, entries["offset"].tolist(), entries["size"].tolist(), strict=True
                 ):

@@ -73,7 +73,7 @@ def manifest_array(
     metadata = ArrayV3Metadata.from_dict(array_metadata(var, codecs))
     grid = tuple(math.ceil(n / c) for n, c in zip(var.shape, var.chunks, strict=True))
     index = reader.index(path)
-    # a missing chunk (format 1.1: size 0) has no reference: zarr reads it as the fill
+    # a missing chunk (size 0) has no reference: zarr reads it as the fill
     paths = np.where(index["size"] == 0, "", url).astype(np.dtypes.StringDType())
     manifest = ChunkManifest.from_arrays(
         paths=paths.reshape(grid),

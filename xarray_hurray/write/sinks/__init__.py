@@ -11,9 +11,9 @@ target                 base                        sink
 local path             none                        ``ContainerWriter``
 ``s3://`` object       none                        ``ObjectUpload`` (task sink)
 other remote           none                        ``StagedUpload(ContainerWriter)``
-local path             takes updates in place      ``InPlaceCommit(FileAppend)``
-local path             1.0, or ``compact``         ``StagedRewrite``
-``s3://`` object       in place, two parts large   ``InPlaceCommit(ObjectAppend)``
+local path             any                         ``InPlaceCommit(FileAppend)``
+local path             ``compact``                 ``StagedRewrite``
+``s3://`` object       two parts large             ``InPlaceCommit(ObjectAppend)``
 any other remote       any                         ``StagedUpload(StagedRewrite)``
 =====================  ==========================  =================================
 
@@ -130,14 +130,11 @@ def _new_version(
     rewrite: bool,
 ) -> ChunkSink:
     """The sink of a new version of the file ``base`` reads: appended to a local
-    file whose model takes updates in place (:class:`InPlaceCommit`) or, for such an
-    ``s3://`` object, into a new object of the old bytes copied by the store and the
-    new ones appended; else, or with ``rewrite``, the whole file rewritten in
-    placement order (:class:`StagedRewrite`), locally then uploaded whole for an
-    object.  A version committed in place keeps the file's format version (its
-    header prefix, sealed into both slots, cannot change in place); a file rewritten
-    whole is a new file, of the current version."""
-    in_place = base.model.in_place_updates and not rewrite
+    file (:class:`InPlaceCommit`) or, for an ``s3://`` object, into a new object of
+    the old bytes copied by the store and the new ones appended; with ``rewrite``, or
+    for an object smaller than two parts, the whole file rewritten in placement order
+    (:class:`StagedRewrite`), locally then uploaded whole for an object."""
+    in_place = not rewrite
     if target.remote is None and in_place:
         appended = FileAppend(target.location, base.header.file_length)  # type: ignore[arg-type]
         return InPlaceCommit(appended, base, metadata, written)

@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from ...container import ContainerReader
-from ...container.format import SLOT_HEADER_SIZE
+from ...container.format import HEADER_SIZE
 from ...container.update import AppendTarget
 from ...errors import HurrayFormatError, HurrayValueError
 from ...io.multipart import MultipartUpload, Part
@@ -46,7 +46,7 @@ class FileAppend(AppendTarget):
         _write_at(self._fd, data, offset)
 
     def header(self) -> bytes:
-        return os.pread(self._fd, SLOT_HEADER_SIZE, 0)
+        return os.pread(self._fd, HEADER_SIZE, 0)
 
     def sync(self) -> None:
         os.fsync(self._fd)
@@ -99,7 +99,7 @@ class ObjectAppend(AppendTarget):
     url
         The object.
     base
-        Its reader (format 1.1 or later).
+        Its reader.
     upload
         A multipart upload started at ``url``.
     etag
@@ -133,7 +133,7 @@ class ObjectAppend(AppendTarget):
         self._next_part += 1
 
     def header(self) -> bytes:
-        return self._head[:SLOT_HEADER_SIZE]
+        return self._head[:HEADER_SIZE]
 
     def sync(self) -> None:
         pass  # the store holds an uploaded part durably

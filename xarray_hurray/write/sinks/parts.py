@@ -162,7 +162,7 @@ class PartWriter:
         # pages follow it
         last = k == self.runs - 1 and not self.pages_follow
         if not last and len(data) < self.pad_to:
-            data += bytes(self.pad_to - len(data))  # unreferenced bytes, legal in format 1.1
+            data += bytes(self.pad_to - len(data))  # unreferenced bytes, legal in the format
         return RunResult(self.upload.upload_part(k + 2, data), len(data), sizes, crcs)
 
 

@@ -1,9 +1,11 @@
-"""Format 1.2 index pages: a bitmap of the stored chunks, then their entries only.
+"""Index pages: a bitmap of the stored chunks, then their entries only.
 
 The packer and the parser (container/index.py) against a decoder written here from
 the spec's table alone, and the reader's refusal of every page rule a file can break
-(docs/spec/container.md, "Pages (1.2)"), each in a real file whose checksums are
-recomputed, so that the rule itself, not a checksum, is what fails.
+(docs/spec/container.md, "Pages"), each in a real file whose checksums are
+recomputed and bound to their places, so that the rule itself, not a checksum, is
+what fails; and of a page read in another page's place, which only its checksum's
+place tells.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, verify_file
-from xarray_hurray.container.checksum import crc32c
+from xarray_hurray.container.checksum import Places, crc32c
 from xarray_hurray.container.format import (
     INDEX_ENTRY,
     PAGE_REFERENCE,
@@ -27,11 +29,11 @@ from xarray_hurray.container.format import (
     SLOT_SIZE,
     Slot,
 )
-from xarray_hurray.container.index import page_format
+from xarray_hurray.container.index import pack_page, unpack_page
 
 
 def brute_force_decode(page: bytes, n: int) -> list[tuple[int, int, int]]:
-    """``(offset, size, crc32c)`` of each of the ``n`` positions of a 1.2 page, read
+    """``(offset, size, crc32c)`` of each of the ``n`` positions of a page, read
     byte by byte as the spec's table says; zeros for a missing chunk."""
     bitmap_bytes = (n + 7) // 8
     out = []
@@ -65,12 +67,12 @@ def pages(draw: st.DrawFn) -> tuple[int, np.ndarray]:
 @given(pages())
 def test_a_page_packs_and_unpacks_as_the_spec_reads_it(page):
     n, entries = page
-    data = page_format((1, 2)).pack(entries)
+    data = pack_page(entries)
     stored = int((entries["size"] != 0).sum())
     assert len(data) == (n + 7) // 8 + 20 * stored
     expected = [tuple(int(v) for v in e) for e in entries.tolist()]
     assert brute_force_decode(data, n) == expected
-    back = page_format((1, 2)).unpack(
+    back = unpack_page(
         data,
         n,
         length=len(data),
@@ -79,15 +81,13 @@ def test_a_page_packs_and_unpacks_as_the_spec_reads_it(page):
         file_length=2**41 + 2**21,
     )
     assert back.tolist() == entries.tolist()
-    # 1.1 pages: every entry, missing chunks included
-    assert page_format((1, 1)).pack(entries) == entries.tobytes()
 
 
-# ---- the reader against damaged 1.2 pages, checksums recomputed ---------------------
+# ---- the reader against damaged pages, checksums recomputed -------------------------
 
 
 def sparse_file(directory) -> tuple[bytes, np.ndarray]:
-    """A 1.2 file of 1300 one-element chunks (two pages), every third stored."""
+    """A file of 1300 one-element chunks (two pages), every third stored."""
     values = np.full(1300, np.nan, dtype="f4")
     values[::3] = np.arange(434)
     path = directory / "sparse.hurray"
@@ -95,15 +95,20 @@ def sparse_file(directory) -> tuple[bytes, np.ndarray]:
     return path.read_bytes(), values
 
 
-def with_page(blob: bytes, page: int, data: bytes, length: int | None = None) -> bytes:
+def with_page(
+    blob: bytes, page: int, data: bytes, length: int | None = None, place: int | None = None
+) -> bytes:
     """``blob`` with page ``page`` of variable ``v`` replaced by ``data``, appended at
     the end of the file; its page table entry records ``length`` (by default that of
-    ``data``) and every checksum above it (page, page table, root, slot) is resealed."""
+    ``data``) and every checksum above it (page, page table, root, slot) is resealed,
+    the page's bound to the place of page ``place`` (by default its own)."""
     reader = open_reader_of(blob)
     slot = reader.header
+    places = Places("v", reader.variable("v").grid_shape)
     table = reader.page_table("v").copy()
     out = bytearray(blob[: slot.file_length])
-    table[page] = (len(out), len(data) if length is None else length, crc32c(data))
+    crc = crc32c(data) ^ places.page(page if place is None else place)
+    table[page] = (len(out), len(data) if length is None else length, crc)
     out += data
     table_at = int(reader.root_entry("v")["offset"])
     out[table_at : table_at + table.nbytes] = table.tobytes()
@@ -111,7 +116,7 @@ def with_page(blob: bytes, page: int, data: bytes, length: int | None = None) ->
         bytes(out[slot.root_offset : slot.root_offset + slot.root_length]), REFERENCE
     )
     root = root.copy()
-    root["crc32c"][0] = crc32c(table.tobytes())
+    root["crc32c"][0] = crc32c(table.tobytes()) ^ places.table
     out[slot.root_offset : slot.root_offset + root.nbytes] = root.tobytes()
     new = Slot(
         generation=slot.generation,
@@ -142,10 +147,9 @@ def page_bytes(blob: bytes, page: int) -> bytes:
     return blob[int(ref["offset"]) : int(ref["offset"]) + int(ref["length"])]
 
 
-def test_the_sparse_file_is_1_2_and_reads_back(tmp_path):
+def test_the_sparse_file_reads_back(tmp_path):
     blob, values = sparse_file(tmp_path)
     reader = open_reader_of(blob)
-    assert reader.version == (1, 2)
     assert reader.page_table("v").dtype == PAGE_REFERENCE
     # 1024 positions then 276: bitmaps of 128 and 35 bytes, 342 and 92 entries
     assert reader.page_table("v")["length"].tolist() == [128 + 20 * 342, 35 + 20 * 92]
@@ -204,6 +208,30 @@ def test_the_reader_refuses_a_page_that_fails_its_checksum(tmp_path):
     broken[-1] ^= 1  # after sealing: the page's crc32c no longer matches
     with pytest.raises(xh.HurrayFormatError, match=r"index page 1 of 'v'"):
         open_reader_of(bytes(broken)).read("v")
+
+
+def test_the_reader_refuses_a_page_in_another_pages_place(tmp_path):
+    """Page 1's entry pointing at a valid page bound to page 0's place (an entry of the
+    page table copied to another): its bitmap and entries could be read, its checksum
+    tells."""
+    blob, _ = sparse_file(tmp_path)
+    # page 0's first 276 positions, a whole page 1 in size and layout
+    first = open_reader_of(blob).page_table("v")[0]
+    own = np.frombuffer(page_bytes(blob, 0), INDEX_ENTRY, offset=128, count=92)
+    data = np.packbits(np.arange(276) % 3 == 0, bitorder="little").tobytes() + own.tobytes()
+    assert int(first["offset"]) and len(data) == len(page_bytes(blob, 1))
+    moved = with_page(blob, 1, data, place=0)
+    with pytest.raises(
+        xh.HurrayFormatError, match=r"checksum mismatch in index page 1 of 'v'.* another part's"
+    ):
+        open_reader_of(moved).read("v")
+    # bound to its own place, the page passes its check: the chunks it lists, other
+    # chunks', fail theirs
+    resealed = open_reader_of(with_page(blob, 1, data, place=1))
+    with pytest.raises(
+        xh.HurrayFormatError, match=r"checksum mismatch in chunk 1024 of variable 'v'.* another"
+    ):
+        resealed.read("v")
 
 
 def test_an_all_zero_bitmap_page_is_accepted(tmp_path):

@@ -1,10 +1,14 @@
-"""Format 1.0 files read identically, for ever.
+"""Golden files of every element type, codec, layout and chunk order, read
+identically, for ever.
 
-The files under ``tests/data/hurray_1_0_*.hurray`` were written by the format 1.0
-writer (before format 1.1 existed) from the datasets below.  Newer writers write a
-newer version, so these files cannot be regenerated: they are never changed, only
-read.  Every value is built from integer arithmetic so that the expected datasets
-do not depend on a random number generator or a math library.
+The files under ``tests/data/hurray_1_3_*.hurray`` named below were written by the
+format 1.3 writer from the datasets below (``python
+tests/container/test_hurray_golden_types.py`` writes them), with the codecs of the
+format (zstd, lz4, zlib, blosc), whose bytes depend on the codec libraries' versions:
+they are read, never written again (``test_hurray_golden.py`` holds the file the
+writer reproduces byte for byte).  Every value is built from integer arithmetic so
+that the expected datasets do not depend on a random number generator or a math
+library.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from xarray_hurray.cli import main
 from xarray_hurray.container import VERSION, open_reader
 
 DATA = Path(__file__).parents[1] / "data"
@@ -55,7 +58,7 @@ def dtypes_dataset() -> xr.Dataset:
             "x": np.arange(9, dtype="i2") * 10,
         },
         attrs={
-            "title": "format 1.0, element types",
+            "title": "element types",
             "i": np.int16(-7),
             "f": np.array([0.5, np.inf, -np.inf], dtype="f8"),
             "nested": [1, [2, "three"]],
@@ -96,7 +99,7 @@ def layouts_dataset() -> xr.Dataset:
             "big_chunk": (("y", "x"), n[0].astype("i4")),
             "four": (("a", "t", "y", "x"), np.stack([n, -n]).astype("i2")),
         },
-        attrs={"title": "format 1.0, layouts"},
+        attrs={"title": "layouts"},
     )
 
 
@@ -111,9 +114,8 @@ LAYOUTS_ENCODING = {
 
 
 def nested_attrs_dataset() -> xr.Dataset:
-    """Typed attributes inside lists, at every depth, as the 1.0 writer stored each
-    numpy item of a list (a typed object); the file was written from this function
-    by version 0.1.0, the last writer of format 1.0, after the other two."""
+    """Typed attributes inside lists, at every depth: the writer stores each numpy item
+    of a list as a typed object."""
     ds = xr.Dataset(
         {"v": (("x",), np.arange(6, dtype="i2"))},
         attrs={
@@ -129,18 +131,18 @@ def nested_attrs_dataset() -> xr.Dataset:
     return ds
 
 
-GOLDEN_1_0 = {
-    "hurray_1_0_dtypes.hurray": (dtypes_dataset, DTYPES_ENCODING),
-    "hurray_1_0_layouts.hurray": (layouts_dataset, LAYOUTS_ENCODING),
-    "hurray_1_0_nested_attrs.hurray": (nested_attrs_dataset, {"v": {"chunks": (4,)}}),
+GOLDEN_TYPES = {
+    "hurray_1_3_dtypes.hurray": (dtypes_dataset, DTYPES_ENCODING),
+    "hurray_1_3_layouts.hurray": (layouts_dataset, LAYOUTS_ENCODING),
+    "hurray_1_3_nested_attrs.hurray": (nested_attrs_dataset, {"v": {"chunks": (4,)}}),
 }
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN_1_0))
-def test_a_format_1_0_file_reads_identically(name):
+@pytest.mark.parametrize("name", sorted(GOLDEN_TYPES))
+def test_a_golden_file_reads_identically(name):
     path = DATA / name
-    make, encoding = GOLDEN_1_0[name]
-    assert open_reader(path).header.version == (1, 0)
+    make, encoding = GOLDEN_TYPES[name]
+    assert open_reader(path).version == VERSION
     with xr.open_dataset(path, engine="hurray") as ds:
         xr.testing.assert_identical(ds.load(), make())
         for var, settings in encoding.items():
@@ -165,18 +167,18 @@ def _same_attr(got: object, expected: object) -> bool:
     return type(got) is type(expected) and got == expected
 
 
-def test_typed_attributes_inside_lists_of_a_format_1_0_file_keep_their_types():
+def test_typed_attributes_inside_lists_keep_their_types():
     expected = nested_attrs_dataset()
-    with xr.open_dataset(DATA / "hurray_1_0_nested_attrs.hurray", engine="hurray") as ds:
+    with xr.open_dataset(DATA / "hurray_1_3_nested_attrs.hurray", engine="hurray") as ds:
         for got, want in ((ds.attrs, expected.attrs), (ds["v"].attrs, expected["v"].attrs)):
             assert set(got) == set(want)
             for key, value in want.items():
                 assert _same_attr(got[key], value), key
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN_1_0))
-def test_regions_of_a_format_1_0_file_read_as_numpy_does(name):
-    make, _ = GOLDEN_1_0[name]
+@pytest.mark.parametrize("name", sorted(GOLDEN_TYPES))
+def test_regions_of_a_golden_file_read_as_numpy_does(name):
+    make, _ = GOLDEN_TYPES[name]
     expected = make()
     reader = open_reader(DATA / name)
     for var in reader.metadata.variables:
@@ -187,17 +189,8 @@ def test_regions_of_a_format_1_0_file_read_as_numpy_does(name):
         np.testing.assert_array_equal(reader.read(var.name, key), truth[key])
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN_1_0))
-def test_hurray_convert_upgrades_a_format_1_0_file(name, tmp_path, capsys):
-    out = tmp_path / "upgraded.hurray"
-    assert main(["convert", str(DATA / name), str(out)]) == 0
-    assert open_reader(out).version == VERSION
-    with xr.open_dataset(out, engine="hurray") as ds:
-        xr.testing.assert_identical(ds.load(), GOLDEN_1_0[name][0]())
-
-
-if __name__ == "__main__":  # run once, by the format 1.0 writer; kept for the record
+if __name__ == "__main__":  # run once, by the format 1.3 writer; kept for the record
     import xarray_hurray as xh
 
-    for file_name, (make_dataset, settings) in GOLDEN_1_0.items():
+    for file_name, (make_dataset, settings) in GOLDEN_TYPES.items():
         xh.to_hurray(make_dataset(), DATA / file_name, encoding=settings)
