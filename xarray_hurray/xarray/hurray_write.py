@@ -218,15 +218,16 @@ def to_hurray(
     if isinstance(ds, xr.DataArray):
         ds = array_dataset(ds)
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
-    settings = StorageSettings(
-        encoding or {}, defaults, chunk_bytes, write_empty_chunks, safe_chunks, part_bytes
-    )
     request = WriteRequest.parse(
+        ds,
         mode=mode,
         group=group,
         append_dim=append_dim,
         region=region,
-        settings=settings,
+        encoding=encoding,
+        settings=StorageSettings(
+            defaults, chunk_bytes, write_empty_chunks, safe_chunks, part_bytes
+        ),
         levels=(overviews, overview_dims, resampling),
         window=window,
         progress=progress,
