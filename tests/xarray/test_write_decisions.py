@@ -26,12 +26,12 @@ FILE_TABLE = [
     ("w-", None, None, Start.CREATE, FileExistsError),
     ("a", None, None, Start.CREATE, Start.BASE),
     ("a-", None, None, Start.CREATE, Start.BASE),
-    ("r+", None, None, FileNotFoundError, Start.BASE),
-    ("a", None, "t", FileNotFoundError, Start.BASE),
+    ("r+", None, None, Start.CREATE, Start.BASE),  # no file to write into: group_into
+    ("a", None, "t", Start.CREATE, Start.BASE),
     ("w", "g", None, Start.CREATE, Start.BASE),
     ("w-", "g", None, Start.CREATE, Start.BASE),
     ("a", "g", None, Start.CREATE, Start.BASE),
-    ("r+", "g", None, FileNotFoundError, Start.BASE),
+    ("r+", "g", None, Start.CREATE, Start.BASE),
 ]
 
 
@@ -80,33 +80,35 @@ def _root(*groups: str) -> DatasetMeta:
 
 
 # mode, group, append_dim, the group the input goes into where the file holds the
-# group and where it does not: "held" (written into), None (replaced or added), or
-# the error
+# group, where it does not, and where there is no file: "held" (written into), None
+# (replaced or added), or the error
 GROUP_TABLE = [
-    ("a", None, None, "held", "held"),  # the root is always held
-    ("r+", None, None, "held", "held"),
-    ("w", "g", None, None, None),
-    ("w-", "g", None, FileExistsError, None),
-    ("a", "g", None, "held", None),
-    ("a-", "g", "t", "held", ValueError),
-    ("r+", "g", None, "held", ValueError),
+    ("w", None, None, None, None, None),
+    ("a", None, None, "held", "held", None),  # the root is always held
+    ("r+", None, None, "held", "held", FileNotFoundError),
+    ("a", None, "t", "held", "held", FileNotFoundError),
+    ("w", "g", None, None, None, None),
+    ("w-", "g", None, FileExistsError, None, None),
+    ("a", "g", None, "held", None, None),
+    ("a-", "g", "t", "held", ValueError, FileNotFoundError),
+    ("r+", "g", None, "held", ValueError, FileNotFoundError),
 ]
 
 
-@pytest.mark.parametrize(("mode", "group", "append_dim", "held", "lacking"), GROUP_TABLE)
+@pytest.mark.parametrize(("mode", "group", "append_dim", "held", "lacking", "new"), GROUP_TABLE)
 def test_the_group_a_write_goes_into_follows_the_table_of_the_modes(
-    mode, group, append_dim, held, lacking
+    mode, group, append_dim, held, lacking, new
 ):
     request = _request(mode, group, append_dim)
-    for root, expected in ((_root("g"), held), (_root(), lacking)):
+    for root, expected in ((_root("g"), held), (_root(), lacking), (None, new)):
         if isinstance(expected, type):
-            with pytest.raises(expected, match="group"):
+            with pytest.raises(expected, match=r"group|no file"):
                 request.group_into(root, "f.hurray")
         elif expected == "held":
+            assert root is not None
             assert request.group_into(root, "f.hurray") is root.group(group or "")
         else:
             assert request.group_into(root, "f.hurray") is None
-    assert request.group_into(None, "f.hurray") is None  # a new file
 
 
 @pytest.fixture

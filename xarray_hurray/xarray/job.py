@@ -112,11 +112,15 @@ class WriteJob:
     def resolve(
         self, base: ContainerReader | None, scratch: Callable[[], str] | None = None
     ) -> ResolvedWrite:
-        """The write resolved against ``base`` (None: a new file), after a warning for
-        the arguments the input's own encoding took the place of."""
+        """The write resolved against ``base`` (None: a new file), once what it goes
+        into is found (:meth:`~.request.WriteRequest.group_into`, before any level
+        is made), after a warning for the arguments the input's own encoding took
+        the place of."""
+        root = base.metadata if base is not None else None
+        held = self.request.group_into(root, str(self.target.location))
         given = self.given()
         warn_kept_settings(self.kept_settings(given, base), self.request.settings.defaults)
-        return resolve_write(self.inputs(given, base, scratch), self.request, base)
+        return resolve_write(self.inputs(given, base, scratch), self.request, base, held)
 
     def plan(
         self, resolved: ResolvedWrite, base: ContainerReader | None, start: Start

@@ -422,15 +422,19 @@ def graft(root: DatasetMeta | None, path: str, group: DatasetMeta) -> DatasetMet
 
 
 def resolve_write(
-    tree: InputTree, request: WriteRequest, base: ContainerReader | None
+    tree: InputTree,
+    request: WriteRequest,
+    base: ContainerReader | None,
+    held: DatasetMeta | None,
 ) -> ResolvedWrite:
     """The write of ``tree`` (its root at ``request.group``) as ``request`` asks,
     resolved against the file's current version ``base`` (None: there is none, or it
     is replaced whole) by one walk over the tree.
 
-    - The group at ``request.group`` is written into, node by node, or replaced by
-      the tree, or added, as :meth:`~.request.WriteRequest.group_into` decides; the
-      groups beside and above it are kept (empty ones made where there are none).
+    - The tree is written into ``held``, the group of ``base`` at ``request.group``,
+      node by node, or where ``held`` is None replaces the group there, or adds it
+      (:meth:`~.request.WriteRequest.group_into` decides); the groups beside and
+      above it are kept (empty ones made where there are none).
     - A node written into the file's group at its path (``"a"``, ``"a-"``, ``"r+"``)
       keeps the groups of the file that the tree does not hold; a node the file has
       no group for becomes a new group (``"a"`` and ``"a-"``; refused by ``"r+"`` and
@@ -445,18 +449,14 @@ def resolve_write(
 
     Raises
     ------
-    FileExistsError
-        With ``"w-"`` of a group the file holds.
     ValueError, TypeError, KeyError
         For every way the tree does not fit the file, naming the group.
     """
     group = request.group
-    root = base.metadata if base is not None else None
-    held = request.group_into(root, base.source.name if base is not None else "")
     walk = _Walk(base, request, single=not tree.children)
     placed = walk.subtree(tree, group, held)
     try:
-        metadata = graft(root, group, placed)
+        metadata = graft(base.metadata if base is not None else None, group, placed)
     except ValueError as err:
         what = f"group {'/' + group!r}" if group else "tree"
         raise HurrayValueError(f"the {what} does not fit the file: {err}") from err

@@ -5,7 +5,8 @@ raise a clear error naming it.
 
 The request is also the one place that reads the mode's letters: what a mode means
 for the file at the target is :meth:`WriteRequest.start`, for the group the input
-goes to :meth:`WriteRequest.group_into`, and for the variables of a group the
+goes to :meth:`WriteRequest.group_into` (the one place that refuses a write needing
+a file or a group where there is none), and for the variables of a group the
 properties below them.
 """
 
@@ -428,9 +429,6 @@ class WriteRequest:
         FileExistsError
             With ``"w-"`` of the whole file, where there is a file
             (:class:`~xarray_hurray.errors.TargetExistsError` where it came ``since``).
-        FileNotFoundError
-            Where there is no file and the write needs one to write into (``"r+"``,
-            ``region``, ``append_dim``).
         """
         whole = not self.group
         if exists and self.refuses_existing and whole:
@@ -445,12 +443,6 @@ class WriteRequest:
             return Start.BASE
         if exists or (self.mode == "w" and whole):
             return Start.REPLACE
-        if self.needs_file:
-            raise FileNotFoundError(
-                errno.ENOENT,
-                "no file to write into (mode='r+', append_dim and region write into a file)",
-                where,
-            )
         return Start.CREATE
 
     def group_into(self, root: DatasetMeta | None, where: str) -> DatasetMeta | None:
@@ -463,13 +455,12 @@ class WriteRequest:
         ------
         FileExistsError
             With ``"w-"`` of a group ``root`` holds.
-        ValueError
-            Where ``root`` lacks the group and the write needs one to write into.
+        FileNotFoundError, ValueError
+            Where there is no file, or ``root`` lacks the group, and the write needs
+            one to write into (``"r+"``, ``region``, ``append_dim``).
         """
-        if root is None:
-            return None
         try:
-            held = root.group(self.group)
+            held = root.group(self.group) if root is not None else None
         except KeyError:
             held = None
         named = f"group {'/' + self.group!r}"
@@ -478,6 +469,12 @@ class WriteRequest:
                 errno.EEXIST,
                 f"the file holds the {named} (mode='w-'); use mode='w' to replace it or "
                 "mode='a' to write into it",
+                where,
+            )
+        if held is None and self.needs_file and root is None:
+            raise FileNotFoundError(
+                errno.ENOENT,
+                "no file to write into (mode='r+', append_dim and region write into a file)",
                 where,
             )
         if held is None and self.needs_file:
