@@ -147,7 +147,7 @@ def to_hurray(
         storage settings (``encoding``, ``layout``, ``codecs``...) apply to new
         variables only, the others keep the file's.  A DataTree is written into the
         file group by group, all in one commit (see
-        :func:`~xarray_hurray.xarray.planner.plan_write`): a node the file has
+        :func:`~xarray_hurray.xarray.planner.resolve_write`): a node the file has
         no group for becomes one (not with ``"r+"`` or ``region``), groups the tree
         does not hold are kept.
     append_dim
