@@ -20,7 +20,8 @@ import xarray_hurray as xh
 from xarray_hurray.container import front
 from xarray_hurray.errors import HurrayTypeError, HurrayValueError
 from xarray_hurray.xarray import overview_build
-from xarray_hurray.xarray.overview_write import LevelsRequest, new_pyramid
+from xarray_hurray.xarray.overview_write import new_pyramid
+from xarray_hurray.xarray.request import LevelsRequest
 
 METHODS = ["mean", "min", "max", "mode", "nearest"]
 

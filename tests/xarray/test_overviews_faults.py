@@ -52,6 +52,21 @@ def test_an_append_with_overviews_extends_every_level_instead_of_replacing_the_f
         assert (level["v"].values == np.arange(7.0)[:, None, None]).all(), name
 
 
+def test_a_new_variable_written_into_a_pyramid_takes_its_encoding_at_every_level(tmp_path):
+    """As in a new pyramid, the encoding given goes to level 0 and the coarser levels
+    take their settings from it (it was refused as naming groups of the levels)."""
+    path = tmp_path / "p.hurray"
+    _pyramid_file(path)
+    more = _steps(0, 5).assign(w=lambda ds: ds.v * 2)[["w"]]
+    xh.to_hurray(more, path, mode="a", encoding={"w": {"chunks": (1, 2, 2), "codecs": None}})
+    for level in _levels(path).values():
+        np.testing.assert_array_equal(level["w"].values, 2 * level["v"].values)
+    with xr.open_datatree(path, engine="hurray") as tree:
+        for name in ("0", "1", "2"):
+            assert tree[name]["w"].encoding["chunks"] == (1, 2, 2), name
+            assert tree[name]["w"].encoding["codecs"] == [], name
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -110,14 +110,8 @@ class WritePart:
         write_empty: bool = False,
         path: str | None = None,
     ) -> WritePart:
-        """Every chunk of ``var``, from the CF-encoded ``data``.
-
-        Raises
-        ------
-        ValueError
-            For dask chunks that do not line up with the stored chunks.
-        """
-        check_alignment(var.name if path is None else path, data, var.chunks)
+        """Every chunk of ``var``, from the CF-encoded ``data``, whose dask chunks are
+        made of whole stored chunks (see :func:`check_alignment`)."""
         return cls(var, var, (0,) * len(var.shape), chunk_encoder(var, data, write_empty), path)
 
     def in_tasks(self) -> WritePart:

@@ -14,10 +14,15 @@ Reading:
 Writing a Hurray file:
 
 - :mod:`.hurray_write`: :func:`to_hurray`, its arguments made into one request
-  (:mod:`.request`) and run as one job (:mod:`.job`) through the write pipeline
-  (:mod:`xarray_hurray.write`).
-- :mod:`.planner`: the plan of every write, a new file (a plan against no base) or an
-  update (modes, appends, regions); :mod:`.tree`, its input as a tree of groups.
+  checked against the input (:mod:`.request`, which alone reads the mode) and run as
+  one job (:mod:`.job`) through the write pipeline (:mod:`xarray_hurray.write`).
+- :mod:`.planner`: every write resolved by one walk over its input against the
+  file's version, a new file (the walk against no base) or an update (modes,
+  appends, regions); :mod:`.region`, where a region goes in the file; :mod:`.parts`,
+  the chunks each variable written changes; :mod:`.tree`, the input as a tree of
+  groups.
+- :mod:`.appends`: what a write into variables a file or store holds checks against
+  them (``to_hurray`` and ``to_zarr``).
 - :mod:`.encoding`: CF encoding and storage choices per variable.
 - :mod:`.strings`: missing strings, bytes and character arrays, stored with CF
   attributes; :mod:`.dataarray`: a DataArray stored as xarray stores one.

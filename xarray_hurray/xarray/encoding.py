@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Collection, Hashable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, cast
 
 import numpy as np
@@ -31,7 +30,6 @@ from ..layout import LAYOUT_NAMES, Layout, RowMajorLayout, layout_for_shape, lay
 from .compat import CF_RELATED_DATA, encode_cf_variable_keeping_bools
 from .dims import default_dims
 from .strings import FILL_ATTRS, check_fill_value, encode_text
-from .tree import InputTree
 
 CF_ENCODING = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset"}
 CF_ENCODING |= {"units", "calendar"}
@@ -451,7 +449,82 @@ def _check_names(ds: xr.Dataset) -> None:
             )
 
 
-def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
+def _checked_chunks(chunks: Any, ndim: int) -> None:
+    """Refuse ``chunks`` that are not ``ndim`` integers of at least 1."""
+    try:
+        sides = None if isinstance(chunks, str | Mapping) else tuple(chunks)
+    except TypeError:
+        sides = None
+    if (
+        sides is None
+        or len(sides) != ndim
+        or not all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in sides)
+        or min(sides, default=1) < 1
+    ):
+        raise HurrayValueError(
+            f"chunks must be {ndim} integers of at least 1, one per dimension, got {chunks!r}",
+            value=chunks,
+        )
+
+
+def _checked_layout(spec: Any, chunks: Any) -> None:
+    """Refuse a ``layout`` that names no layout, or, with ``chunks``, cannot apply to
+    them."""
+    if chunks:
+        _layout(spec, tuple(chunks))
+    elif isinstance(spec, Mapping):
+        layout_from_config(spec)
+    elif not isinstance(spec, Layout) and spec not in ("auto", *LAYOUT_NAMES):
+        raise LayoutError(
+            f"unknown layout {spec!r}; expected 'auto' or one of {', '.join(LAYOUT_NAMES)}, "
+            "a layout config or a Layout",
+            value=spec,
+        )
+
+
+def check_storage_settings(
+    settings: Mapping[str, Any], dims: Sequence[Hashable] | None, where: str
+) -> None:
+    """Check the storage settings in ``settings`` (``codecs``, ``chunk_order``,
+    ``layout``, and for a variable of dimensions ``dims`` its ``chunks`` and
+    ``chunk_axes``; ``dims`` None: the arguments of a write, for any variable) as far
+    as they stand alone, before anything is encoded or written; describing each
+    variable (:func:`describe_variable`) applies them.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming ``where`` and the setting.
+    """
+    try:
+        if "codecs" in settings:
+            parse_codecs(settings["codecs"], try_encoding=True)
+        if "chunk_order" in settings and settings["chunk_order"] not in LAYOUT_NAMES:
+            raise HurrayValueError(
+                f"chunk order {settings['chunk_order']!r} is not one of {', '.join(LAYOUT_NAMES)}",
+                value=settings["chunk_order"],
+            )
+        chunks = settings.get("chunks") if dims is not None else None
+        if chunks:
+            _checked_chunks(chunks, len(dims or ()))
+        if "layout" in settings:
+            _checked_layout(settings["layout"], chunks)
+        if dims is not None and settings.get("chunk_axes") is not None:
+            _chunk_axes(settings["chunk_axes"], tuple(dims), (), ())
+    except (ValueError, TypeError) as err:
+        raise in_context(err, where) from err
+
+
+def check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any]]) -> None:
+    """Check the ``encoding`` given for the variables of ``ds``: each a variable of it,
+    each a mapping of keys this writer takes, whose storage settings stand alone
+    (:func:`check_storage_settings`).
+
+    Raises
+    ------
+    KeyError, ValueError, TypeError
+        Naming the variable and what is wrong.
+    """
     valid = WRITTEN_ENCODING | HURRAY_ENCODING | IGNORED_ENCODING
     for name, enc in encoding.items():
         if name not in ds.variables:
@@ -471,6 +544,7 @@ def _check_encoding(ds: xr.Dataset, encoding: Mapping[Hashable, Mapping[str, Any
                 f"valid keys are {sorted(valid)}",
                 value=invalid,
             )
+        check_storage_settings(enc, ds.variables[name].dims, f"variable {name!r}")
 
 
 def _fitting_settings(var: xr.Variable) -> dict[str, Any]:
@@ -521,12 +595,12 @@ def encode_dataset(
     Settings given in ``encoding`` replace a variable's own encoding, as with
     xarray's writers, but for the references to other variables it holds (a
     ``grid_mapping``; :data:`REFERENCE_ENCODING`), which are kept unless given; they
-    are used as they are (and checked later).  The encoding variables carry from the
-    file they were read from loses the storage settings that no longer fit them.
+    are used as they are (checked with the request, :func:`check_encoding`).  The
+    encoding variables carry from the file they were read from loses the storage
+    settings that no longer fit them.
     """
     _check_names(ds)
     check_numpy_types(ds)
-    _check_encoding(ds, encoding)
     variables, attrs = conventions.encode_dataset_coordinates(ds)
     for name, var in variables.items():
         if name in encoding:
@@ -564,105 +638,3 @@ def describe_group(
         name=name,
     )
     return meta, {str(key): var for key, var in variables.items()}
-
-
-def group_encoding(
-    tree: InputTree, encoding: Mapping[Hashable, Any]
-) -> dict[str, Mapping[Hashable, Mapping[str, Any]]]:
-    """``encoding`` of a DataTree write by group path (``"a/b"``; ``""`` the root),
-    from keys as :meth:`xarray.DataTree.to_zarr` takes them (``"/a/b"``) or ``"a/b"``.
-
-    Raises
-    ------
-    ValueError
-        For an encoding naming a group the tree does not have.
-    """
-    paths = {node.path for node in tree.subtree()}
-    by_path = {str(key).strip("/"): value for key, value in encoding.items()}
-    unknown = sorted(set(by_path) - paths)
-    if unknown:
-        raise HurrayValueError(
-            f"encoding given for groups {unknown}, which the tree does not have; "
-            f"its groups are {sorted('/' + p for p in paths)}",
-            value=unknown,
-        )
-    return by_path
-
-
-def describe_tree(
-    tree: InputTree,
-    encoding: Mapping[Hashable, Any],
-    defaults: Mapping[str, Any],
-    chunk_bytes: int,
-) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
-    """The description of the groups of ``tree``, and the CF-encoded variables of all
-    of them by path (``"a/b/name"``).  ``encoding`` maps group paths (``"/a/b"`` as
-    :meth:`xarray.DataTree.to_zarr` takes them, or ``"a/b"``) to the encoding of
-    their variables.
-
-    Raises
-    ------
-    ValueError
-        For an encoding naming a group the tree does not have.
-    """
-    by_path = group_encoding(tree, encoding)
-    variables: dict[str, xr.Variable] = {}
-
-    def describe(node: InputTree) -> DatasetMeta:
-        path = node.path
-        meta, own = describe_group(
-            node.own, by_path.get(path, {}), defaults, chunk_bytes, name=node.name
-        )
-        variables.update({f"{path}/{key}" if path else key: var for key, var in own.items()})
-        groups = tuple(describe(child) for child in node.children.values())
-        return replace(meta, groups=groups)
-
-    return describe(tree), variables
-
-
-def _graft(node: DatasetMeta, names: Sequence[str], new: DatasetMeta) -> DatasetMeta:
-    """``node`` with ``new`` as its group at the path ``names`` (in place of the group
-    there, and everything below it), and empty groups on the way where ``node`` has
-    none."""
-    head, *rest = names
-    children = list(node.groups)
-    at = next((k for k, child in enumerate(children) if child.name == head), None)
-    if rest:
-        below = children[at] if at is not None else DatasetMeta(attrs={}, variables=(), name=head)
-        new = _graft(below, rest, new)
-    if at is None:
-        children.append(new)
-    else:
-        children[at] = new
-    return replace(node, groups=tuple(children))
-
-
-def describe_at(
-    tree: InputTree,
-    group: str,
-    encoding: Mapping[Hashable, Any],
-    defaults: Mapping[str, Any],
-    chunk_bytes: int,
-    root: DatasetMeta | None = None,
-) -> tuple[DatasetMeta, dict[str, xr.Variable]]:
-    """:func:`describe_tree` of ``tree`` placed as the group at path ``group`` (not the
-    root) of ``root``, a file's description (by default an empty root): ``root``
-    with that group replaced by the tree (the groups below it too) and the groups
-    above it kept, or made empty where ``root`` lacks them.  The CF-encoded variables
-    of the tree are given by their paths in the result (``"a/b/name"``).
-
-    Raises
-    ------
-    ValueError
-        For an encoding naming a group the tree does not have, or a group whose name
-        a variable of its parent already has.
-    """
-    meta, variables = describe_tree(tree, encoding, defaults, chunk_bytes)
-    names = group.split("/")
-    try:
-        placed = _graft(
-            root or DatasetMeta(attrs={}, variables=()), names, replace(meta, name=names[-1])
-        )
-    except ValueError as err:
-        raise HurrayValueError(f"the group {'/' + group!r} does not fit the file: {err}") from err
-    return placed, {f"{group}/{path}": var for path, var in variables.items()}

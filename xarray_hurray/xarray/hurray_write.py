@@ -155,7 +155,7 @@ def to_hurray(
         storage settings (``encoding``, ``layout``, ``codecs``...) apply to new
         variables only, the others keep the file's.  A DataTree is written into the
         file group by group, all in one commit (see
-        :func:`~xarray_hurray.xarray.planner.plan_write`): a node the file has
+        :func:`~xarray_hurray.xarray.planner.resolve_write`): a node the file has
         no group for becomes one (not with ``"r+"`` or ``region``), groups the tree
         does not hold are kept.
     append_dim
@@ -226,15 +226,16 @@ def to_hurray(
     if isinstance(ds, xr.DataArray):
         ds = array_dataset(ds)
     defaults = {"layout": layout, "chunk_order": chunk_order, "codecs": codecs}
-    settings = StorageSettings(
-        encoding or {}, defaults, chunk_bytes, write_empty_chunks, safe_chunks, part_bytes
-    )
     request = WriteRequest.parse(
+        ds,
         mode=mode,
         group=group,
         append_dim=append_dim,
         region=region,
-        settings=settings,
+        encoding=encoding,
+        settings=StorageSettings(
+            defaults, chunk_bytes, write_empty_chunks, safe_chunks, part_bytes
+        ),
         levels=(overviews, overview_dims, resampling),
         window=window,
         progress=progress,

@@ -1,22 +1,24 @@
 """One write, resolved once and run: :class:`WriteJob`.
 
 A job holds the input, the :class:`~xarray_hurray.write.target.WriteTarget` and the
-:class:`~.request.WriteRequest`.  Running it takes the target's writer lock, reads
-the file's current version (the *base*) once, or none where there is no file or
-the write replaces it whole; expands the overview levels against that base (a new
-pyramid, or a write into every level of the file's); plans the new version
-against the base (:func:`~.planner.plan_write`); has the sink chosen from the
-target and the base (:func:`~xarray_hurray.write.sinks.choose_sink`); and runs the
-plan.  Everything the write decides is decided there, under the lock, from the
+:class:`~.request.WriteRequest`, checked against the input when it was made.
+Running it (:meth:`WriteJob.write`) takes the target's writer lock; decides from the
+mode and the file found what the write starts from
+(:meth:`~.request.WriteRequest.start`), and reads that version of the file (the
+*base*) once, or none; expands the overview levels against it (a new pyramid, or a
+write into every level of the file's); resolves the write against it by one walk
+over the input tree (:func:`~.planner.resolve_write`); makes the parts of the
+resolved write (:func:`~.parts.write_parts`); has the sink chosen from the target
+and the base (:func:`~xarray_hurray.write.sinks.choose_sink`); and runs the plan.
+Everything the write decides is decided there, once, under the lock, from the
 version it writes over.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import xarray as xr
@@ -29,10 +31,11 @@ from ..write.plan import WritePlan
 from ..write.sinks import choose_sink
 from ..write.target import WriteTarget
 from .backend import finest_level
-from .encoding import group_encoding, kept_settings, warn_kept_settings
+from .encoding import kept_settings, warn_kept_settings
 from .overview_write import into_levels, new_pyramid, stored_attrs
-from .planner import join_path, plan_write
-from .request import WriteRequest
+from .parts import write_parts
+from .planner import ResolvedWrite, join_path, resolve_write
+from .request import Start, WriteRequest
 from .tree import InputTree
 
 
@@ -64,135 +67,124 @@ class WriteJob:
     request: WriteRequest
     pending: bool = False
 
-    def inputs(
-        self, base: ContainerReader | None, scratch: Callable[[], str] | None
-    ) -> tuple[InputTree, WriteRequest]:
-        """The tree to write, rooted at the request's group, and the request with its
-        encoding by group path: the input, or the levels of a new pyramid of it, or
-        the tree that writes it into every level of the pyramid ``base`` holds.  With
-        ``scratch`` (which makes a scratch directory), the coarser levels of a pyramid
-        are computed there before anything is written (see :func:`new_pyramid`);
-        without it (a plan that writes nothing) they stay lazy."""
-        data, request = self.data, self.request
-        settings = request.settings
-        if base is not None:
-            data = into_levels(
-                data, base.metadata, request.group, request.append_dim, request.region,
-                request.levels, scratch,
-            )  # fmt: skip
-        elif request.levels is not None:
-            tree, encoding = new_pyramid(data, request.levels, settings.encoding, scratch)
-            request = replace(request, settings=replace(settings, encoding=encoding))
-            return InputTree.of(tree), request
-        if isinstance(data, xr.Dataset):
-            # a Dataset is a tree of one node, its encoding that node's
-            request = replace(
-                request, settings=replace(settings, encoding={"/": settings.encoding})
-            )
-            return InputTree.of(data), request
-        return InputTree.of(stored_attrs(data)), request
+    def given(self) -> InputTree:
+        """The input as a tree rooted at the request's group, each node with its
+        encoding; a Dataset is a tree of one node."""
+        data = self.data if isinstance(self.data, xr.Dataset) else stored_attrs(self.data)
+        return InputTree.of(data, self.request.encoding)
 
-    def kept_settings(self, base: ContainerReader | None) -> dict[str, dict[str, Any]]:
+    def inputs(
+        self, given: InputTree, base: ContainerReader | None, scratch: Callable[[], str] | None
+    ) -> InputTree:
+        """The tree to write: the input as ``given``, or the levels of a new pyramid of
+        it, or the tree that writes it into every level of the pyramid ``base``
+        holds.  With ``scratch`` (which makes a scratch directory), the coarser levels
+        of a pyramid are computed there before anything is written (see
+        :func:`~.overview_write.new_pyramid`); without it (a write checked, nothing
+        written) they stay lazy."""
+        request = self.request
+        levels = None
+        if base is not None:
+            levels = into_levels(self.data, base.metadata, request, given.encoding, scratch)
+        elif request.levels is not None:
+            assert isinstance(self.data, xr.Dataset)  # the request refuses a tree
+            levels = new_pyramid(self.data, request.levels, given.encoding, scratch)
+        return given if levels is None else InputTree.of(*levels)
+
+    def kept_settings(
+        self, given: InputTree, base: ContainerReader | None
+    ) -> dict[str, dict[str, Any]]:
         """The storage settings the input's variables keep from their own encoding in
         place of arguments the caller gave, by the variable's path in the input
-        (:func:`~.encoding.kept_settings`), found on the input as given, before any
-        levels are made of it; the variables the file holds keep its settings and
+        (:func:`~.encoding.kept_settings`), found on the input as ``given``, before
+        any levels are made of it; the variables the file holds keep its settings and
         are left out."""
-        request = self.request
-        settings = request.settings
-        tree = InputTree.of(self.data)
-        if isinstance(self.data, xr.Dataset):
-            encoding: Mapping[str, Mapping[Hashable, Any]] = {"": settings.encoding}
-        else:
-            encoding = group_encoding(tree, settings.encoding)
+        settings = self.request.settings
         kept = {}
-        for node in tree.subtree():
-            held = _held(base, join_path(request.group, node.path))
+        for node in given.subtree():
+            held = _held(base, join_path(self.request.group, node.path))
             found = kept_settings(
-                node.own, encoding.get(node.path, {}), settings.defaults, settings.chunk_bytes, held
+                node.own, node.encoding, settings.defaults, settings.chunk_bytes, held
             )
             kept.update({join_path(node.path, str(name)): v for name, v in found.items()})
         return kept
 
-    def plan(
+    def resolve(
         self, base: ContainerReader | None, scratch: Callable[[], str] | None = None
+    ) -> ResolvedWrite:
+        """The write resolved against ``base`` (None: a new file), once what it goes
+        into is found (:meth:`~.request.WriteRequest.group_into`, before any level
+        is made), after a warning for the arguments the input's own encoding took
+        the place of."""
+        root = base.metadata if base is not None else None
+        held = self.request.group_into(root, str(self.target.location))
+        given = self.given()
+        warn_kept_settings(self.kept_settings(given, base), self.request.settings.defaults)
+        return resolve_write(self.inputs(given, base, scratch), self.request, base, held)
+
+    def plan(
+        self, resolved: ResolvedWrite, base: ContainerReader | None, start: Start
     ) -> WritePlan:
-        """The plan of the write against ``base`` (None: a new file), after a warning
-        for the arguments the input's own encoding took the place of."""
-        warn_kept_settings(self.kept_settings(base), self.request.settings.defaults)
-        tree, request = self.inputs(base, scratch)
-        metadata, parts = plan_write(tree, request, base)
+        """The plan of ``resolved``, the write resolved against ``base`` (None: a new
+        file, created where there is none when ``start`` says so): its parts, and the
+        sink chosen for them."""
+        settings = self.request.settings
+        parts = write_parts(resolved, base, settings)
         written = {part.name: part.chunk_ids for part in parts} if base is not None else {}
         chosen = choose_sink(
             self.target,
             base,
-            metadata,
+            resolved.metadata,
             written,
-            exclusive=request.exclusive,
-            part_bytes=request.settings.part_bytes,
+            exclusive=start is Start.CREATE,
+            part_bytes=settings.part_bytes,
         )
         if chosen.in_tasks:
             parts = [part.in_tasks() for part in parts]
-        return WritePlan(metadata, parts, chosen.open, self.target.name)
+        return WritePlan(resolved.metadata, parts, chosen.open, self.target.name)
 
-    def reads_base(self, exists: bool) -> bool:
-        """Whether the write starts from the file at the target (when there is one):
-        a write into it, or of one of its groups.  A write of a whole file replaces
-        it without reading it.
-
-        Raises
-        ------
-        FileExistsError
-            With ``"w-"`` of the whole file, when there is a file.
-        FileNotFoundError
-            When the write needs a file to write into and there is none.
-        """
-        request = self.request
-        if exists and request.refuses_existing and not request.group:
-            where = str(self.target.location)
-            if self.pending:  # checked when it was asked for: made since
-                raise TargetExistsError(
-                    f"{where}: another writer created a file there while this one was "
-                    "pending; it was left as it is",
-                    value=where,
-                )
-            raise FileExistsError(errno.EEXIST, "a file exists at the target (mode='w-')", where)
-        if not exists and request.into_file and request.needs_file:
-            with self.target.open():  # raises the reader's own error
-                pass
-        return exists and (request.into_file or bool(request.group))
+    def _start(
+        self, stack: contextlib.ExitStack, exists: bool, since: str | None
+    ) -> tuple[Start, ContainerReader | None]:
+        """What the write starts from, given whether a file ``exists`` (see
+        :meth:`~.request.WriteRequest.start`), and the base it reads, open in
+        ``stack``."""
+        start = self.request.start(exists, str(self.target.location), since)
+        if start is not Start.BASE:
+            return start, None
+        return start, stack.enter_context(self.target.open())
 
     def check(self) -> None:
-        """Plan the write against the file as it is now, writing nothing: a pending
-        write fails now where it would fail when it runs (it plans again then, under
-        the lock, against the version it finds)."""
+        """Resolve the write against the file as it is now, writing nothing and making
+        no part: a pending write fails now where it would fail when it runs (it is
+        resolved again then, under the lock, against the version it finds, and only
+        then planned)."""
         with contextlib.ExitStack() as stack:
-            base = None
-            if replace(self, pending=False).reads_base(self.target.exists()):
-                base = stack.enter_context(self.target.open())
-            self.plan(base)
+            _, base = self._start(stack, self.target.exists(), None)
+            self.resolve(base)
 
     def write(self) -> None:
-        """Take the lock, read the base, plan, and write.  Where a new file finds one
-        made meanwhile by another writer (its exclusive commit refused to replace
-        it), the write is planned again into that file, under its lock; ``"w-"``
-        fails instead."""
-        try:
-            self._write_once()
-        except TargetExistsError:
-            if self.request.refuses_existing and not self.request.group:
-                raise
-            self._write_once()
+        """Take the lock, read the base, resolve, plan, and write."""
+        self._write_once("pending" if self.pending else None)
 
-    def _write_once(self) -> None:
+    def _write_once(self, since: str | None) -> None:
+        """Write, from the file found now (``since``: see
+        :meth:`~.request.WriteRequest.start`).  Where a new file finds one made
+        meanwhile by another writer (its commit refused to replace it), the write
+        starts again from that file, under its lock, once."""
         with contextlib.ExitStack() as stack:
             exists = stack.enter_context(self.target.lock())
-            base = None
-            if self.reads_base(exists):
-                base = stack.enter_context(self.target.open())
+            start, base = self._start(stack, exists, since)
 
             def scratch() -> str:
                 return stack.enter_context(scratch_directory("hurray-overviews"))
 
-            plan = self.plan(base, scratch)
-            engine.execute(plan, window=self.request.window, progress=self.request.progress)
+            plan = self.plan(self.resolve(base, scratch), base, start)
+            try:
+                engine.execute(plan, window=self.request.window, progress=self.request.progress)
+            except TargetExistsError:
+                if start is not Start.CREATE or since == "written":
+                    raise
+            else:
+                return
+        self._write_once("written")

@@ -90,6 +90,23 @@ def bounds_of(ds: xr.Dataset, dims: Sequence[str]) -> dict[Hashable, Hashable]:
     return found
 
 
+def _check_resampling(ds: xr.Dataset, resampling: Any) -> None:
+    """Refuse a ``resampling`` that is neither a name nor a mapping, or that names
+    variables the dataset lacks."""
+    if resampling is not None and not isinstance(resampling, str | Mapping):
+        raise HurrayTypeError(
+            f"resampling must be one of {RESAMPLINGS} or a mapping of variable names to "
+            f"them, got {resampling!r}",
+            value=resampling,
+        )
+    if isinstance(resampling, Mapping):
+        unknown = [k for k in resampling if k not in ds.variables]
+        if unknown:
+            raise HurrayValueError(
+                f"resampling given for {unknown}, which are not variables of the dataset"
+            )
+
+
 def choose_resampling(
     ds: xr.Dataset, dims: Sequence[str], resampling: str | Mapping[Hashable, str] | None
 ) -> dict[str, str]:
@@ -104,18 +121,7 @@ def choose_resampling(
         values that are not numbers, min or max for complex ones, or ``resampling``
         neither a name nor a mapping.
     """
-    if resampling is not None and not isinstance(resampling, str | Mapping):
-        raise HurrayTypeError(
-            f"resampling must be one of {RESAMPLINGS} or a mapping of variable names to "
-            f"them, got {resampling!r}",
-            value=resampling,
-        )
-    if isinstance(resampling, Mapping):
-        unknown = [k for k in resampling if k not in ds.variables]
-        if unknown:
-            raise HurrayValueError(
-                f"resampling given for {unknown}, which are not variables of the dataset"
-            )
+    _check_resampling(ds, resampling)
     bounds = bounds_of(ds, dims)
     chosen: dict[str, str] = {}
     for name, var in ds.variables.items():
@@ -181,6 +187,47 @@ def _chosen_dims(ds: xr.Dataset, dims: str | Sequence[Hashable] | None) -> tuple
     return chosen
 
 
+def _checked_count(overviews: Any) -> int:
+    """``overviews``, a number of levels, once checked to be at least 1."""
+    count = int(overviews)
+    if count < 1:
+        raise HurrayValueError(f"overviews must be at least 1 level, got {count}")
+    return count
+
+
+def check_level_arguments(
+    ds: xr.Dataset,
+    overviews: Any,
+    dims: str | Sequence[Hashable] | None,
+    resampling: Any,
+) -> None:
+    """Check the arguments of a pyramid of ``ds`` as far as they stand alone, whether
+    the pyramid is new or a file's: ``overviews`` a number of levels or their factors,
+    ``dims`` (when given) dimensions of ``ds``, ``resampling`` a name, or names by
+    variable of ``ds``, of the resamplings there are.  What depends on the levels
+    made (how many are of use, what each variable's type allows) is checked as they
+    are made (:func:`plan_pyramid`), or against a file's (``LevelsRequest.check_against``).
+
+    Raises
+    ------
+    HurrayTypeError, HurrayValueError
+        Naming the argument and what is wrong.
+    """
+    if is_count(overviews):
+        _checked_count(overviews)
+    else:
+        checked_factors(overviews)
+    if dims is not None:
+        _chosen_dims(ds, dims)
+    _check_resampling(ds, resampling)
+    names = resampling.values() if isinstance(resampling, Mapping) else [resampling]
+    unknown = [name for name in names if name is not None and name not in RESAMPLINGS]
+    if unknown:
+        raise HurrayValueError(
+            f"unknown resampling {unknown[0]!r}; choose one of {RESAMPLINGS}", value=unknown[0]
+        )
+
+
 def plan_pyramid(
     ds: xr.Dataset,
     overviews: int | Sequence[int],
@@ -198,9 +245,7 @@ def plan_pyramid(
     """
     chosen = _chosen_dims(ds, dims)
     if is_count(overviews):
-        count = int(overviews)  # type: ignore[arg-type]  # an integer, checked
-        if count < 1:
-            raise HurrayValueError(f"overviews must be at least 1 level, got {count}")
+        count = _checked_count(overviews)
         useful, why = useful_levels(ds, chosen)
         if count > useful:
             raise HurrayValueError(

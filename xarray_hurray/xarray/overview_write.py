@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
 from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
 
 from ..container import DatasetMeta
-from ..errors import HurrayTypeError, HurrayValueError
+from ..errors import HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .backend import file_dimensions
 from .overview_build import Target, build_levels
-from .overview_plan import choose_resampling, is_count, plan_pyramid
+from .overview_plan import choose_resampling
 from .overviews import pyramid_tree
-from .pyramid import PYRAMID_ATTR, Pyramid, checked_factors, level_names, recorded_pyramid
+from .pyramid import PYRAMID_ATTR, Pyramid, level_names, recorded_pyramid
+from .request import LevelsRequest, WriteRequest
+from .tree import NodeEncoding
 
 
 def stored_attrs(tree: xr.DataTree) -> xr.DataTree:
@@ -90,86 +91,51 @@ def scratch_target(scratch: Callable[[], str]) -> Target:
     return create
 
 
+def _with_encoding(ds: xr.Dataset, encoding: NodeEncoding) -> xr.Dataset:
+    """``ds`` with the ``encoding`` given for its variables merged into their own, from
+    which the coarser levels take their storage settings
+    (:func:`~.overview_chunks.level_encoding`)."""
+    if not encoding:
+        return ds
+    ds = ds.copy()
+    for name, settings in encoding.items():
+        if name in ds.variables:
+            ds[name].encoding = {**ds[name].encoding, **settings}
+    return ds
+
+
+def _level_0(encoding: NodeEncoding) -> dict[str, NodeEncoding]:
+    """The encoding of a tree of levels, by node path: ``encoding``, that of the input's
+    variables, goes to level 0."""
+    return {"0": encoding} if encoding else {}
+
+
 def new_pyramid(
-    ds: xr.Dataset | xr.DataTree,
+    ds: xr.Dataset,
     request: LevelsRequest,
-    encoding: Mapping[Hashable, Mapping[str, Any]],
+    encoding: NodeEncoding,
     scratch: Callable[[], str] | None = None,
-) -> tuple[xr.DataTree, Mapping[Hashable, Any]]:
+) -> tuple[xr.DataTree, dict[str, NodeEncoding]]:
     """The tree of the new pyramid of ``ds`` that ``request`` asks for, and the
-    encoding of its groups (``encoding``, that of ``ds``'s variables, goes to level 0;
-    the other levels take their storage settings from level 0's).
+    encoding of its groups by path (``encoding``, that of ``ds``'s variables, goes to
+    level 0; the other levels take their storage settings from level 0's).
 
     With ``scratch`` (which makes a scratch directory), the coarser levels of
     dask-backed variables are computed into files there before anything is written
     (:func:`~.overview_build.build_levels`), so that the write may store the levels
     in any order: level 0's source is read twice in all, whatever the number of
-    levels; without it (a plan that writes nothing) they stay lazy.
+    levels; without it (a write checked, nothing written) they stay lazy.
 
     Raises
     ------
     HurrayTypeError, HurrayValueError
-        For a DataTree, and as :func:`multiscale` raises.
+        As :func:`~.overviews.multiscale` raises.
     """
-    if not isinstance(ds, xr.Dataset):
-        raise HurrayTypeError("overviews are made of a Dataset; write a DataTree's levels yourself")
-    if encoding:
-        # the levels take their storage settings from level 0's (level_encoding)
-        ds = ds.copy()
-        for name, settings in encoding.items():
-            if name in ds.variables:
-                ds[name].encoding = {**ds[name].encoding, **settings}
+    ds = _with_encoding(ds, encoding)
     pyramid = request.pyramid(ds)
     target = None if scratch is None else scratch_target(scratch)
     tree = pyramid_tree(build_levels(ds, pyramid, target), pyramid)
-    return stored_attrs(tree), ({"/0": encoding} if encoding else {})
-
-
-@dataclass(frozen=True)
-class LevelsRequest:
-    """The ``overviews``, ``overview_dims`` and ``resampling`` arguments of a write."""
-
-    overviews: int | Sequence[int]
-    dims: str | Sequence[Hashable] | None = None
-    resampling: str | Mapping[Hashable, str] | None = None
-
-    def pyramid(self, ds: xr.Dataset) -> Pyramid:
-        """The new pyramid of ``ds`` these ask for (see :func:`plan_pyramid`)."""
-        return plan_pyramid(ds, self.overviews, self.dims, self.resampling)
-
-    def check_against(self, ds: xr.Dataset, pyramid: Pyramid) -> None:
-        """Check that these ask for the levels ``pyramid`` (a file's) has, for a
-        write of ``ds`` into that file.
-
-        Raises
-        ------
-        HurrayValueError
-            Naming what differs.
-        """
-        if is_count(self.overviews):
-            count = int(self.overviews)  # type: ignore[arg-type]  # an integer, checked
-            # (no factor reaches 2**64: a larger count cannot be the file's)
-            factors = tuple(2**k for k in range(1, min(count, 64) + 1))
-        else:
-            factors = checked_factors(self.overviews)
-        asked: dict[str, Any] = {"factors": factors}
-        held: dict[str, Any] = {"factors": pyramid.factors}
-        if self.dims is not None:
-            dims = self.dims
-            asked["dims"] = (dims,) if isinstance(dims, str) else tuple(map(str, dims))
-            held["dims"] = pyramid.dims
-        if self.resampling is not None:
-            chosen = choose_resampling(ds, pyramid.dims, self.resampling)
-            asked["resampling"] = {k: v for k, v in chosen.items() if k in pyramid.resampling}
-            held["resampling"] = {k: v for k, v in pyramid.resampling.items() if k in chosen}
-        differ = [key for key in asked if asked[key] != held[key]]
-        if differ:
-            raise HurrayValueError(
-                f"overviews= asks for levels other than the file's ({', '.join(differ)}: "
-                f"{[asked[k] for k in differ]} against the file's {[held[k] for k in differ]}); "
-                "a write into the file extends its levels as they were made: leave out "
-                "overviews=, or write the file anew with mode='w'"
-            )
+    return stored_attrs(tree), _level_0(encoding)
 
 
 def check_levels(metadata: DatasetMeta, pyramid: Pyramid) -> list[str]:
@@ -213,34 +179,35 @@ def check_levels(metadata: DatasetMeta, pyramid: Pyramid) -> list[str]:
 def into_levels(
     ds: xr.Dataset | xr.DataTree,
     metadata: DatasetMeta,
-    group: str,
-    append_dim: Hashable | None,
-    region: Any,
-    request: LevelsRequest | None,
+    request: WriteRequest,
+    encoding: NodeEncoding,
     scratch: Callable[[], str] | None = None,
-) -> xr.Dataset | xr.DataTree:
-    """What a write of ``ds`` into the file of ``metadata`` writes: ``ds``, or, for a
-    Dataset written into a file with overviews, the tree that writes it into every
-    level, made as the file's levels were (:func:`update_tree`), once the file's
-    record is checked against its levels (:func:`check_levels`).
+) -> tuple[xr.DataTree, dict[str, NodeEncoding]] | None:
+    """What a write of ``ds`` into the file of ``metadata`` writes, where that is not
+    ``ds`` as given (None): for a Dataset written into a file with overviews, the
+    tree that writes it into every level, made as the file's levels were
+    (:func:`update_tree`), once the file's record is checked against its levels
+    (:func:`check_levels`), and the encoding of its groups by path (``encoding``,
+    that of ``ds``'s variables, goes to level 0, as for a new pyramid).
 
     Raises
     ------
     HurrayValueError
-        For a write into one level (``group`` in a level, a tree with a level's
-        group), a record that disagrees with the file's levels, ``request`` (the
-        write's ``overviews=``) other than the file's levels or for a file without
-        any, and as :func:`update_tree` raises.
+        For a write into one level (``request.group`` in a level, a tree with a
+        level's group), a record that disagrees with the file's levels, levels asked
+        for (``overviews=``) other than the file's or for a file without any, and as
+        :func:`update_tree` raises.
     """
+    group, levels = request.group, request.levels
     pyramid = recorded_pyramid(metadata.attrs)
     if pyramid is None:
-        if request is not None:
+        if levels is not None:
             raise HurrayValueError(
                 "overviews= with a write into a file (append_dim, region, or mode 'a' or "
                 "'r+') writes into its levels, but the file has no overviews: leave out "
                 "overviews=, or write the file anew with mode='w'"
             )
-        return ds
+        return None
     names = check_levels(metadata, pyramid)
     if group or isinstance(ds, xr.DataTree):
         tops = {group.split("/")[0]} if group else {n.path.split("/")[1] for n in ds.subtree}
@@ -252,15 +219,16 @@ def into_levels(
                 "alone, leaving the others as they were: write the Dataset into the file "
                 "without group=, which writes it into every level"
             )
-        return ds
-    if request is not None:
-        request.check_against(ds, pyramid)
-    tree = update_tree(ds, pyramid, append_dim, region, scratch)
+        return None
+    if levels is not None:
+        levels.check_against(ds, pyramid)
+    ds = _with_encoding(ds, encoding)
+    tree = update_tree(ds, pyramid, request.append_dim, request.region, scratch)
     # the root and the levels keep the file's attributes: where the levels lie (proj,
     # spatial) is the file's, which new values that name no CRS would otherwise drop
     for node in tree.subtree:
         node.attrs = dict(metadata.group(node.path.strip("/")).attrs)
-    return tree
+    return tree, _level_0(encoding)
 
 
 def update_tree(

@@ -1,16 +1,20 @@
 """The input of a write as a tree of groups: :class:`InputTree`.  A Dataset is a tree
-of one node, its variables in their own order (the order of the file's)."""
+of one node, its variables in their own order (the order of the file's).  Each node
+carries the ``encoding`` the write was given for its variables."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import xarray as xr
 
 from ..container.metadata import check_new_node_name, check_node_name
 from ..errors import HurrayTypeError
+
+NodeEncoding = Mapping[Hashable, Mapping[str, Any]]
+"""The ``encoding`` of the variables of one node of a write's input, by name."""
 
 
 def group_path(group: Any, new: bool = True) -> str:
@@ -50,27 +54,36 @@ class InputTree:
     source
         The DataTree node it was made of, whose inherited coordinates place it;
         None for a Dataset.
+    encoding
+        The encoding given for its variables.
     """
 
     own: xr.Dataset
     path: str = ""
     children: Mapping[str, InputTree] = ()  # type: ignore[assignment]  # no children
     source: xr.DataTree | None = None
+    encoding: NodeEncoding = field(default_factory=dict)
 
     @classmethod
-    def of(cls, data: xr.Dataset | xr.DataTree) -> InputTree:
-        """The tree of ``data``: a Dataset is a tree of one node."""
+    def of(
+        cls, data: xr.Dataset | xr.DataTree, encoding: Mapping[str, NodeEncoding] | None = None
+    ) -> InputTree:
+        """The tree of ``data`` (a Dataset is a tree of one node), each node with its
+        entry of ``encoding`` (by node path, checked: see
+        :func:`~.request.parse_encoding`)."""
+        by_path = encoding or {}
         if isinstance(data, xr.Dataset):
-            return cls(data, "", {})
-        return cls._node(data, "")
+            return cls(data, "", {}, None, by_path.get("", {}))
+        return cls._node(data, "", by_path)
 
     @classmethod
-    def _node(cls, node: xr.DataTree, path: str) -> InputTree:
+    def _node(cls, node: xr.DataTree, path: str, encoding: Mapping[str, NodeEncoding]) -> InputTree:
         children = {
-            str(name): cls._node(child, f"{path}/{name}" if path else str(name))
+            str(name): cls._node(child, f"{path}/{name}" if path else str(name), encoding)
             for name, child in node.children.items()
         }
-        return cls(node.to_dataset(inherit=False), path, children, node)
+        own = node.to_dataset(inherit=False)
+        return cls(own, path, children, node, encoding.get(path, {}))
 
     @property
     def name(self) -> str:
