@@ -65,9 +65,13 @@ def test_context_is_added_to_a_copy_and_the_original_is_chained():
     assert type(original) is errors.HurrayValueError and "variable" not in str(original)
 
 
-def test_a_dataset_error_in_to_hurray_chains_the_original(tmp_path):
+def test_an_argument_error_in_to_hurray_chains_the_original(tmp_path):
+    # the layout given for every variable is checked with the other arguments, before
+    # any variable is described: the error names the arguments, not a variable
     ds = xr.Dataset({"v": (("x",), np.arange(4.0))})
-    with pytest.raises(errors.LayoutError, match="variable 'v'") as raised:
+    with pytest.raises(
+        errors.LayoutError, match="^the arguments: unknown layout 'spiral'"
+    ) as raised:
         xh.to_hurray(ds, tmp_path / "v.hurray", layout="spiral")
     assert isinstance(raised.value.__cause__, errors.LayoutError)
     assert raised.value.value == raised.value.__cause__.value == "spiral"
