@@ -37,8 +37,9 @@ class Spans:
 
     parts: Fetched = ()
 
-    def __add__(self, more: Fetched) -> Spans:
-        return Spans(self.parts + more) if more else self
+    def joined(self, more: Fetched) -> Spans:
+        """These spans and ``more``."""
+        return Spans((*self.parts, *more)) if more else self
 
     def inside(self, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
         """Which ranges ``[starts[k], stops[k])`` lie inside one of the spans."""

@@ -322,7 +322,7 @@ class ContainerReader:
         ``alone`` may be a step of a pan (see :class:`~.readahead.Pans`) and read
         ahead of it."""
         var = self.variable(name)
-        spans = self._cache.spans(name, head=name in self.holdable) + fetched
+        spans = self._cache.spans(name, head=name in self.holdable).joined(fetched)
         chunk_id = one_chunk(var, key)
         entry = None
         if chunk_id is not None and self._codec(name).raw_bytes is not None:
