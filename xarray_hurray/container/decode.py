@@ -101,6 +101,11 @@ def batch_of(codec: ChunkCodec) -> int:
     return max(DECODE_BATCH_BYTES // codec.max_decoded, 1)
 
 
+def _chunk_name(fetch: ChunkFetch, row: int) -> str:
+    """How messages name chunk ``row`` of ``fetch`` (made only for a damaged chunk)."""
+    return f"chunk {int(fetch.chunk_ids.reshape(-1)[row])} of variable {fetch.name!r}"
+
+
 def _given(chunks: list[int], blobs: list[Bytes]) -> tuple[list[int], list[Bytes]]:
     """The part of chunks ``chunks`` whose bytes ``blobs`` are already in."""
     return chunks, blobs
@@ -189,8 +194,9 @@ class ChunkDecoder:
         (see :meth:`checked_decode`), or its elements ``index``."""
         row = int(fetch.stored[k])
         expected = int(fetch.entries["crc32c"][row])
-        name = f"chunk {int(fetch.chunk_ids.reshape(-1)[row])} of variable {fetch.name!r}"
-        return self.checked_decode(fetch.codec, data, expected, lambda: name, into, index)
+        return self.checked_decode(
+            fetch.codec, data, expected, lambda: _chunk_name(fetch, row), into, index
+        )
 
     def whole_chunk(
         self,
