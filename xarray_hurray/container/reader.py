@@ -243,8 +243,8 @@ class ContainerReader:
         its bytes awaited from the source's
         :meth:`~xarray_hurray.io.ByteSource.read_ranges_async`; planning, index pages
         and decoding run in a thread, so the event loop is never blocked.  Reads
-        awaited together overlap, so none of them is a step of a pan
-        (:class:`~.readahead.Pans`).
+        awaited one after another are the steps of a pan as blocking ones are; reads
+        awaited together overlap, and read nothing ahead (:class:`~.readahead.Pans`).
         """
         import asyncio
 
