@@ -111,25 +111,30 @@ def _var(shape: tuple[int, ...], chunks: tuple[int, ...]) -> VariableMeta:
     st.lists(st.tuples(st.integers(1, 9), st.integers(1, 4)), min_size=1, max_size=3),
     st.data(),
 )
-def test_one_chunk_is_a_key_of_exactly_one_whole_chunk(axes, data):
+def test_one_chunk_names_the_whole_chunk_a_key_selects(axes, data):
     shape = tuple(n for n, _ in axes)
     chunks = tuple(c for _, c in axes)
     var = _var(shape, chunks)
+    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
+
+    def box(chunk_id: int) -> tuple[slice, ...]:
+        at = np.unravel_index(chunk_id, grid)
+        return tuple(slice(int(i) * c, int(i) * c + c) for i, c in zip(at, chunks, strict=True))
+
+    # a chunk's own slices name it where the chunk is whole (not cut by the edge)
+    for chunk_id in range(int(np.prod(grid))):
+        full = all(b.stop <= n for b, n in zip(box(chunk_id), shape, strict=True))
+        assert one_chunk(var, box(chunk_id)) == (chunk_id if full else None)
+    # any key: a chunk named is exactly what the key selects, and whole
     key = tuple(
         slice(data.draw(st.integers(0, n)), data.draw(st.integers(0, n + 1))) for n in shape
     )
-    # brute force: the elements selected are those of one chunk, every one of them
     picked = np.zeros(shape, dtype=bool)
     picked[key] = True
-    grid = tuple(-(-n // c) for n, c in zip(shape, chunks, strict=True))
-    expected = None
-    for chunk_id in range(int(np.prod(grid))):
-        at = np.unravel_index(chunk_id, grid)
-        box = tuple(slice(i * c, i * c + c) for i, c in zip(at, chunks, strict=True))
-        full = all(b.stop <= n for b, n in zip(box, shape, strict=True))
+    found = one_chunk(var, key)
+    if found is not None:
         inside = np.zeros(shape, dtype=bool)
-        inside[box] = True
-        if full and (picked == inside).all():
-            expected = chunk_id
-    assert one_chunk(var, key) == expected
+        inside[box(found)] = True
+        assert (picked == inside).all() and inside.sum() == np.prod(chunks)
     assert whole_key(var, key) == bool(picked.all())
+    assert one_chunk(var, (np.arange(1),) * len(shape)) is None  # arrays never

@@ -39,7 +39,7 @@ class Spans:
 
     def joined(self, more: Fetched) -> Spans:
         """These spans and ``more``."""
-        return Spans((*self.parts, *more)) if more else self
+        return Spans((*self.parts, *more))
 
     def inside(self, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
         """Which ranges ``[starts[k], stops[k])`` lie inside one of the spans."""
@@ -59,6 +59,10 @@ class Spans:
         return None
 
 
+NOTHING = Spans()
+"""No bytes fetched."""
+
+
 class ByteCache:
     """The head of a file and the bytes read ahead of pans over its variables.
 
@@ -70,6 +74,7 @@ class ByteCache:
 
     def __init__(self, head: bytes) -> None:
         self.head = head
+        self._head = Spans(((0, head),))
         self._ahead: dict[str, tuple[Fetched, Fetched]] = {}
         """The bytes read ahead for each variable by its last two waves."""
         self._lock = threading.Lock()
@@ -77,8 +82,10 @@ class ByteCache:
     def spans(self, name: str, head: bool) -> Spans:
         """What a read of variable ``name`` may cut from: the head where ``head`` is
         true, and what was read ahead of a pan over ``name``."""
-        last, this = self._ahead.get(name, ((), ()))
-        return Spans((((0, self.head),) if head else ()) + last + this)
+        found = self._ahead.get(name)
+        if found is None:
+            return self._head if head else NOTHING
+        return Spans((*self._head.parts, *found[0], *found[1]) if head else found[0] + found[1])
 
     def keep_ahead(self, name: str, wave: Fetched) -> None:
         """Keep ``wave``, bytes read ahead of a pan over ``name``, in the place of the

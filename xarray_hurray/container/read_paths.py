@@ -48,9 +48,18 @@ def run(steps: Steps[T], source: ByteSource) -> T:
     try:
         requests = next(steps)
         while True:
-            requests = steps.send(source.read_ranges_as_completed(requests))
+            requests = steps.send(_arriving(source, requests))
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
+
+
+def _arriving(source: ByteSource, requests: np.ndarray) -> Answers:
+    """The answers of ``source`` to ``requests`` as they arrive; one request is read
+    in this thread as every source reads it, without the machinery of many."""
+    if len(requests) == 1:
+        start, stop = requests[0].tolist()
+        return ((0, source.read(start, stop)),)
+    return source.read_ranges_as_completed(requests)
 
 
 async def run_async(steps: Steps[T], source: ByteSource) -> T:

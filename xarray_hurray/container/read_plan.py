@@ -226,7 +226,8 @@ class Wave:
     ranges
         The ranges ``send`` serves: the read's remaining requests, then those ahead.
     own
-        The read's request of each of the first ``len(own)`` rows of ``ranges``.
+        The read's request of each of the first ``len(own)`` rows of ``ranges`` (None:
+        ``ranges`` are the read's requests, in order).
     members
         The rows of ``ranges`` each request of ``send`` holds, in order (None: each
         request is the range of the same row).
@@ -235,13 +236,16 @@ class Wave:
     cached: list[tuple[int, Bytes]]
     send: np.ndarray
     ranges: np.ndarray
-    own: np.ndarray
+    own: np.ndarray | None
     members: list[list[int]] | None
 
     @classmethod
     def of(cls, requests: np.ndarray, spans: Spans, ahead: np.ndarray, policy: MergePolicy) -> Wave:
         """The wave of a read of ``requests`` with the requests ``ahead`` of a pan, bytes
         in ``spans`` cut from them, merged under ``policy``."""
+        if not spans.parts and not len(ahead):
+            # the common read (a dask task's): every request goes out as it is
+            return cls([], requests, requests, None, None)
         cached: list[tuple[int, Bytes]] = []
         rest: list[int] = []
         for k, (start, stop) in enumerate(requests.tolist()):
@@ -270,18 +274,22 @@ class Wave:
         any order.  Once all have arrived, the answers holding bytes ahead are given
         to ``keep`` (where any were asked for)."""
         yield from self.cached
+        own = self.own
+        if own is None:
+            yield from arrived
+            return
         if self.members is None:
             for k, blob in arrived:
-                yield int(self.own[k]), blob
+                yield int(own[k]), blob
             return
         got: list[tuple[int, Bytes]] = []
         for request, blob in arrived:
             start = int(self.send[request][0])
             view = memoryview(blob)
             for k in self.members[request]:
-                if k < len(self.own):
+                if k < len(own):
                     lo, hi = int(self.ranges[k][0]) - start, int(self.ranges[k][1]) - start
-                    yield int(self.own[k]), blob if (lo, hi) == (0, len(blob)) else view[lo:hi]
-            if self.members[request][-1] >= len(self.own):  # ahead ranges come after the read's
+                    yield int(own[k]), blob if (lo, hi) == (0, len(blob)) else view[lo:hi]
+            if self.members[request][-1] >= len(own):  # ahead ranges come after the read's
                 got.append((start, blob))
         keep(tuple(got))

@@ -322,7 +322,9 @@ class ContainerReader:
         ``alone`` may be a step of a pan (see :class:`~.readahead.Pans`) and read
         ahead of it."""
         var = self.variable(name)
-        spans = self._cache.spans(name, head=name in self.holdable).joined(fetched)
+        spans = self._cache.spans(name, head=name in self.holdable)
+        if fetched:
+            spans = spans.joined(fetched)
         chunk_id = one_chunk(var, key)
         entry = None
         if chunk_id is not None and self._codec(name).raw_bytes is not None:
@@ -357,7 +359,7 @@ class ContainerReader:
         """The answers to ``requests`` of chunks of ``name`` (:func:`~.read_paths.remote_answers`),
         those ``ahead`` of a pan kept in the reader's cache."""
         wave = Wave.of(requests, spans, ahead, self.policy)
-        return (yield from remote_answers(wave, partial(self._cache.keep_ahead, name)))
+        return remote_answers(wave, partial(self._cache.keep_ahead, name))
 
     def _index_in_head(self, name: str) -> bool:
         """Whether the whole index of ``name`` came with the open's first read, so that
