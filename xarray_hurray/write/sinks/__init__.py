@@ -1,9 +1,12 @@
 """The sinks of a write, and the one function that chooses which one takes it.
 
-Every sink lives here, one to a module; the format's primitives they build on stay
-in :mod:`xarray_hurray.container` (the protocol, :mod:`~xarray_hurray.container.sink`;
-the new-file writer, ``ContainerWriter``; the in-place update of a base,
-``InPlaceCommit``), which the layers keep below this package.
+The sinks of the write pipeline live here, one to a module, and this module only
+exports them.  The format's primitives they build on stay in
+:mod:`xarray_hurray.container`, which the layers keep below this package: the
+protocol (:mod:`~xarray_hurray.container.sink`), the new-file writer
+(``ContainerWriter``) and the in-place update of a base (``InPlaceCommit``); the
+last two take a write as they are in two rows of the table below (docs/design.md,
+"Where a sink lives", gives the rule).
 
 Every sink follows :class:`~xarray_hurray.container.sink.ChunkSink` (the chunks come
 to the writing process) or :class:`~xarray_hurray.container.sink.TaskSink` (the
