@@ -256,6 +256,6 @@ def test_info_tells_the_room_kept_for_pages_from_earlier_versions(tmp_path, caps
 
 
 def unreferenced_bytes(blob: bytes) -> int:
-    from xarray_hurray.container.update import storage_order
+    from xarray_hurray.container.storage import storage_order
 
     return int(storage_order(open_reader_of(blob))["unreferenced_bytes"])
