@@ -383,7 +383,10 @@ def serve(root: Path, **settings: object) -> Iterator[str]:
     for key, value in settings.items():
         setattr(Handler, key, value)
     server = RangeServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll: shutdown waits for the serving loop's next look at its flag
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
