@@ -75,3 +75,20 @@ def s3(s3_server_url: str, s3_buckets: Any) -> S3Endpoint:
     endpoint = S3Endpoint(url=s3_server_url, bucket=f"test-{uuid.uuid4().hex[:12]}")
     s3_buckets.mkdir(endpoint.bucket)
     return endpoint
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Any]:
+    """A dask.distributed LocalCluster of two one-thread worker processes, started once
+    for the session (a start and a close cost seconds); a task that kills its worker
+    twice fails.  Each module makes its own client of it, as a client is dask's default
+    scheduler while it is open."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        started = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    with started:
+        yield started

@@ -36,16 +36,11 @@ PART = 5 * MIB  # the store's minimum part: the smallest runs the planner makes
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[distributed.Client]:
-    """Two one-thread worker processes; a task that kills its worker twice fails."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        with (
-            distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-            ) as cluster,
-            distributed.Client(cluster) as c,
-        ):
-            yield c
+def client(cluster: distributed.LocalCluster) -> Iterator[distributed.Client]:
+    """A client of the session's two one-thread worker processes; a task that kills
+    its worker twice fails."""
+    with distributed.Client(cluster) as c:
+        yield c
 
 
 def _fs(s3):
