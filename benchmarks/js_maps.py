@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from js_peers import run_bench, write_cog
+from js_peers import HEADER, run_bench, step_row, write_cog
 from latency_server import LatencyServer
 
 import xarray_hurray
@@ -93,16 +93,13 @@ def write_files(root: Path) -> None:
 
 def report(results: dict[str, Any], views: list[dict[str, float]], latency: float) -> None:
     """Print each page's view and pan."""
-    print(f"{'page':30} {'step':26} {'ms':>7} {'trips':>6} {'requests':>9} {'waves':>6}")
+    print("page" + HEADER[4:])
     for name, label in PAGES.items():
         for k, view in enumerate(views):
             result = results[f"{name}|{k}"]
             where = f"zoom {view['zoom']:g} at {view['lon']:g}, {view['lat']:g}"
             for step, s in ((where, result["view"]), ("  then a pan of 450 px", result["pan"])):
-                print(
-                    f"{label:30} {step:26} {s['ms']:7.0f} {s['ms'] / 1000 / latency:6.1f} "
-                    f"{s['requests']:9d} {s['waves']:6d}"
-                )
+                print(step_row(label, step, s["ms"] / 1000, latency, s))
 
 
 def main() -> None:

@@ -53,3 +53,17 @@ def run_bench(script: str, *args: str) -> Any:
     if done.returncode:
         raise RuntimeError(f"js/bench/{script} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def step_row(who: str, step: str, seconds: float, latency: float, counts: dict[str, int]) -> str:
+    """A row of a JavaScript benchmark's table: who took the step (30 wide), the step
+    (26 wide), its milliseconds, its round trips (its time over ``latency``), and the
+    ``requests`` and ``waves`` of ``counts``."""
+    return (
+        f"{who:30} {step:26} {1000 * seconds:8.0f} {seconds / latency:6.1f} "
+        f"{counts['requests']:9d} {counts['waves']:6d}"
+    )
+
+
+HEADER = f"{'':30} {'step':26} {'ms':>8} {'trips':>6} {'requests':>9} {'waves':>6}"
+"""The header of :func:`step_row`'s rows, but for the first column's title."""

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from js_peers import run_bench, write_cog
+from js_peers import HEADER, run_bench, step_row, write_cog
 from latency_server import LatencyServer
 
 from xarray_hurray import open_reader, to_hurray
@@ -69,16 +69,13 @@ def write_files(root: Path, side: int, tile: int, levels: int, url: str) -> list
 
 def report(results: dict[str, Any], latency: float, levels: list[list[int]]) -> None:
     """Print each reader's steps."""
-    print(f"{'reader':10} {'step':22} {'ms':>8} {'trips':>6} {'requests':>9} {'waves':>6}")
+    print("reader" + HEADER[6:])
     for name, result in results.items():
         steps = [
             (f"open + tile, level {k} {levels[k][0]}²", s) for k, s in enumerate(result["open"])
         ]
         for step, s in [*steps, ("pan of 16 tiles", result["pan"])]:
-            print(
-                f"{name:10} {step:22} {1000 * s['seconds']:8.0f} {s['seconds'] / latency:6.1f} "
-                f"{s['requests']:9d} {s['waves']:6d}"
-            )
+            print(step_row(name, step, s["seconds"], latency, s))
 
 
 def main() -> None:

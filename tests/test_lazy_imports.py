@@ -23,6 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(xh.__file__).parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from latency_server import LatencyServer  # noqa: E402
+
+# keeps other packages' xarray engines from being imported: xarray loads every
+# installed engine's entry point at the first open, and some import dask's arrays
+# themselves (rioxarray's, of the test extra), which would hide what ours does
+from open_with_dask import HIDE_OTHER_ENGINES  # noqa: E402
 from scripts import run_code  # noqa: E402
 
 HEAVY = ("xarray", "pandas", "dask", "zarr", "fsspec")
@@ -295,25 +300,6 @@ def test_info_loads_nothing_heavy():
     lines = run_python(code, REPORT_HEAVY).splitlines()
     assert json.loads(lines[0]) == [1, 2, 4]
     assert json.loads(lines[1]) == []
-
-
-HIDE_OTHER_ENGINES = """
-import importlib.metadata, sys
-OTHERS = {
-    entry.value.partition(":")[0].split(".")[0]
-    for entry in importlib.metadata.entry_points(group="xarray.backends")
-    if not entry.value.startswith("xarray_hurray")
-}
-class HideOtherEngines:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in OTHERS:
-            raise ImportError(f"{name}: another package's xarray engine, hidden")
-sys.meta_path.insert(0, HideOtherEngines())
-"""
-"""Code that keeps the packages of other xarray engines from being imported: xarray
-loads every installed engine's entry point at the first open, and some import dask's
-arrays themselves (rioxarray's, of the test extra), which would hide what ours does.
-xarray warns that each failed to load, and opens with ours."""
 
 
 def test_opening_a_pyramid_through_xarray_loads_neither_dask_arrays_nor_zarr():

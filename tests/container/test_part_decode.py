@@ -16,20 +16,19 @@ import math
 import os
 import struct
 import sys
-import time
-import tracemalloc
 
 import numcodecs
 import numpy as np
 import pytest
 import xarray as xr
 import zstandard
+from allocations import measured
 from hypothesis import given
 from hypothesis import strategies as st
 from scripts import ROOT
 
 import xarray_hurray as xh
-from xarray_hurray.container import ChunkCodec, VariableMeta
+from xarray_hurray.container import ChunkCodec
 from xarray_hurray.container.bounded import (
     STREAM_WINDOW_BYTES,
     ZSTD_BLOCK_BYTES,
@@ -38,8 +37,7 @@ from xarray_hurray.container.bounded import (
 )
 from xarray_hurray.container.chunk import PART_DECODE_BYTES
 from xarray_hurray.container.select import OuterSelection
-from xarray_hurray.layout import RowMajorLayout
-from xarray_hurray.testing.frames import one_chunk_file, rle_frame
+from xarray_hurray.testing.frames import one_chunk_file, one_chunk_variable, rle_frame
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import large_chunk
@@ -48,19 +46,6 @@ MIB = 2**20
 
 BOUND = 16 * MIB
 """What a read of ten elements may allocate (tracemalloc) beside what it stores."""
-
-
-def measured(step):
-    """``step()``, its seconds and the peak of what it allocated (tracemalloc)."""
-    tracemalloc.start()
-    try:
-        start = time.perf_counter()
-        value = step()
-        seconds = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return value, seconds, peak
 
 
 # ----------------------------------------------------------- decoding in pieces
@@ -154,16 +139,7 @@ def test_chains_that_cannot_be_decoded_in_pieces_say_so():
 
 
 def codec_of(shape, codecs, layout=None) -> ChunkCodec:
-    var = VariableMeta(
-        name="v",
-        dims=("y", "x"),
-        shape=shape,
-        dtype="float32",
-        chunks=shape,
-        layout=layout or RowMajorLayout(),
-        codecs=codecs,
-    )
-    return ChunkCodec(var)
+    return ChunkCodec(one_chunk_variable(shape, codecs, layout))
 
 
 BIG = (2048, 2048)

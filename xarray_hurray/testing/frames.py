@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import os
 import struct
+from typing import Any
 
 from ..container.bounded import ZSTD_BLOCK_BYTES
 from ..container.metadata import DatasetMeta, VariableMeta
-from ..layout import RowMajorLayout
+from ..layout import Layout, RowMajorLayout
 from .sparse import write_sparse_file
 
 
@@ -45,9 +46,40 @@ def rle_frame(size: int, byte: int, window: int | None) -> bytes:
     return b"\x28\xb5\x2f\xfd" + header + struct.pack("<Q", size) + bytes(blocks)
 
 
+ZSTD: tuple[dict[str, Any], ...] = ({"id": "zstd", "level": 0, "checksum": False},)
+"""The codecs of :func:`one_chunk_file`: one zstd frame, no checksum of its own."""
+
+
+def one_chunk_variable(
+    shape: tuple[int, int],
+    codecs: tuple[dict[str, Any], ...] = ZSTD,
+    layout: Layout | None = None,
+) -> VariableMeta:
+    """A float32 variable ``v`` (dims ``y``, ``x``) of ``shape`` in one chunk.
+
+    Parameters
+    ----------
+    shape
+        The variable's shape, its chunk's too.
+    codecs
+        The chunk's codecs (numcodecs configurations).
+    layout
+        The elements' layout in the chunk; row-major if None.
+    """
+    return VariableMeta(
+        name="v",
+        dims=("y", "x"),
+        shape=shape,
+        dtype="float32",
+        chunks=shape,
+        layout=layout or RowMajorLayout(),
+        codecs=codecs,
+    )
+
+
 def one_chunk_file(path: str | os.PathLike[str], shape: tuple[int, int], frame: bytes) -> None:
-    """Write a file of one float32 variable ``v`` (dims ``y``, ``x``) of ``shape`` in
-    one row-major zstd chunk whose stored bytes are ``frame``.
+    """Write a file of :func:`one_chunk_variable` of ``shape``, row-major and zstd,
+    whose one chunk's stored bytes are ``frame``.
 
     Parameters
     ----------
@@ -59,13 +91,5 @@ def one_chunk_file(path: str | os.PathLike[str], shape: tuple[int, int], frame: 
         The chunk's stored bytes, trusted: a frame that decodes to another size makes
         a file every read of which fails.
     """
-    var = VariableMeta(
-        name="v",
-        dims=("y", "x"),
-        shape=shape,
-        dtype="float32",
-        chunks=shape,
-        layout=RowMajorLayout(),
-        codecs=({"id": "zstd", "level": 0, "checksum": False},),
-    )
-    write_sparse_file(path, DatasetMeta(attrs={}, variables=(var,)), {"v": {0: frame}})
+    metadata = DatasetMeta(attrs={}, variables=(one_chunk_variable(shape),))
+    write_sparse_file(path, metadata, {"v": {0: frame}})
