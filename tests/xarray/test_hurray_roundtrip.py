@@ -324,11 +324,9 @@ def test_generated_datasets_roundtrip(tmp_path_factory, examples):
 
 
 def test_opens_an_s3_url_with_storage_options(tmp_path, s3):
-    import s3fs
-
     ds = everything()
     xh.to_hurray(ds, tmp_path / "s.hurray")
-    fs = s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
+    fs = s3.fs()
     fs.put(str(tmp_path / "s.hurray"), f"{s3.bucket}/s.hurray")
     url = f"s3://{s3.bucket}/s.hurray"
     with xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options) as out:
