@@ -70,7 +70,7 @@ def test_an_argument_error_in_to_hurray_chains_the_original(tmp_path):
     # any variable is described: the error names the arguments, not a variable
     ds = xr.Dataset({"v": (("x",), np.arange(4.0))})
     with pytest.raises(
-        errors.LayoutError, match="^the arguments: unknown layout 'spiral'"
+        errors.LayoutError, match=r"^the arguments: unknown layout 'spiral'"
     ) as raised:
         xh.to_hurray(ds, tmp_path / "v.hurray", layout="spiral")
     assert isinstance(raised.value.__cause__, errors.LayoutError)

@@ -23,19 +23,23 @@ Writing a Hurray file:
   groups.
 - :mod:`.appends`: what a write into variables a file or store holds checks against
   them (``to_hurray`` and ``to_zarr``).
-- :mod:`.encoding`: CF encoding and storage choices per variable.
+- :mod:`.encoding`: CF encoding and storage choices per variable, the default chunks
+  among them (map tiles one step deep for a variable with two spatial dimensions).
 - :mod:`.strings`: missing strings, bytes and character arrays, stored with CF
   attributes; :mod:`.dataarray`: a DataArray stored as xarray stores one.
 - :mod:`.overviews`: :func:`multiscale`, pyramids of coarser levels in groups, and
   their ``multiscales`` record; :mod:`.overview_plan` what a pyramid is asked for,
   :mod:`.overview_chunks` the chunks of its levels, :mod:`.overview_build` their
   computation, :mod:`.resampling` its kernels, :mod:`.dims` the spatial dimensions
-  they coarsen; :mod:`.overview_write` writing and appending to a file with
-  overviews.
+  they coarsen (which the default chunks follow too); :mod:`.overview_write` writing
+  and appending to a file with overviews; :mod:`.geozarr`, where a pyramid lies on the
+  Earth (the ``proj`` and ``spatial`` conventions of GeoZarr, from the dataset's CRS
+  and grid).
 
 Elsewhere:
 
-- :mod:`.zarr_write`: :func:`to_zarr`, Hurray-serialized Hilbert-placed shards in Zarr v3.
+- :mod:`.zarr_write`: :func:`to_zarr`, Zarr v3 stores of shards whose inner chunks are
+  placed along the Hilbert curve (standard codecs by default).
 - :mod:`.accessor`: ``Dataset.hurray``, ``DataArray.hurray`` and ``DataTree.hurray``,
   registered by importing it: ``import xarray_hurray`` does when xarray is loaded, and
   :mod:`.entrypoint` does at xarray's first open of a file (docs/design.md, "Imports").

@@ -17,7 +17,7 @@ is reduced over split axes.  Folding one strided view per cell is faster for sma
 windows, but costs a pass over the block per cell, which grows as the factor
 squared: on a 2048 x 2048 block, factor 2 folds 6 to 8 times faster than the
 reduction, factor 8 about as fast, factor 16 2 to 3 times slower, factor 256 240
-times slower (``benchmarks/overviews.py --kernels``, docs/benchmarks.md)."""
+times slower (``benchmarks/overviews.py --kernels``, docs/benchmarks-archive.md)."""
 
 
 def window_sides(shape: Sequence[int], axes: Sequence[int], factor: int) -> dict[int, int]:
