@@ -152,28 +152,19 @@ IMPORT_ORDERS = [
         id="the package, then its accessor module",
         marks=pytest.mark.slow,
     ),
-    # issue 43, item 12: a finder before the package's resolves xarray ...
-    pytest.param(
-        "import xarray_hurray\n" + OWN_FINDER + OPEN,
-        id="the package, a finder of xarray's own, an open",
-        marks=pytest.mark.slow,
-    ),
-    pytest.param(
-        OWN_FINDER + "import xarray\nimport xarray_hurray\n",
-        id="a finder of xarray's own, xarray, the package",
-        marks=pytest.mark.slow,
-    ),
-    # ... or xarray's first import fails and a retry succeeds
-    pytest.param(
-        "import xarray_hurray\n" + FAILED_FIRST_IMPORT + OPEN,
-        id="the package, a failed import of xarray, a retry, an open",
-        marks=pytest.mark.slow,
-    ),
-    pytest.param(
-        FAILED_FIRST_IMPORT + "import xarray\nimport xarray_hurray\n",
-        id="a failed import of xarray, a retry, the package",
-        marks=pytest.mark.slow,
-    ),
+    # issue 43, item 12: a finder before the package's resolves xarray, or xarray's
+    # first import fails and a retry succeeds; each after the package, or before xarray
+    *[
+        pytest.param(code, id=name, marks=pytest.mark.slow)
+        for setup, what in [
+            (OWN_FINDER, "a finder of xarray's own"),
+            (FAILED_FIRST_IMPORT, "a failed import of xarray, a retry"),
+        ]
+        for code, name in [
+            ("import xarray_hurray\n" + setup + OPEN, f"the package, {what}, an open"),
+            (setup + "import xarray\nimport xarray_hurray\n", f"{what}, xarray, the package"),
+        ]
+    ],
 ]
 """Each order of imports a user may write, and what registers the accessors in it
 (those of issue 43, item 12, and the rarer ones run with the slow tests)."""
