@@ -177,12 +177,10 @@ def _remote_cases() -> list[Any]:
 @pytest.mark.parametrize(("given", "kwargs", "error", "match"), _remote_cases())
 def test_a_bad_argument_leaves_the_object_as_it_was(s3, given, kwargs, error, match):
     """An ``s3://`` object, whose new versions are multipart uploads: none is begun."""
-    import s3fs
-
     url = f"s3://{s3.bucket}/f.hurray"
     so = s3.storage_options
     xh.to_hurray(field(), url, storage_options=so)
-    fs = s3fs.S3FileSystem(**so, skip_instance_cache=True)
+    fs = s3.fs()
     before = fs.cat_file(url)
     with pytest.raises(error, match=match):
         xh.to_hurray(INPUTS[given](), url, storage_options=so, **kwargs)
