@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,12 +35,11 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from js_peers import HEADER, run_bench, step_row, write_cog
 from latency_server import LatencyServer
 
 import xarray_hurray
 from xarray_hurray import to_hurray
-
-JS = Path(__file__).resolve().parents[1] / "js"
 
 VIEWS = [
     {"lon": 0.0, "lat": 20.0, "zoom": 2},
@@ -86,54 +84,22 @@ def write_files(root: Path) -> None:
     ds = field()
     to_hurray(ds, root / "field.hurray", overviews=2)
     xarray_hurray.to_zarr(ds, root / "field.zarr", mode="w", overviews=2)
-    write_cog(ds["t"].values, root / "field.tif")
-
-
-def write_cog(values: np.ndarray, path: Path) -> None:
-    """``values`` as a Cloud-Optimized GeoTIFF of EPSG:4326 by GDAL's COG driver: zstd,
-    tiles of 256, two average overviews, NaN as nodata."""
-    import rasterio
-    from rasterio.shutil import copy
     from rasterio.transform import from_origin
 
-    plain = path.with_suffix(".plain.tif")
-    profile = {
-        "driver": "GTiff",
-        "width": values.shape[1],
-        "height": values.shape[0],
-        "count": 1,
-        "dtype": "float32",
-        "crs": "EPSG:4326",
-        "transform": from_origin(-180, 90, 0.25, 0.25),
-        "nodata": float("nan"),
-    }
-    with rasterio.open(plain, "w", **profile) as dst:
-        dst.write(values, 1)
-    copy(
-        plain,
-        path,
-        driver="COG",
-        BLOCKSIZE=256,
-        COMPRESS="ZSTD",
-        OVERVIEWS="AUTO",
-        OVERVIEW_COUNT=2,
-        OVERVIEW_RESAMPLING="AVERAGE",
-    )
-    plain.unlink()
+    transform = from_origin(-180, 90, 0.25, 0.25)  # the field's 0.25° cells
+    cog = {"crs": "EPSG:4326", "transform": transform, "nodata": float("nan")}
+    write_cog(ds["t"].values, root / "field.tif", 256, 2, **cog)
 
 
 def report(results: dict[str, Any], views: list[dict[str, float]], latency: float) -> None:
     """Print each page's view and pan."""
-    print(f"{'page':30} {'step':26} {'ms':>7} {'trips':>6} {'requests':>9} {'waves':>6}")
+    print("page" + HEADER[4:])
     for name, label in PAGES.items():
         for k, view in enumerate(views):
             result = results[f"{name}|{k}"]
             where = f"zoom {view['zoom']:g} at {view['lon']:g}, {view['lat']:g}"
             for step, s in ((where, result["view"]), ("  then a pan of 450 px", result["pan"])):
-                print(
-                    f"{label:30} {step:26} {s['ms']:7.0f} {s['ms'] / 1000 / latency:6.1f} "
-                    f"{s['requests']:9d} {s['waves']:6d}"
-                )
+                print(step_row(label, step, s["ms"] / 1000, latency, s))
 
 
 def main() -> None:
@@ -169,15 +135,8 @@ def main() -> None:
                 "width": 900,
                 "height": 600,
             }
-            done = subprocess.run(
-                ["node", str(JS / "bench" / "maps.js"), json.dumps(settings)],
-                capture_output=True,
-                text=True,
-                cwd=JS,
-            )
-            if done.returncode:
-                raise RuntimeError(f"js/bench/maps.js failed:\n{done.stderr}")
-            report(json.loads(done.stdout.strip().splitlines()[-1]), views, args.latency)
+            results = run_bench("maps.js", json.dumps(settings))
+            report(results, views, args.latency)
             print(
                 "load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()),
                 flush=True,

@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -41,12 +40,12 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from js_peers import HEADER, run_bench, step_row, write_cog
 from latency_server import LatencyServer
 
 from xarray_hurray import open_reader, to_hurray
 from xarray_hurray.zarr.references import kerchunk_references
 
-JS = Path(__file__).resolve().parents[1] / "js"
 WEB = Path(__file__).resolve().parents[1] / "xarray_hurray" / "web"
 
 
@@ -68,57 +67,15 @@ def write_files(root: Path, side: int, tile: int, levels: int, url: str) -> list
     return [list(reader.variable(f"{k}/t").shape) for k in range(levels + 1)]
 
 
-def write_cog(values: np.ndarray, path: Path, tile: int, levels: int) -> None:
-    """``values`` as a Cloud-Optimized GeoTIFF by GDAL's COG driver: zstd, tiles of
-    ``tile``, ``levels`` average overviews."""
-    import rasterio
-    from rasterio.shutil import copy
-
-    plain = path.with_suffix(".plain.tif")
-    profile = {
-        "driver": "GTiff",
-        "width": values.shape[1],
-        "height": values.shape[0],
-        "count": 1,
-        "dtype": "float32",
-    }
-    with rasterio.open(plain, "w", **profile) as dst:
-        dst.write(values, 1)
-    copy(
-        plain,
-        path,
-        driver="COG",
-        BLOCKSIZE=tile,
-        COMPRESS="ZSTD",
-        OVERVIEWS="AUTO",
-        OVERVIEW_COUNT=levels,
-        OVERVIEW_RESAMPLING="AVERAGE",
-    )
-    plain.unlink()
-
-
-def node(*args: str) -> Any:
-    """Run ``js/bench/tiles.js`` with ``args``; its JSON answer."""
-    done = subprocess.run(
-        ["node", str(JS / "bench" / "tiles.js"), *args], capture_output=True, text=True, cwd=JS
-    )
-    if done.returncode:
-        raise RuntimeError(f"js/bench/tiles.js failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def report(results: dict[str, Any], latency: float, levels: list[list[int]]) -> None:
     """Print each reader's steps."""
-    print(f"{'reader':10} {'step':22} {'ms':>8} {'trips':>6} {'requests':>9} {'waves':>6}")
+    print("reader" + HEADER[6:])
     for name, result in results.items():
         steps = [
             (f"open + tile, level {k} {levels[k][0]}²", s) for k, s in enumerate(result["open"])
         ]
         for step, s in [*steps, ("pan of 16 tiles", result["pan"])]:
-            print(
-                f"{name:10} {step:22} {1000 * s['seconds']:8.0f} {s['seconds'] / latency:6.1f} "
-                f"{s['requests']:9d} {s['waves']:6d}"
-            )
+            print(step_row(name, step, s["seconds"], latency, s))
 
 
 def main() -> None:
@@ -158,7 +115,7 @@ def main() -> None:
                 "latency": args.latency,
                 "runs": args.runs,
             }
-            report(node(json.dumps(settings)), args.latency, levels)
+            report(run_bench("tiles.js", json.dumps(settings)), args.latency, levels)
             if args.browser:
                 for part in ("src", "viewer"):
                     shutil.copytree(WEB / part, root / part)
@@ -166,7 +123,8 @@ def main() -> None:
                 os.link(root / "field.hurray", root / "data" / "field.hurray")
                 page = server.url("viewer/index.html?url=/data/field.hurray")
                 browser = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-                runs = node(
+                runs = run_bench(
+                    "tiles.js",
                     "--browser",
                     json.dumps(
                         {

@@ -34,6 +34,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+# the files are built by the installed package; the steps import the one --package names
+from xarray_hurray.testing.frames import one_chunk_file, rle_frame
+
 MIB = 2**20
 
 STEP = r"""
@@ -84,39 +87,6 @@ def step(env: dict[str, str], *args: object) -> dict[str, float]:
     return json.loads(done.stdout)
 
 
-def rle_frame(size: int, byte: int, window: int | None) -> bytes:
-    """A Zstandard frame of ``size`` bytes of ``byte`` in RLE blocks of 128 KiB,
-    single-segment (``window`` None) or declaring a window of ``window`` bytes."""
-    import struct
-
-    header = bytes([0xE0]) if window is None else bytes([0xC0, (window.bit_length() - 11) << 3])
-    blocks = bytearray()
-    for start in range(0, size, 2**17):
-        length = min(2**17, size - start)
-        last = start + length == size
-        blocks += ((length << 3) | 2 | last).to_bytes(3, "little") + bytes([byte])
-    return b"\x28\xb5\x2f\xfd" + header + struct.pack("<Q", size) + bytes(blocks)
-
-
-def bomb_file(path: Path, shape: tuple[int, int], window: int | None) -> None:
-    """A file of one float32 variable of ``shape`` in one chunk, stored as an RLE frame."""
-    from xarray_hurray.container import DatasetMeta, VariableMeta
-    from xarray_hurray.layout import RowMajorLayout
-    from xarray_hurray.testing.sparse import write_sparse_file
-
-    var = VariableMeta(
-        name="v",
-        dims=("y", "x"),
-        shape=shape,
-        dtype="float32",
-        chunks=shape,
-        layout=RowMajorLayout(),
-        codecs=({"id": "zstd", "level": 0, "checksum": False},),
-    )
-    frame = rle_frame(4 * shape[0] * shape[1], 0x42, window)
-    write_sparse_file(path, DatasetMeta(attrs={}, variables=(var,)), {"v": {0: frame}})
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--package", help="a folder whose xarray_hurray the steps import")
@@ -146,7 +116,7 @@ def main() -> None:
         for window in (None, 2**21) if args.only != "field" else ():
             name = "bomb, single-segment" if window is None else "bomb, 2 MiB window"
             path = Path(folder) / f"bomb-{window}.hurray"
-            bomb_file(path, bomb, window)
+            one_chunk_file(path, bomb, rle_frame(4 * bomb[0] * bomb[1], 0x42, window))
             files.append((name, path, bomb[0]))
         for name, path, rows in files:
             for row in (0,) if args.first_row else (0, rows - 1):

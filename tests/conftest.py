@@ -6,7 +6,7 @@ import os
 import socket
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -22,6 +22,8 @@ class S3Endpoint:
 
     url: str
     bucket: str
+    client: Any = field(default=None, repr=False, compare=False)
+    """The session's s3fs client of the server (see :meth:`fs`)."""
 
     @property
     def storage_options(self) -> dict[str, Any]:
@@ -31,6 +33,13 @@ class S3Endpoint:
             "secret": "testing",
             "client_kwargs": {"endpoint_url": self.url, "region_name": "us-west-2"},
         }
+
+    def fs(self) -> Any:
+        """An s3fs client of this server that knows nothing yet, as a new one: the
+        session's, its listings forgotten (a new client reads botocore's service
+        descriptions again, a tenth of a second each time)."""
+        self.client.invalidate_cache()
+        return self.client
 
 
 def _free_port() -> int:
@@ -72,6 +81,24 @@ def s3_buckets(s3_server_url: str) -> Any:
 @pytest.fixture
 def s3(s3_server_url: str, s3_buckets: Any) -> S3Endpoint:
     """A new, empty bucket on the session's S3 server."""
-    endpoint = S3Endpoint(url=s3_server_url, bucket=f"test-{uuid.uuid4().hex[:12]}")
+    name = f"test-{uuid.uuid4().hex[:12]}"
+    endpoint = S3Endpoint(url=s3_server_url, bucket=name, client=s3_buckets)
     s3_buckets.mkdir(endpoint.bucket)
     return endpoint
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Any]:
+    """A dask.distributed LocalCluster of two one-thread worker processes, started once
+    for the session (a start and a close cost seconds); a task that kills its worker
+    twice fails.  Each module makes its own client of it, as a client is dask's default
+    scheduler while it is open."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        started = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    with started:
+        yield started

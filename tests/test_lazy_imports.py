@@ -23,6 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(xh.__file__).parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from latency_server import LatencyServer  # noqa: E402
+
+# keeps other packages' xarray engines from being imported: xarray loads every
+# installed engine's entry point at the first open, and some import dask's arrays
+# themselves (rioxarray's, of the test extra), which would hide what ours does
+from open_with_dask import HIDE_OTHER_ENGINES  # noqa: E402
 from scripts import run_code  # noqa: E402
 
 HEAVY = ("xarray", "pandas", "dask", "zarr", "fsspec")
@@ -147,28 +152,19 @@ IMPORT_ORDERS = [
         id="the package, then its accessor module",
         marks=pytest.mark.slow,
     ),
-    # issue 43, item 12: a finder before the package's resolves xarray ...
-    pytest.param(
-        "import xarray_hurray\n" + OWN_FINDER + OPEN,
-        id="the package, a finder of xarray's own, an open",
-        marks=pytest.mark.slow,
-    ),
-    pytest.param(
-        OWN_FINDER + "import xarray\nimport xarray_hurray\n",
-        id="a finder of xarray's own, xarray, the package",
-        marks=pytest.mark.slow,
-    ),
-    # ... or xarray's first import fails and a retry succeeds
-    pytest.param(
-        "import xarray_hurray\n" + FAILED_FIRST_IMPORT + OPEN,
-        id="the package, a failed import of xarray, a retry, an open",
-        marks=pytest.mark.slow,
-    ),
-    pytest.param(
-        FAILED_FIRST_IMPORT + "import xarray\nimport xarray_hurray\n",
-        id="a failed import of xarray, a retry, the package",
-        marks=pytest.mark.slow,
-    ),
+    # issue 43, item 12: a finder before the package's resolves xarray, or xarray's
+    # first import fails and a retry succeeds; each after the package, or before xarray
+    *[
+        pytest.param(code, id=name, marks=pytest.mark.slow)
+        for setup, what in [
+            (OWN_FINDER, "a finder of xarray's own"),
+            (FAILED_FIRST_IMPORT, "a failed import of xarray, a retry"),
+        ]
+        for code, name in [
+            ("import xarray_hurray\n" + setup + OPEN, f"the package, {what}, an open"),
+            (setup + "import xarray\nimport xarray_hurray\n", f"{what}, xarray, the package"),
+        ]
+    ],
 ]
 """Each order of imports a user may write, and what registers the accessors in it
 (those of issue 43, item 12, and the rarer ones run with the slow tests)."""
@@ -297,25 +293,6 @@ def test_info_loads_nothing_heavy():
     assert json.loads(lines[1]) == []
 
 
-HIDE_OTHER_ENGINES = """
-import importlib.metadata, sys
-OTHERS = {
-    entry.value.partition(":")[0].split(".")[0]
-    for entry in importlib.metadata.entry_points(group="xarray.backends")
-    if not entry.value.startswith("xarray_hurray")
-}
-class HideOtherEngines:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in OTHERS:
-            raise ImportError(f"{name}: another package's xarray engine, hidden")
-sys.meta_path.insert(0, HideOtherEngines())
-"""
-"""Code that keeps the packages of other xarray engines from being imported: xarray
-loads every installed engine's entry point at the first open, and some import dask's
-arrays themselves (rioxarray's, of the test extra), which would hide what ours does.
-xarray warns that each failed to load, and opens with ours."""
-
-
 def test_opening_a_pyramid_through_xarray_loads_neither_dask_arrays_nor_zarr():
     code = f"""
     import sys
@@ -329,21 +306,26 @@ def test_opening_a_pyramid_through_xarray_loads_neither_dask_arrays_nor_zarr():
     assert loaded == "[]"
 
 
-@pytest.mark.parametrize("pick", ["1", "size={'x': 3}", "resolution={'x': 2.0}"])
-def test_picking_a_level_and_reading_a_tile_loads_neither_dask_arrays_nor_zarr(pick):
+PICKS = [((1,), {}), ((), {"size": {"x": 3}}), ((), {"resolution": {"x": 2.0}})]
+"""The ways of picking level 1 of the pyramid: its number, a size, a resolution."""
+
+
+def test_picking_a_level_and_reading_a_tile_loads_neither_dask_arrays_nor_zarr():
     # (xarray itself imports dask's core to ask whether an array is a dask one, and
-    # dask.array where an integer index makes a new Variable: a tile takes slices)
+    # dask.array where an integer index makes a new Variable: a tile takes slices);
+    # every way of picking in one interpreter, what is loaded looked at after each
     code = f"""
     import sys
     import xarray as xr
     tree = xr.open_datatree({str(PYRAMID)!r}, engine="hurray")
-    level = tree.hurray.level({pick})
-    print(level.attrs["overview_level"], level["t"][:1, :2, :2].values.shape)
-    print(sorted(m for m in ("dask.array", "zarr") if m in sys.modules))
+    for args, kwargs in {PICKS!r}:
+        level = tree.hurray.level(*args, **kwargs)
+        tile = level["t"][:1, :2, :2].values
+        loaded = sorted(m for m in ("dask.array", "zarr") if m in sys.modules)
+        print(level.attrs["overview_level"], tile.shape, loaded)
     """
-    picked, loaded = run_python(HIDE_OTHER_ENGINES, code).splitlines()
-    assert picked == "1 (1, 2, 2)"
-    assert loaded == "[]"
+    lines = run_python(HIDE_OTHER_ENGINES, code).splitlines()
+    assert lines == ["1 (1, 2, 2) []"] * len(PICKS)
 
 
 def test_opening_with_dask_loads_only_what_dask_chunks_need(written):

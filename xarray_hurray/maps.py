@@ -41,14 +41,11 @@ from rio_tiler.io.xarray import XarrayReader
 from rio_tiler.models import ImageData
 from titiler.xarray.io import Reader, get_variable
 
+from .xarray.overview_read import coarsest_level
 from .xarray.pyramid import level_names
 
 MAX_OPEN_FILES = 32
 """The files :data:`OPEN_FILES` keeps open at most."""
-
-RELATIVE_TOLERANCE = 1e-9
-"""How much larger than a tile's cell a level's cell may be and still serve it (the
-rounding of the two computations)."""
 
 
 def tile_cell(extent: tuple[float, float], pixels: tuple[int, int]) -> float:
@@ -61,12 +58,11 @@ def tile_cell(extent: tuple[float, float], pixels: tuple[int, int]) -> float:
 def tile_level(cells: Mapping[str, tuple[float, float]], wanted: float) -> str:
     """The level for output cells of size ``wanted``: the coarsest of ``cells``
     (level name to its cell's x and y size, finest first) whose cells are no larger
-    along either axis, else the finest."""
+    along either axis, else the finest; the rule of ``tree.hurray.level(resolution=...)``
+    (:func:`~xarray_hurray.xarray.overview_read.coarsest_level`)."""
     names = list(cells)
-    for name in reversed(names):
-        if max(cells[name]) <= wanted * (1 + RELATIVE_TOLERANCE):
-            return name
-    return names[0]
+    by_axis: list[Mapping[Hashable, float]] = [{"x": x, "y": y} for x, y in cells.values()]
+    return names[coarsest_level(by_axis, {"x": wanted, "y": wanted})]
 
 
 @dataclass

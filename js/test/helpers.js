@@ -238,20 +238,19 @@ export function cellValues(field, levels, lon, lat, zoom, time, tolerance = 0) {
 	const key = `${field.file}/${zoom}/${left}/${top}`;
 	let tile = tileLevels.get(key);
 	if (tile === undefined) {
-		// the tile's extent in the field's CRS: its edges, 16 points each
-		let [xmin, ymin, xmax, ymax] = [Infinity, Infinity, -Infinity, -Infinity];
-		for (let t = 0; t <= 16; t++) {
-			for (const [u, v] of [
-				[t / 16, 0],
-				[t / 16, 1],
-				[0, t / 16],
-				[1, t / 16],
-			]) {
-				const [x, y] = toField(...toLonLat(left + u * span, top - v * span));
-				[xmin, ymin, xmax, ymax] = [Math.min(xmin, x), Math.min(ymin, y), Math.max(xmax, x), Math.max(ymax, y)];
-			}
+		// the tile's extent in the field's CRS, by brute force: the bounds of every pixel
+		// corner on its outline (a projection maps the outline of a square to the
+		// outline of its image, so no point inside reaches further); the rule samples
+		// each edge at 16 points, which a tile whose levels are this close to its cell
+		// size cannot tell apart (`close` below)
+		const outline = [];
+		for (let p = 0; p <= 256; p++) {
+			outline.push([p, 0], [p, 256], [0, p], [256, p]);
 		}
-		const size = Math.hypot(xmax - xmin, ymax - ymin) / Math.hypot(256, 256);
+		const corners = outline.map(([i, j]) => toField(...toLonLat(left + (i / 256) * span, top - (j / 256) * span)));
+		const xs = corners.map(([x]) => x);
+		const ys = corners.map(([, y]) => y);
+		const size = Math.hypot(Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys)) / Math.hypot(256, 256);
 		let k = 0;
 		field.levels.forEach((level, j) => {
 			if (level.factor * field.cell <= size * (1 + 1e-9)) {

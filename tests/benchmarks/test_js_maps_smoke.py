@@ -6,23 +6,16 @@ draws the view in fewer requests than both peers."""
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 import pytest
-from scripts import run_script
+from scripts import run_js_benchmark
 
 # a run of a benchmark script: slow, left out of CI's lowest-versions run
 pytestmark = pytest.mark.slow
 
-JS = Path(__file__).resolve().parents[2] / "js"
-
 
 def test_js_maps_benchmark_quick() -> None:
-    pytest.importorskip("rasterio")  # the bench extra
-    if shutil.which("node") is None or not (JS / "node_modules").is_dir():
-        pytest.skip("needs Node.js and `npm ci` in js/")
-    stdout = run_script("benchmarks/js_maps.py", "--quick", "--latency", "0.01", timeout=600)
+    stdout = run_js_benchmark("benchmarks/js_maps.py", "--quick", "--latency", "0.01")
     rows = re.findall(r"^(.{30}) (zoom [^|]*?) +(\d+) +[\d.]+ +(\d+) +(\d+)$", stdout, re.M)
     requests = {page.strip(): int(count) for page, _, _, count, _ in rows}
     assert len(requests) == 5, stdout

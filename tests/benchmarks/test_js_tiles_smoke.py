@@ -5,23 +5,16 @@ tile in 2 requests at every level, and fewer requests than both peers for the pa
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 import pytest
-from scripts import run_script
+from scripts import run_js_benchmark
 
 # a run of a benchmark script: slow, left out of CI's lowest-versions run
 pytestmark = pytest.mark.slow
 
-JS = Path(__file__).resolve().parents[2] / "js"
-
 
 def test_js_tiles_benchmark_quick() -> None:
-    pytest.importorskip("rasterio")  # the bench extra
-    if shutil.which("node") is None or not (JS / "node_modules").is_dir():
-        pytest.skip("needs Node.js and `npm ci` in js/")
-    stdout = run_script("benchmarks/js_tiles.py", "--quick", "--latency", "0.01", timeout=600)
+    stdout = run_js_benchmark("benchmarks/js_tiles.py", "--quick", "--latency", "0.01")
     rows = re.findall(
         r"^(\w+) +(open \+ tile, level \d|pan of 16 tiles).* (\d+) +(\d+)$", stdout, re.M
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from scripts import run_script
+from scripts import run_script, table_rows
 
 # a run of a benchmark script: slow, left out of CI's lowest-versions run
 pytestmark = pytest.mark.slow
@@ -14,11 +14,7 @@ def test_xarray_round_trips_quick():
         "benchmarks/xarray_round_trips.py", "--quick", "--latency", "0.02", "--groups", "4",
         timeout=240,
     )  # fmt: skip
-    rows = {
-        line.split(" | ")[0].strip("| "): line.strip("| ").split(" | ")[1:]
-        for line in stdout.splitlines()
-        if line.startswith("| ") and not line.startswith("| step")
-    }
+    rows = {step: cells for step, *cells in table_rows(stdout)}
     assert len(rows) == 4 + 6 + 1  # the opens, a tile per level, the pan
     # Hurray's open through xarray: one request, one wave
     assert rows["open (time, y, x)"][:2] == ["1", "1"]

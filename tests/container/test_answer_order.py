@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import xarray_hurray as xh
-from xarray_hurray.container import ContainerReader, reader
+from xarray_hurray.container import ContainerReader, decode
 from xarray_hurray.io import ByteSource, LocalFileSource, MergePolicy
 
 SIDE, CHUNK = 96, 8
@@ -73,7 +73,7 @@ KEYS = [
 def test_any_order_of_answers_reads_the_same_values(path, truth, seed, batch_bytes, monkeypatch):
     # a batch of one byte decodes each chunk as a task of its own, on the decode pool;
     # a batch of 1 GiB decodes each answer in one task (a read of one, in this thread)
-    monkeypatch.setattr(reader, "DECODE_BATCH_BYTES", batch_bytes)
+    monkeypatch.setattr(decode, "DECODE_BATCH_BYTES", batch_bytes)
     shuffled = ContainerReader(ShuffledAnswers(path, seed), ONE_CHUNK_PER_REQUEST)
     for key in KEYS:
         np.testing.assert_array_equal(shuffled.read("v", key), truth[key])

@@ -38,7 +38,7 @@ import xarray_hurray as xh
 from xarray_hurray.cli import main as cli_main
 from xarray_hurray.container import bounded, verify_file
 from xarray_hurray.container.limits import MAX_METADATA_CONTAINERS, MAX_NESTING
-from xarray_hurray.container.update import storage_order
+from xarray_hurray.container.storage import storage_order
 from xarray_hurray.io import FileObjectSource
 from xarray_hurray.testing import CountingSource
 

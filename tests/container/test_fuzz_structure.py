@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import random
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import xarray as xr
@@ -90,18 +92,27 @@ def test_the_decoder_of_the_test_reads_the_seeds_index_as_the_reader():
     assert sum(map(len, decoded.values())) == 24  # the tree's stored chunks, h's four too
 
 
+def mutants(
+    mutate: Callable[[Any, random.Random], str], seed: int, prefix: str
+) -> Iterator[tuple[str, Any]]:
+    """Parsed trees of the tree seed, each changed by ``mutate`` (drawing from a
+    generator of ``seed``) into a kind whose name starts with ``prefix``, until two
+    such kinds were met."""
+    good = seed_file("tree")
+    rng = random.Random(seed)
+    kinds: set[str] = set()
+    while len(kinds) < 2:
+        tree = parse(good)
+        kind = mutate(tree, rng)
+        if kind.startswith(prefix):
+            kinds.add(kind)
+            yield kind, tree
+
+
 def test_a_root_entry_of_none_on_a_variable_with_pages_is_refused_by_both():
     """The zero entries the fuzzer gives variables with pages (their grids grown or
     not) are refused by the reader, naming the variable, as by the spec's decoding."""
-    good = seed_file("tree")
-    rng = random.Random(2)
-    seen = set()
-    while len(seen) < 2:
-        tree = parse(good)
-        kind = mutate_index(tree, rng)
-        if not kind.startswith("root:none"):
-            continue
-        seen.add(kind)
+    for kind, tree in mutants(mutate_index, 2, "root:none"):
         blob = build(tree)
         with pytest.raises(
             HurrayFormatError, match=r"the page table of variable '.*' is at offset 0"
@@ -116,12 +127,8 @@ def test_chunks_moved_to_another_place_are_refused():
     """Resealed files whose index entries, or whose variables' root entries, are
     exchanged: each chunk keeps the checksum of the place it came from, and reading
     it in its new place fails that check."""
-    good = seed_file("tree")
-    rng = random.Random(4)
     seen = set()
-    while len(seen) < 2:
-        tree = parse(good)
-        kind = mutate_places(tree, rng)
+    for kind, tree in mutants(mutate_places, 4, "places:"):
         seen.add(kind)
         with pytest.raises(HurrayFormatError, match=r"checksum mismatch in chunk .* another"):
             read_all(build(tree))

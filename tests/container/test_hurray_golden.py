@@ -25,8 +25,8 @@ import xarray as xr
 import xarray_hurray as xh
 from xarray_hurray.container import VERSION, ContainerReader, open_reader
 from xarray_hurray.container.checksum import crc32c
-from xarray_hurray.container.update import StagedRewrite
 from xarray_hurray.io import open_source
+from xarray_hurray.write.sinks import StagedRewrite
 
 GOLDEN = Path(__file__).parents[1] / "data" / "hurray_1_3_tree.hurray"
 

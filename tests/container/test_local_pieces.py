@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
-from xarray_hurray.container import ContainerReader, checksum, reader, threads
+from xarray_hurray.container import ContainerReader, checksum, read_paths, threads
 from xarray_hurray.io import LocalFileSource
 from xarray_hurray.testing import CountingSource
 
@@ -65,13 +65,13 @@ KEYS = [
 @given(piece=st.sampled_from([1, 700, 3000, 2**30]), key=st.sampled_from(KEYS))
 def test_every_piece_size_reads_the_values(path, truth, piece, key):
     # a piece of one byte reads each chunk alone; of 1 GiB each request whole
-    old = reader.PIECE_BYTES
-    reader.PIECE_BYTES = piece
+    old = read_paths.PIECE_BYTES
+    read_paths.PIECE_BYTES = piece
     try:
         counting = CountingSource(LocalFileSource(path))
         got = ContainerReader(counting).read("v", key)
     finally:
-        reader.PIECE_BYTES = old
+        read_paths.PIECE_BYTES = old
     np.testing.assert_array_equal(got, truth[key])
     # after the head, the pieces, each a request of its own, each once, and no chunk
     # read twice; the decode threads read them as they take them, so two threads'
@@ -86,7 +86,7 @@ def test_every_piece_size_reads_the_values(path, truth, piece, key):
 def test_pieces_are_handed_to_the_decode_threads_in_placement_order(path, monkeypatch, piece):
     """With one thread, the order the pieces are handed out is the order they are read:
     front to back through the file."""
-    monkeypatch.setattr(reader, "PIECE_BYTES", piece)
+    monkeypatch.setattr(read_paths, "PIECE_BYTES", piece)
     monkeypatch.setattr(threads, "pool_threads", lambda: 1)
     counting = CountingSource(LocalFileSource(path))
     ContainerReader(counting).read("v", (slice(3, 77), slice(10, 50)))
@@ -95,7 +95,7 @@ def test_pieces_are_handed_to_the_decode_threads_in_placement_order(path, monkey
 
 
 def test_pieces_are_cut_between_chunks_at_the_piece_size(path, monkeypatch):
-    monkeypatch.setattr(reader, "PIECE_BYTES", 3000)
+    monkeypatch.setattr(read_paths, "PIECE_BYTES", 3000)
     counting = CountingSource(LocalFileSource(path))
     opened = ContainerReader(counting)
     entries = opened.index("v")
@@ -139,7 +139,7 @@ def test_a_read_holds_the_pieces_being_decoded_not_every_chunk_read(tmp_path):
     finally:
         tracemalloc.stop()
     np.testing.assert_array_equal(got, values)
-    assert peak - values.nbytes < 4 * reader.PIECE_BYTES + 2 * 2**20
+    assert peak - values.nbytes < 4 * read_paths.PIECE_BYTES + 2 * 2**20
 
 
 def test_damaged_chunks_in_pieces_raise_the_first_in_the_selections_order(tmp_path, truth):

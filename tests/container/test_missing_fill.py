@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader
+from xarray_hurray.container.decode import fills as fill_tasks
 from xarray_hurray.container.select import OuterSelection
 
 SHAPE, CHUNKS = (3, 40, 36), (1, 8, 8)
@@ -69,7 +70,7 @@ def test_missing_chunks_are_filled_where_they_are(tmp_path, missing_count):
     touched = selection.chunk_ids()
     stored = np.flatnonzero(~missing[touched])
     out = np.full(selection.out_shape, -1.0, dtype="f4")  # what the fills leave alone
-    fills = reader._fills(out, selection, stored, len(touched), reader._codec("v"), batch=4)
+    fills = fill_tasks(out, selection, stored, len(touched), reader._codec("v"), batch=4)
     for task in fills:
         assert task() is None
     expected = values[1:3].copy()

@@ -15,7 +15,7 @@ import struct
 import numpy as np
 import pytest
 import xarray as xr
-from hypothesis import given, settings
+from depth import check_property, depths
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
@@ -63,9 +63,12 @@ def pages(draw: st.DrawFn) -> tuple[int, np.ndarray]:
     return n, entries
 
 
-@settings(max_examples=150, deadline=None)
-@given(pages())
-def test_a_page_packs_and_unpacks_as_the_spec_reads_it(page):
+@depths(40, 400)
+def test_a_page_packs_and_unpacks_as_the_spec_reads_it(examples):
+    check_property(examples, packs_and_unpacks_as_the_spec_reads_it, pages())
+
+
+def packs_and_unpacks_as_the_spec_reads_it(page: tuple[int, np.ndarray]) -> None:
     n, entries = page
     data = pack_page(entries)
     stored = int((entries["size"] != 0).sum())
@@ -256,6 +259,6 @@ def test_info_tells_the_room_kept_for_pages_from_earlier_versions(tmp_path, caps
 
 
 def unreferenced_bytes(blob: bytes) -> int:
-    from xarray_hurray.container.update import storage_order
+    from xarray_hurray.container.storage import storage_order
 
     return int(storage_order(open_reader_of(blob))["unreferenced_bytes"])

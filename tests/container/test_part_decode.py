@@ -12,25 +12,23 @@ memory of a fresh process among the slow tests.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import struct
-import subprocess
 import sys
-import time
-import tracemalloc
 
 import numcodecs
 import numpy as np
 import pytest
 import xarray as xr
 import zstandard
+from allocations import measured
 from hypothesis import given
 from hypothesis import strategies as st
+from scripts import ROOT
 
 import xarray_hurray as xh
-from xarray_hurray.container import ChunkCodec, DatasetMeta, VariableMeta
+from xarray_hurray.container import ChunkCodec
 from xarray_hurray.container.bounded import (
     STREAM_WINDOW_BYTES,
     ZSTD_BLOCK_BYTES,
@@ -39,57 +37,15 @@ from xarray_hurray.container.bounded import (
 )
 from xarray_hurray.container.chunk import PART_DECODE_BYTES
 from xarray_hurray.container.select import OuterSelection
-from xarray_hurray.layout import RowMajorLayout
-from xarray_hurray.testing.sparse import write_sparse_file
+from xarray_hurray.testing.frames import one_chunk_file, one_chunk_variable, rle_frame
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import large_chunk
 
 MIB = 2**20
 
 BOUND = 16 * MIB
 """What a read of ten elements may allocate (tracemalloc) beside what it stores."""
-
-
-def rle_frame(size: int, byte: int, window: int | None) -> bytes:
-    """A Zstandard frame of ``size`` bytes of ``byte`` in RLE blocks of 128 KiB: 4
-    bytes a block.  ``window``: a power of two of at least 1 KiB, the window the frame
-    declares, or None for a single-segment frame (whose window is its content)."""
-    if window is None:
-        header = bytes([0xE0])  # 8-byte content size, single segment
-    else:
-        header = bytes([0xC0, (window.bit_length() - 11) << 3])
-    blocks = bytearray()
-    for start in range(0, size, ZSTD_BLOCK_BYTES):
-        length = min(ZSTD_BLOCK_BYTES, size - start)
-        last = start + length == size
-        blocks += ((length << 3) | (1 << 1) | last).to_bytes(3, "little") + bytes([byte])
-    return b"\x28\xb5\x2f\xfd" + header + struct.pack("<Q", size) + bytes(blocks)
-
-
-def one_chunk_file(path, shape, frame: bytes) -> None:
-    """A file of one float32 variable ``v`` of ``shape``, one zstd chunk, stored as
-    ``frame``."""
-    var = VariableMeta(
-        name="v",
-        dims=("y", "x"),
-        shape=shape,
-        dtype="float32",
-        chunks=shape,
-        layout=RowMajorLayout(),
-        codecs=({"id": "zstd", "level": 0, "checksum": False},),
-    )
-    write_sparse_file(path, DatasetMeta(attrs={}, variables=(var,)), {"v": {0: frame}})
-
-
-def measured(step):
-    """``step()``, its seconds and the peak of what it allocated (tracemalloc)."""
-    tracemalloc.start()
-    try:
-        start = time.perf_counter()
-        value = step()
-        seconds = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return value, seconds, peak
 
 
 # ----------------------------------------------------------- decoding in pieces
@@ -183,16 +139,7 @@ def test_chains_that_cannot_be_decoded_in_pieces_say_so():
 
 
 def codec_of(shape, codecs, layout=None) -> ChunkCodec:
-    var = VariableMeta(
-        name="v",
-        dims=("y", "x"),
-        shape=shape,
-        dtype="float32",
-        chunks=shape,
-        layout=layout or RowMajorLayout(),
-        codecs=codecs,
-    )
-    return ChunkCodec(var)
+    return ChunkCodec(one_chunk_variable(shape, codecs, layout))
 
 
 BIG = (2048, 2048)
@@ -286,40 +233,16 @@ def test_ten_elements_of_a_frame_declaring_2_gib_cost_the_ten(tmp_path, window):
 
 # ------------------------------------------------------------ a fresh process
 
-PEAK_SCRIPT = r"""
-import io, json, resource, sys, time
-import numpy as np
-import xarray as xr
-import xarray_hurray as xh
 
-def peak():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-what, path = sys.argv[1], sys.argv[2]
-if what == "write":
-    field = np.random.default_rng(0).random((8192, 8192), dtype="f4")
-    ds = xr.Dataset({"v": (("y", "x"), field)})
-    before = peak()
-    start = time.perf_counter()
-    xh.to_hurray(ds, path, encoding={"v": {"chunks": field.shape}})
-else:
-    reader = xh.open_reader(path)
-    before = peak()
-    start = time.perf_counter()
-    values = reader.read("v", (int(sys.argv[3]), slice(0, 10)))
-print(json.dumps({"seconds": time.perf_counter() - start, "before": before, "peak": peak()}))
-"""
-
-
-def run_peak(*args: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK_SCRIPT, *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    return json.loads(done.stdout)
+def run_step(*args: object) -> dict[str, float]:
+    """A step of the large-chunk benchmark (a write of 8192 x 8192 random float32 in
+    one chunk, or a read of ten elements of a row) in a fresh process importing this
+    package: its seconds and the growth of its peak resident memory."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    result = large_chunk.step(env, *args)
+    assert "error" not in result, result
+    return result
 
 
 @pytest.mark.slow
@@ -328,13 +251,13 @@ def test_a_256_mib_chunk_writes_and_reads_in_the_stored_bytes_and_64_mib(tmp_pat
     the write holds the stored chunk (random float32: 228 MiB) and little else, a
     read of ten elements the stored chunk (read whole, to check its checksum) and
     a piece of it decoded at a time."""
-    path = str(tmp_path / "big.hurray")
-    write = run_peak("write", path)
+    path = tmp_path / "big.hurray"
+    write = run_step("random", path, 8192)
     stored = os.path.getsize(path)
-    assert write["peak"] - write["before"] < stored + 64 * MIB, (write, stored)
-    for row in ("0", "8191"):
-        read = run_peak("read", path, row)
-        assert read["peak"] - read["before"] < stored + 64 * MIB, (read, stored)
+    assert write["grown"] < stored + 64 * MIB, (write, stored)
+    for row in (0, 8191):
+        read = run_step("read", path, 0, row)
+        assert read["grown"] < stored + 64 * MIB, (read, stored)
 
 
 @pytest.mark.slow
@@ -343,7 +266,7 @@ def test_a_frame_declaring_2_gib_reads_in_64_mib(tmp_path, window):
     shape = (2**15, 2**14)
     path = tmp_path / "bomb.hurray"
     one_chunk_file(path, shape, rle_frame(4 * math.prod(shape), 0x42, window))
-    for row in ("0", str(shape[0] - 1)):
-        read = run_peak("read", str(path), row)
-        assert read["peak"] - read["before"] < 64 * MIB, read
+    for row in (0, shape[0] - 1):
+        read = run_step("read", path, 0, row)
+        assert read["grown"] < 64 * MIB, read
         assert read["seconds"] < 10, read

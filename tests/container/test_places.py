@@ -12,7 +12,7 @@ import struct
 import numpy as np
 import pytest
 import xarray as xr
-from hypothesis import given, settings
+from depth import check_property, depths
 from hypothesis import strategies as st
 
 import xarray_hurray as xh
@@ -30,13 +30,18 @@ def key_crc(kind: bytes, path: str, values: tuple[int, ...]) -> int:
     return crc32c(bytes(key))
 
 
-@settings(max_examples=100, deadline=None)
-@given(
-    st.text(min_size=1, max_size=20),
-    st.lists(st.integers(1, 70_000), min_size=0, max_size=4),
-    st.data(),
-)
-def test_the_places_of_chunks_pages_and_tables_are_the_crcs_of_their_keys(path, grid, data):
+@depths(30, 300)
+def test_the_places_of_chunks_pages_and_tables_are_the_crcs_of_their_keys(examples):
+    check_property(
+        examples,
+        places_are_the_crcs_of_their_keys,
+        st.text(min_size=1, max_size=20),
+        st.lists(st.integers(1, 70_000), min_size=0, max_size=4),
+        st.data(),
+    )
+
+
+def places_are_the_crcs_of_their_keys(path: str, grid: list[int], data: st.DataObject) -> None:
     places = Places(path, tuple(grid))
     count = math.prod(grid)  # chunk numbers past an int64's are no file's
     ids = data.draw(st.lists(st.integers(0, min(count, 2**63) - 1), min_size=1, max_size=40))

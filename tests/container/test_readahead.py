@@ -118,7 +118,9 @@ def test_a_pan_over_http_reads_ahead_in_fewer_round_trips(field, backwards, whol
                 np.testing.assert_array_equal(
                     got, values[y0 : y0 + tile, k * tile : (k + 1) * tile]
                 )
-    assert found["plain"][1] == 16  # a round trip per tile
+    # a round trip per tile at least (on a loaded machine the two requests of a tile
+    # can arrive far enough apart to count as two waves)
+    assert found["plain"][1] >= 16
     # the first tile, the second with the rest of the pan ahead of it
     assert found["ahead"][1] <= 3, found
     # the chunks ahead merged with the read's own where the policy merges them

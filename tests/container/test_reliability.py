@@ -18,8 +18,8 @@ import xarray as xr
 
 import xarray_hurray as xh
 from xarray_hurray.container import open_reader, verify_file
-from xarray_hurray.container import writer as writer_module
-from xarray_hurray.container.writer import move_into_place
+from xarray_hurray.container import replace as replace_module
+from xarray_hurray.container.replace import move_into_place
 from xarray_hurray.io import SourceChangedError
 
 # spawn, not fork: earlier tests leave threads (servers, pools, event loops) in this
@@ -283,9 +283,9 @@ def test_a_replaced_file_is_freed_once_the_new_one_is_in_place(tmp_path, monkeyp
     replaced itself (the file it names is kept), and a FIFO at the target does not
     block the write."""
     handed = []
-    monkeypatch.setattr(writer_module, "release_in_background", handed.append)
+    monkeypatch.setattr(replace_module, "release_in_background", handed.append)
     target, staged = tmp_path / "out", tmp_path / ".out.tmp"
-    size = (writer_module.BACKGROUND_FREE_BYTES if "large" in kind else 1000) + 1
+    size = (replace_module.BACKGROUND_FREE_BYTES if "large" in kind else 1000) + 1
     if kind == "link to a large file":
         (tmp_path / "elsewhere").write_bytes(b"e" * size)
         target.symlink_to(tmp_path / "elsewhere")
@@ -300,7 +300,7 @@ def test_a_replaced_file_is_freed_once_the_new_one_is_in_place(tmp_path, monkeyp
     for fd in handed:
         assert os.pread(fd, 8, size - 8) == b"o" * 8
         monkeypatch.undo()
-        writer_module.release_in_background(fd)
+        replace_module.release_in_background(fd)
     _join_releases()
     assert not [link for link in _open_files() if link.startswith(str(target))]
     if kind == "link to a large file":

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import xarray as xr
+from allocations import measured
 from scripts import run_script
 
 import xarray_hurray as xh
@@ -50,19 +49,6 @@ def grid_variable(exponent: int) -> VariableMeta:
     return variable("v", (rows, 2**exponent // rows), (1, 1))
 
 
-def measure(step):
-    """``step()``, its wall time and the peak of what it allocated (tracemalloc)."""
-    tracemalloc.start()
-    try:
-        start = time.perf_counter()
-        value = step()
-        seconds = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return value, seconds, peak
-
-
 # ---------------------------------------------------------------- a root entry of none
 
 
@@ -91,7 +77,7 @@ def test_a_variable_with_chunks_is_refused_without_its_page_table(tmp_path, expo
     refusal = "the page table of variable 'v' is at offset 0"
     with pytest.raises(HurrayFormatError, match=refusal):
         open_reader(path)
-    (problem,), _, peak = measure(lambda: verify_file(path))
+    (problem,), _, peak = measured(lambda: verify_file(path))
     assert refusal in problem
     assert peak < MIB  # nothing sized by the 2**62 chunks declared
     assert cli_main(["verify", str(path)]) == 1
@@ -264,7 +250,7 @@ def test_all_missing_grids_cost_their_file_not_their_grid(tmp_path, exponent):
     assert size < 2**exponent // 60  # 16 bytes of page table per 1024 chunks
     whole = (slice(None), slice(None)) if exponent == 22 else None
     for step, run in cost_steps(path, whole).items():
-        value, seconds, peak = measure(run)
+        value, seconds, peak = measured(run)
         result = value.nbytes if isinstance(value, np.ndarray) else 0
         assert peak < BOUND + result, (step, peak)
         assert seconds < 5 + size / MIB, (step, seconds)

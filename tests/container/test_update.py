@@ -13,7 +13,7 @@ import xarray as xr
 import xarray_hurray as xh
 from xarray_hurray.cli import main
 from xarray_hurray.container import VERSION, HurrayFormatError, open_reader, verify_file
-from xarray_hurray.container.update import storage_order
+from xarray_hurray.container.storage import storage_order
 from xarray_hurray.write.sinks import compact
 
 

@@ -23,12 +23,6 @@ from xarray_hurray.io.multipart import (
 MIB = 2**20
 
 
-def _fs(s3):
-    import s3fs
-
-    return s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
-
-
 def _upload_in_other_process(upload: MultipartUpload, number: int, data: bytes):
     return upload.upload_part(number, data)
 
@@ -47,15 +41,15 @@ def test_parts_in_any_order_from_another_process(s3):
         second = pool.submit(_upload_in_other_process, upload, 2, pieces[1]).result()
     third = upload.upload_part(3, pieces[2])
     first = upload.upload_part(1, pieces[0])
-    assert not _fs(s3).exists(url)  # nothing appears before completion
+    assert not s3.fs().exists(url)  # nothing appears before completion
     upload.complete([third, first, second])
-    assert _fs(s3).cat_file(url) == b"".join(pieces)
+    assert s3.fs().cat_file(url) == b"".join(pieces)
     assert pending_uploads(url, s3.storage_options) == []
 
 
 def test_abort_leaves_old_object_and_no_parts(s3):
     url = f"s3://{s3.bucket}/field.hurray"
-    fs = _fs(s3)
+    fs = s3.fs()
     fs.pipe_file(url, b"old object")
     upload = start_multipart(url, s3.storage_options)
     upload.upload_part(1, bytes(5 * MIB))
@@ -80,28 +74,28 @@ def test_completion_whose_answer_was_lost(s3):
     parts = [upload.upload_part(n, data) for n, data in enumerate(pieces, start=1)]
     upload.complete(parts)
     upload.complete(parts)  # the retry: the upload is gone, its object is there
-    assert _fs(s3).cat_file(url) == b"".join(pieces)
+    assert s3.fs().cat_file(url) == b"".join(pieces)
     aborted = start_multipart(url, options)
     part = aborted.upload_part(1, b"never completed")
     aborted.abort()
     with pytest.raises(OSError):  # gone, and the object is the earlier upload's
         aborted.complete([part])
-    assert _fs(s3).cat_file(url) == b"".join(pieces)
+    assert s3.fs().cat_file(url) == b"".join(pieces)
 
 
 def test_exclusive_completion_keeps_an_object_that_appeared(s3):
     url = f"s3://{s3.bucket}/field.hurray"
     upload = start_multipart(url, s3.storage_options)
     part = upload.upload_part(1, b"new object")
-    _fs(s3).pipe_file(url, b"written meanwhile")
+    s3.fs().pipe_file(url, b"written meanwhile")
     with pytest.raises(FileExistsError):
         upload.complete([part], exclusive=True)
     upload.abort()
-    assert _fs(s3).cat_file(url) == b"written meanwhile"
+    assert s3.fs().cat_file(url) == b"written meanwhile"
     assert pending_uploads(url, s3.storage_options) == []
     other = start_multipart(f"s3://{s3.bucket}/fresh.hurray", s3.storage_options)
     other.complete([other.upload_part(1, b"fresh")], exclusive=True)
-    assert _fs(s3).cat_file(f"s3://{s3.bucket}/fresh.hurray") == b"fresh"
+    assert s3.fs().cat_file(f"s3://{s3.bucket}/fresh.hurray") == b"fresh"
 
 
 def test_server_enforces_minimum_part(s3):

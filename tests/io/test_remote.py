@@ -67,12 +67,6 @@ def write(ds: xr.Dataset, target: object, **kwargs: object) -> None:
     xh.to_hurray(ds, target, encoding={"v": {"chunks": (CHUNK, CHUNK)}}, **kwargs)
 
 
-def s3fs_of(s3) -> object:
-    import s3fs
-
-    return s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
-
-
 def assert_same(out: xr.Dataset, ds: xr.Dataset) -> None:
     np.testing.assert_array_equal(out["v"].values, ds["v"].values)
     np.testing.assert_array_equal(out["x"].values, ds["x"].values)
@@ -134,7 +128,7 @@ def test_remote_sources_default_to_the_object_store_policy(tmp_path):
 def test_s3_write_then_open_dataset(ds, s3):
     url = f"s3://{s3.bucket}/dir/x.hurray"
     write(ds, url, storage_options=s3.storage_options)
-    assert s3fs_of(s3).ls(f"{s3.bucket}/dir") == [f"{s3.bucket}/dir/x.hurray"]
+    assert s3.fs().ls(f"{s3.bucket}/dir") == [f"{s3.bucket}/dir/x.hurray"]
     with xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options) as out:
         assert_same(out, ds)
         region = out["v"][37:141, 90:200].values
@@ -251,7 +245,7 @@ def failing_copy(ds: xr.Dataset) -> xr.Dataset:
 def test_s3_failed_write_leaves_the_old_object(ds, s3):
     url = f"s3://{s3.bucket}/x.hurray"
     write(ds, url, storage_options=s3.storage_options)
-    fs = s3fs_of(s3)
+    fs = s3.fs()
     before = fs.cat_file(f"{s3.bucket}/x.hurray")
     with dask.config.set(scheduler="threads"), pytest.raises(RuntimeError, match="disk on fire"):
         write(failing_copy(ds * 2), url, storage_options=s3.storage_options)
@@ -383,7 +377,10 @@ def serve(root: Path, **settings: object) -> Iterator[str]:
     for key, value in settings.items():
         setattr(Handler, key, value)
     server = RangeServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll: shutdown waits for the serving loop's next look at its flag
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -464,7 +461,7 @@ def test_http_answers_as_they_arrive_raise_a_failed_read(tmp_path, kind):
 def test_s3_answers_as_they_arrive_are_each_range_once(s3):
     data = np.random.default_rng(2).bytes(100_000)
     url = f"s3://{s3.bucket}/blob"
-    s3fs_of(s3).pipe(url, data)
+    s3.fs().pipe(url, data)
     ranges = np.array([[k * 9000, k * 9000 + 5000 + k] for k in range(10)])
     answers = list(FsspecSource(url, s3.storage_options).read_ranges_as_completed(ranges))
     assert sorted(row for row, _ in answers) == list(range(10))
@@ -515,7 +512,7 @@ def test_obstore_write_then_open_dataset(ds, s3, obstore_s3):
     from xarray_hurray.io.obstore_source import ObstoreSource
 
     write(ds, ObstoreSource(obstore_s3, "o/x.hurray"))
-    assert s3fs_of(s3).ls(f"{s3.bucket}/o") == [f"{s3.bucket}/o/x.hurray"]
+    assert s3.fs().ls(f"{s3.bucket}/o") == [f"{s3.bucket}/o/x.hurray"]
     source = CountingSource(ObstoreSource(obstore_s3, "o/x.hurray"))
     with xr.open_dataset(source, engine="hurray") as out:
         # the first read alone: the "x" coordinate that xarray loads lies there
@@ -562,7 +559,7 @@ def assert_old_or_refused(reader: ContainerReader) -> None:
 
 def test_s3_object_replaced_between_reads_is_refused(s3, tmp_path):
     old, new = versions(tmp_path)
-    fs = s3fs_of(s3)
+    fs = s3.fs()
     fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
     url = f"s3://{s3.bucket}/x.hurray"
     reader = xh.open_reader(url, storage_options=s3.storage_options)
@@ -579,7 +576,7 @@ def test_s3_versioned_bucket_keeps_serving_the_pinned_version(s3, tmp_path):
 
     client = boto3.client("s3", endpoint_url=s3.url, region_name="us-west-2")
     client.put_bucket_versioning(Bucket=s3.bucket, VersioningConfiguration={"Status": "Enabled"})
-    fs = s3fs_of(s3)
+    fs = s3.fs()
     fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
     reader = xh.open_reader(f"s3://{s3.bucket}/x.hurray", storage_options=s3.storage_options)
     assert reader.source.version.version_id
@@ -621,7 +618,7 @@ def test_obstore_object_replaced_between_reads_is_refused(s3, obstore_s3, tmp_pa
     from xarray_hurray.io.obstore_source import ObstoreSource
 
     old, new = versions(tmp_path)
-    fs = s3fs_of(s3)
+    fs = s3.fs()
     fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
     reader = xh.open_reader(ObstoreSource(obstore_s3, "x.hurray"))
     assert reader.source.version.etag and reader.source.size() == old.stat().st_size
@@ -641,7 +638,7 @@ def test_obstore_async_reads_match_and_refuse_a_replaced_object(ds, s3, obstore_
     ranges = np.array([[0, 8], [10**9, 10**9 + 8]], dtype=np.int64)
     assert asyncio.run(reader.source.read_ranges_async(ranges)) == [reader.source.read(0, 8), b""]
     old, new = versions(tmp_path)
-    fs = s3fs_of(s3)
+    fs = s3.fs()
     fs.put_file(os.fspath(old), f"{s3.bucket}/x.hurray")
     replaced = xh.open_reader(ObstoreSource(obstore_s3, "x.hurray"))
     fs.put_file(os.fspath(new), f"{s3.bucket}/x.hurray")

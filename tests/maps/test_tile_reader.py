@@ -54,6 +54,16 @@ def test_the_level_is_the_coarsest_no_larger_than_the_tile(cells, wanted):
     assert tile_level(named, wanted) == str(max(fitting, default=0))
 
 
+@pytest.mark.parametrize("wanted", [0.1, 0.25, 0.3, 0.5, 0.5 * (1 - 1e-6), 0.99, 1.0, 7.0])
+def test_a_tile_and_the_accessor_pick_the_same_level_for_a_cell_size(pyramid, wanted):
+    """One rule: the level a tile of cells ``wanted`` reads is the one
+    ``tree.hurray.level(resolution=...)`` gives for cells of that size."""
+    opened = OpenPyramid.open(pyramid)
+    picked = tile_level(opened.cells("t", None), wanted)
+    by_accessor = opened.tree.hurray.level(resolution={"lon": wanted, "lat": wanted})
+    assert int(picked) == by_accessor.attrs["overview_level"]
+
+
 @pytest.mark.parametrize(
     ("tile", "group"),
     [((0, 0, 0), "2"), ((1, 0, 1), "1"), ((0, 1, 1), "1"), ((2, 1, 2), None), ((9, 5, 4), None)],

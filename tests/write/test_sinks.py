@@ -24,13 +24,19 @@ import xarray as xr
 import xarray_hurray as xh
 from xarray_hurray.container import ChunkCodec, ContainerWriter, VariableMeta, open_reader
 from xarray_hurray.container.sink import ChunkSink, TaskSink
-from xarray_hurray.container.update import InPlaceCommit, StagedRewrite
+from xarray_hurray.container.update import InPlaceCommit
 from xarray_hurray.io import pending_uploads
 from xarray_hurray.write import engine
 from xarray_hurray.write.plan import WritePart, WritePlan
-from xarray_hurray.write.sinks import StagedUpload, choose_sink
-from xarray_hurray.write.sinks.append import FileAppend, ObjectAppend
-from xarray_hurray.write.sinks.parts import ObjectUpload, PartLayout
+from xarray_hurray.write.sinks import (
+    FileAppend,
+    ObjectAppend,
+    ObjectUpload,
+    PartLayout,
+    StagedRewrite,
+    StagedUpload,
+    choose_sink,
+)
 from xarray_hurray.write.target import WriteTarget
 
 CHUNK = (128, 128)

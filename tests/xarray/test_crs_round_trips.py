@@ -85,37 +85,26 @@ def georeference(ds: xr.Dataset, name: str) -> tuple[object, ...]:
     )
 
 
-def _write_hurray(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
-    xh.to_hurray(src, tmp / "out.hurray")
-    return tmp / "out.hurray"
+Writer = Callable[[xr.Dataset, Path, Path, str], Path]
+"""Writes the source (opened, and its file) into a folder; what it wrote."""
 
 
-def _write_hurray_with_encoding(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
-    xh.to_hurray(src, tmp / "out.hurray", encoding={name: {"chunks": (64, 64)}})
-    return tmp / "out.hurray"
+def _writer(
+    write: Callable[..., object], suffix: str, chunked: bool = False, **kwargs: object
+) -> Writer:
+    """A writer by ``write(src, out, **kwargs)`` of ``out.<suffix>``, and of an
+    encoding of the variable's chunks where ``chunked``."""
+
+    def run(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
+        out = tmp / f"out.{suffix}"
+        encoding = {"encoding": {name: {"chunks": (64, 64)}}} if chunked else {}
+        write(src, out, **kwargs, **encoding)
+        return out
+
+    return run
 
 
-def _write_zarr(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
-    xh.to_zarr(src, tmp / "out.zarr")
-    return tmp / "out.zarr"
-
-
-def _write_zarr_with_encoding(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
-    xh.to_zarr(src, tmp / "out.zarr", encoding={name: {"chunks": (64, 64)}})
-    return tmp / "out.zarr"
-
-
-def _pyramid_hurray(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
-    xh.to_hurray(src, tmp / "out.hurray", overviews=1)
-    return tmp / "out.hurray"
-
-
-def _pyramid_zarr(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
-    xh.to_zarr(src, tmp / "out.zarr", overviews=1)
-    return tmp / "out.zarr"
-
-
-def _convert_to(suffix: str) -> Callable[[xr.Dataset, Path, Path, str], Path]:
+def _convert_to(suffix: str) -> Writer:
     def convert(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
         out = tmp / f"out.{suffix}"
         assert main(["convert", str(source), str(out)]) == 0
@@ -125,7 +114,7 @@ def _convert_to(suffix: str) -> Callable[[xr.Dataset, Path, Path, str], Path]:
 
 
 def _refs(src: xr.Dataset, source: Path, tmp: Path, name: str) -> Path:
-    hurray = _write_hurray(src, source, tmp, name)
+    hurray = _writer(xh.to_hurray, "hurray")(src, source, tmp, name)
     assert main(["refs", str(hurray), "-o", str(tmp / "refs.json")]) == 0
     return tmp / "refs.json"
 
@@ -134,13 +123,13 @@ GIVEN_ENCODING = ("to_hurray encoding=", "to_zarr encoding=")
 """The writers given an encoding of the variable, which replaces its own (its packing
 and fill value too, as with xarray's writers) but not its ``grid_mapping``."""
 
-WRITERS: dict[str, tuple[Callable[[xr.Dataset, Path, Path, str], Path], str]] = {
-    "to_hurray": (_write_hurray, "hurray"),
-    "to_hurray encoding=": (_write_hurray_with_encoding, "hurray"),
-    "to_zarr": (_write_zarr, "zarr"),
-    "to_zarr encoding=": (_write_zarr_with_encoding, "zarr"),
-    "to_hurray overviews=": (_pyramid_hurray, "hurray"),
-    "to_zarr overviews=": (_pyramid_zarr, "zarr"),
+WRITERS: dict[str, tuple[Writer, str]] = {
+    "to_hurray": (_writer(xh.to_hurray, "hurray"), "hurray"),
+    "to_hurray encoding=": (_writer(xh.to_hurray, "hurray", chunked=True), "hurray"),
+    "to_zarr": (_writer(xh.to_zarr, "zarr"), "zarr"),
+    "to_zarr encoding=": (_writer(xh.to_zarr, "zarr", chunked=True), "zarr"),
+    "to_hurray overviews=": (_writer(xh.to_hurray, "hurray", overviews=1), "hurray"),
+    "to_zarr overviews=": (_writer(xh.to_zarr, "zarr", overviews=1), "zarr"),
     "convert .hurray": (_convert_to("hurray"), "hurray"),
     "convert .zarr": (_convert_to("zarr"), "zarr"),
     "convert .nc": (_convert_to("nc"), "h5netcdf"),

@@ -17,15 +17,10 @@ distributed = pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[distributed.Client]:
-    """Two single-threaded worker processes, started once for this module."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
+def client(cluster: distributed.LocalCluster) -> Iterator[distributed.Client]:
+    """A client of the session's two single-threaded worker processes."""
+    with distributed.Client(cluster) as c:
+        yield c
 
 
 def dataset() -> xr.Dataset:

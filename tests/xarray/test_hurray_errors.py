@@ -21,7 +21,7 @@ from xarray_hurray.container import ContainerWriter, DatasetMeta, verify_file
 from xarray_hurray.container.checksum import crc32c
 from xarray_hurray.container.format import HEADER_SIZE, PREFIX, SLOT
 from xarray_hurray.container.metadata import parse_metadata
-from xarray_hurray.container.update import storage_order
+from xarray_hurray.container.storage import storage_order
 from xarray_hurray.errors import HurrayFormatError
 from xarray_hurray.layout import LayoutError
 

@@ -36,22 +36,11 @@ PART = 5 * MIB  # the store's minimum part: the smallest runs the planner makes
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[distributed.Client]:
-    """Two one-thread worker processes; a task that kills its worker twice fails."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        with (
-            distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-            ) as cluster,
-            distributed.Client(cluster) as c,
-        ):
-            yield c
-
-
-def _fs(s3):
-    import s3fs
-
-    return s3fs.S3FileSystem(**s3.storage_options, skip_instance_cache=True)
+def client(cluster: distributed.LocalCluster) -> Iterator[distributed.Client]:
+    """A client of the session's two one-thread worker processes; a task that kills
+    its worker twice fails."""
+    with distributed.Client(cluster) as c:
+        yield c
 
 
 def _part_count(info: dict[str, object]) -> int:
@@ -119,7 +108,7 @@ def test_workers_upload_parts(s3, client, local_tmp):
     assert pending_uploads(url, s3.storage_options) == []
     # the head part (padded to 5 MiB), then the coordinate (placed first) and 8 MiB
     # of noise in runs of 5 MiB of input, the NaN chunks (missing: no bytes) in the last
-    info = _fs(s3).info(url)
+    info = s3.fs().info(url)
     assert _part_count(info) == 3
     assert 13 * MIB < info["size"] < 16 * MIB
 
@@ -153,7 +142,7 @@ def test_chunks_never_pass_through_the_client(s3, monkeypatch):
         (b[0] - a[0], b[1] - a[1]) for a, b in zip(before, after, strict=True)
     )
     # 8 MiB of noise uploaded by the workers (15 MiB with the head part and padding)
-    assert _fs(s3).size(url) > 13 * MIB
+    assert s3.fs().size(url) > 13 * MIB
     # the client: the head part (padded to 5 MiB) and the requests of the upload to
     # S3 (measured: 3 kB over the part, 2 kB back), the graph to the scheduler and the
     # sizes, CRCs and part receipts back (24 kB and 3 kB)
@@ -185,13 +174,13 @@ def test_a_pending_write_uploads_when_computed(s3, request, scheduler):
     with dask.config.set(scheduler="threads"):
         to_hurray(ds, now, storage_options=options, part_bytes=PART)
     pending = to_hurray(ds, url, storage_options=options, part_bytes=PART, compute=False)
-    assert not _fs(s3).exists(url) and pending_uploads(url, options) == []
+    assert not s3.fs().exists(url) and pending_uploads(url, options) == []
     if scheduler == "cluster":
         request.getfixturevalue("client").compute(pending).result()
     else:
         with dask.config.set(scheduler="threads"):
             pending.compute()
-    assert _fs(s3).cat_file(url) == _fs(s3).cat_file(now)
+    assert s3.fs().cat_file(url) == s3.fs().cat_file(now)
     assert pending_uploads(url, options) == []
 
 
@@ -209,7 +198,7 @@ def test_tiny_output_is_one_part(s3, ds):
     to_hurray(ds, url, storage_options=s3.storage_options)
     back = xr.open_dataset(url, engine="hurray", storage_options=s3.storage_options)
     xr.testing.assert_identical(back.load(), ds)
-    assert _fs(s3).size(url) < 64 * 1024  # no padding: the only part may be small
+    assert s3.fs().size(url) < 64 * 1024  # no padding: the only part may be small
     assert pending_uploads(url, s3.storage_options) == []
 
 
@@ -256,7 +245,7 @@ def test_pages_after_the_chunks(s3, noise):
     source = FsspecSource(url, s3.storage_options)
     assert verify_file(source) == []
     assert pending_uploads(url, s3.storage_options) == []
-    info = _fs(s3).info(url)
+    info = s3.fs().info(url)
     # the head, two runs (8.4 MiB of input in runs of 5 MiB) and the pages; or one part
     assert _part_count(info) == (4 if noise else 1)
     # the last 200 kB are the pages of "small", back to back: every chunk stored, so
@@ -289,11 +278,11 @@ def _kill_worker_on_block(block: np.ndarray, marker: str, block_info=None) -> np
 def _old_object(s3) -> tuple[str, bytes]:
     url = f"s3://{s3.bucket}/field.hurray"
     to_hurray(xr.Dataset({"old": ("x", np.arange(5))}), url, storage_options=s3.storage_options)
-    return url, _fs(s3).cat_file(url)
+    return url, s3.fs().cat_file(url)
 
 
 def _assert_untouched(s3, url: str, old: bytes) -> None:
-    assert _fs(s3).cat_file(url) == old
+    assert s3.fs().cat_file(url) == old
     assert pending_uploads(url, s3.storage_options) == []
 
 

@@ -443,14 +443,27 @@ def test_writing_overviews_reads_the_source_twice_whatever_its_blocks(
             np.testing.assert_allclose(got, level, rtol=1e-6, equal_nan=True)
 
 
-def test_a_delayed_write_of_overviews_writes_the_same_levels(tmp_path):
+def test_a_delayed_write_of_overviews_writes_the_same_levels(tmp_path, monkeypatch):
+    """... planned once, with the request: neither the check when the write is asked
+    for nor the write when it runs plans the pyramid again."""
     import dask
 
+    from xarray_hurray.xarray import request
+
+    planned = []
+
+    def counted(*args, **kwargs):
+        planned.append(args[1:])
+        return plan_pyramid(*args, **kwargs)
+
+    plan_pyramid = request.plan_pyramid
+    monkeypatch.setattr(request, "plan_pyramid", counted)
     values = field((40, 30), "float")
     ds = dataset(values, {"y": 8, "x": 8})
     pending = xh.to_hurray(ds, tmp_path / "p.hurray", overviews=[2, 4], compute=False)
     assert not (tmp_path / "p.hurray").exists()
     dask.compute(pending)
+    assert planned == [([2, 4], None, None)]
     expected = brute_pyramid(values, [0, 1], [2, 4], "mean")
     with xr.open_datatree(tmp_path / "p.hurray", engine="hurray") as tree:
         for number, level in enumerate(expected, start=1):

@@ -49,6 +49,16 @@ CASES: list[tuple[str, dict[str, Any], type[Exception], str]] = [
     ("field", {"overviews": [2, 3]}, ValueError, "each a multiple"),
     ("field", {"overviews": 1, "group": "g"}, ValueError, "not take group="),
     ("tree", {"overviews": 1}, TypeError, "made of a Dataset"),
+    # whether the levels are of use for the input's sizes, its encoding's chunks
+    # included (the pyramid of a new file is planned with the request)
+    ("field", {"overviews": 5}, ValueError, "more levels than are of use"),
+    ("field", {"overviews": [2, 16]}, ValueError, "factors must be below 16"),
+    (
+        "field",
+        {"overviews": 4, "encoding": {"v": {"chunks": (1, 2, 2)}, "label": {"chunks": (2, 2)}}},
+        ValueError,
+        "level 2 .factor 4. is the first that fits",
+    ),
     # the dimensions they coarsen
     ("field", {"overviews": 1, "overview_dims": ["z"]}, ValueError, r"\['z'\] are not dimensions"),
     ("field", {"overviews": 1, "overview_dims": ["x", "x"]}, ValueError, "twice"),
@@ -60,6 +70,7 @@ CASES: list[tuple[str, dict[str, Any], type[Exception], str]] = [
     ("field", {"overviews": 1, "resampling": {"w": "mean"}}, ValueError, "not variables"),
     ("field", {"overviews": 1, "resampling": 3}, TypeError, "resampling must be"),
     ("field", {"resampling": "mean"}, ValueError, "give overviews= too"),
+    ("field", {"overviews": 1, "resampling": {"label": "mean"}}, ValueError, "only 'nearest'"),
     # what a region holds
     ("box", {"region": 3}, TypeError, "must be a dict"),
     ("box", {"region": {"z": slice(0, 2)}}, ValueError, "not in Dataset dimensions"),
@@ -166,12 +177,10 @@ def _remote_cases() -> list[Any]:
 @pytest.mark.parametrize(("given", "kwargs", "error", "match"), _remote_cases())
 def test_a_bad_argument_leaves_the_object_as_it_was(s3, given, kwargs, error, match):
     """An ``s3://`` object, whose new versions are multipart uploads: none is begun."""
-    import s3fs
-
     url = f"s3://{s3.bucket}/f.hurray"
     so = s3.storage_options
     xh.to_hurray(field(), url, storage_options=so)
-    fs = s3fs.S3FileSystem(**so, skip_instance_cache=True)
+    fs = s3.fs()
     before = fs.cat_file(url)
     with pytest.raises(error, match=match):
         xh.to_hurray(INPUTS[given](), url, storage_options=so, **kwargs)

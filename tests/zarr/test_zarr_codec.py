@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
-from hypothesis import given
+from depth import check_property, depths
 from hypothesis import strategies as st
 from skilling_reference import coords_to_hilbert
 
@@ -62,8 +62,12 @@ def arrays_with_codecs(draw):
     return shape, chunks, dtype, HurrayCodec(kind, endian=endian)
 
 
-@given(arrays_with_codecs(), st.data())
-def test_round_trip_matches_numpy(case, data) -> None:
+@depths(20, 200)
+def test_round_trip_matches_numpy(examples) -> None:
+    check_property(examples, round_trip_matches_numpy, arrays_with_codecs(), st.data())
+
+
+def round_trip_matches_numpy(case: tuple, data: st.DataObject) -> None:
     shape, chunks, dtype, codec = case
     expected = sample(shape, dtype)
     array = create(shape, chunks, dtype, codec)

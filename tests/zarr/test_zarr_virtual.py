@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -104,9 +105,10 @@ def test_kerchunk_v2_references_carry_the_hurray_filter(virtual) -> None:
     np.testing.assert_array_equal(back.v.values, expected.v.values)
 
 
-def test_icechunk_store_reads_back(virtual) -> None:
+def icechunk_repository(tmp_path: Path, name: str) -> Any:
+    """A new local Icechunk repository in ``tmp_path / name`` whose virtual chunks may
+    be read from the files of ``tmp_path``."""
     icechunk = pytest.importorskip("icechunk")
-    tmp_path, expected, vds = virtual
     prefix = tmp_path.as_uri() + "/"
     config = icechunk.RepositoryConfig.default()
     config.set_virtual_chunk_container(
@@ -116,11 +118,16 @@ def test_icechunk_store_reads_back(virtual) -> None:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # the no-credential sentinel
-        repo = icechunk.Repository.create(
-            storage=icechunk.Storage.new_local_filesystem(str(tmp_path / "repo")),
+        return icechunk.Repository.create(
+            storage=icechunk.Storage.new_local_filesystem(str(tmp_path / name)),
             config=config,
             authorize_virtual_chunk_access={prefix: None},
         )
+
+
+def test_icechunk_store_reads_back(virtual) -> None:
+    tmp_path, expected, vds = virtual
+    repo = icechunk_repository(tmp_path, "repo")
     session = repo.writable_session("main")
     vds.vz.to_icechunk(session.store)
     session.commit("virtual references into data.hurray")
@@ -176,7 +183,6 @@ def test_a_pyramid_and_a_tree_go_into_icechunk_and_read_back_equal(tmp_path: Pat
     """Every group of a pyramid, and of a tree of nested groups, written as virtual
     references into a local Icechunk repository and read back by xarray's zarr engine,
     equal to the file read with engine='hurray'."""
-    icechunk = pytest.importorskip("icechunk")
     pyramid = _pyramid(tmp_path)
     nested = tmp_path / "tree.hurray"
     ds = dataset().drop_vars("label")
@@ -190,21 +196,8 @@ def test_a_pyramid_and_a_tree_go_into_icechunk_and_read_back_equal(tmp_path: Pat
         ),
         nested,
     )
-    prefix = tmp_path.as_uri() + "/"
     for path in (pyramid, nested):
-        config = icechunk.RepositoryConfig.default()
-        config.set_virtual_chunk_container(
-            icechunk.VirtualChunkContainer(
-                url_prefix=prefix, store=icechunk.local_filesystem_store(prefix)
-            )
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # the no-credential sentinel
-            repo = icechunk.Repository.create(
-                storage=icechunk.Storage.new_local_filesystem(str(tmp_path / f"{path.stem}-repo")),
-                config=config,
-                authorize_virtual_chunk_access={prefix: None},
-            )
+        repo = icechunk_repository(tmp_path, f"{path.stem}-repo")
         vdt = virtualizarr.open_virtual_datatree(
             path.as_uri(), registry=_registry(tmp_path), parser=HurrayParser()
         )

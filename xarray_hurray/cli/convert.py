@@ -20,7 +20,7 @@ from ..container.codecs import ALLOWED_CODECS
 from ..container.format import MAGIC
 from ..container.limits import MAX_CHUNK_BYTES
 from ..container.metadata import dots_only
-from ..container.writer import move_into_place
+from ..container.replace import move_into_place
 from ..errors import CliError
 from ..io import is_url
 from ..layout import LAYOUT_NAMES, LayoutError, default_layout, layout_for_shape

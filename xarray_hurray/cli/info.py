@@ -12,7 +12,7 @@ import numpy as np
 from ..container import ContainerReader, VariableMeta
 from ..container.attrs import float_to_json
 from ..container.elements import STRING, parse_element_type
-from ..container.update import storage_order
+from ..container.storage import storage_order
 from ..xarray.pyramid import recorded_pyramid
 from .common import (
     add_file_arguments,

@@ -47,6 +47,10 @@ class CountingSource(ByteSource):
         self._record(ranges)
         return self.source.read_ranges_as_completed(ranges)
 
+    async def read_ranges_async(self, ranges: np.ndarray) -> list[bytes]:
+        self._record(ranges)
+        return await self.source.read_ranges_async(ranges)
+
     def _record(self, ranges: np.ndarray) -> None:
         self.requests.extend((int(a), int(b)) for a, b in ranges)
         if len(ranges):

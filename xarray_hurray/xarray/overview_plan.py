@@ -14,6 +14,7 @@ from ..errors import HurrayTypeError, HurrayValueError
 from .dims import default_dims
 from .overview_chunks import stored_chunks
 from .pyramid import RESAMPLINGS, Pyramid, checked_factors
+from .tree import NodeEncoding
 
 
 def is_count(overviews: Any) -> bool:
@@ -193,6 +194,19 @@ def _checked_count(overviews: Any) -> int:
     if count < 1:
         raise HurrayValueError(f"overviews must be at least 1 level, got {count}")
     return count
+
+
+def with_encoding(ds: xr.Dataset, encoding: NodeEncoding) -> xr.Dataset:
+    """``ds`` with the ``encoding`` given for its variables merged into their own, from
+    which the coarser levels take their storage settings
+    (:func:`~.overview_chunks.level_encoding`)."""
+    if not encoding:
+        return ds
+    ds = ds.copy()
+    for name, settings in encoding.items():
+        if name in ds.variables:
+            ds[name].encoding = {**ds[name].encoding, **settings}
+    return ds
 
 
 def check_level_arguments(

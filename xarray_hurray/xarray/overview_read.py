@@ -1,5 +1,6 @@
-"""Choosing the level of a pyramid to read: :class:`Levels`, behind
-``tree.hurray.level(...)``.
+"""Choosing the level of a pyramid to read: :func:`coarsest_level`, the one rule, and
+:class:`Levels`, behind ``tree.hurray.level(...)``; the map tiles' reader
+(``xarray_hurray.maps.tile_level``) takes the same rule for a tile's cells.
 
 This is read-side code: it imports xarray and numpy and the pyramid's record
 (:mod:`.pyramid`), never dask nor the modules that build pyramids, so that a process
@@ -12,7 +13,7 @@ keeps it with the tree it was made of.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,44 @@ import xarray as xr
 
 from ..errors import HurrayTypeError, HurrayValueError
 from .pyramid import level_names
+
+LEVEL_TOLERANCE = 1e-9
+"""The relative slack of "no larger than" in the choice of a level, so that a cell
+the size wanted but for rounding (a spacing computed from coordinates, a cell size
+from a tile's bounds) still fits."""
+
+
+def coarsest_level(
+    cells: Sequence[Mapping[Hashable, float]],
+    resolution: Mapping[Hashable, float],
+    sizes: Sequence[Mapping[Hashable, int]] = (),
+    size: Mapping[Hashable, int] | None = None,
+) -> int:
+    """The number of the coarsest level whose cell along each dimension ``resolution``
+    names is no larger than the one wanted there (within a relative
+    :data:`LEVEL_TOLERANCE`), and that has at least ``size`` cells along each
+    dimension ``size`` names; 0 (the finest) when none is.
+
+    Parameters
+    ----------
+    cells
+        By level, finest first: its cell's size along each dimension ``resolution``
+        names.
+    resolution
+        The largest cell wanted, by dimension.
+    sizes
+        By level, finest first: its sizes along each dimension ``size`` names (only
+        read where ``size`` is given).
+    size
+        The fewest cells wanted, by dimension.
+    """
+    for number in reversed(range(len(cells))):  # coarsest first
+        if size and not all(sizes[number].get(d, 0) >= n for d, n in size.items()):
+            continue
+        level = cells[number]
+        if all(level[d] <= wanted * (1 + LEVEL_TOLERANCE) for d, wanted in resolution.items()):
+            return number
+    return 0
 
 
 def _spacing(level: xr.Dataset, dim: Hashable) -> float | None:
@@ -175,13 +214,6 @@ class Levels:
                     "at least two cells at level 0; choose the level by size instead"
                 )
             extents[dim] = spacing * finest[dim]
-        for number in reversed(range(len(self.names))):  # coarsest first
-            sizes, spacings = self.sizes[number], self.spacings[number]
-            if not all(sizes.get(d, 0) >= n for d, n in size.items()):
-                continue
-            if all(
-                spacings.get(d, extents[d]) <= wanted * (1 + 1e-9)
-                for d, wanted in resolution.items()
-            ):
-                return self.names[number]
-        return self.names[0]
+        # a level of one cell along a dimension has one cell of level 0's extent
+        cells = [{d: level.get(d, extents[d]) for d in resolution} for level in self.spacings]
+        return self.names[coarsest_level(cells, resolution, self.sizes, size)]

@@ -16,7 +16,7 @@ from ..errors import HurrayValueError
 from ..zarr.conventions import CONVENTION_ATTRS
 from .backend import file_dimensions
 from .overview_build import Target, build_levels
-from .overview_plan import choose_resampling
+from .overview_plan import choose_resampling, with_encoding
 from .overviews import pyramid_tree
 from .pyramid import PYRAMID_ATTR, Pyramid, level_names, recorded_pyramid
 from .request import LevelsRequest, WriteRequest
@@ -91,19 +91,6 @@ def scratch_target(scratch: Callable[[], str]) -> Target:
     return create
 
 
-def _with_encoding(ds: xr.Dataset, encoding: NodeEncoding) -> xr.Dataset:
-    """``ds`` with the ``encoding`` given for its variables merged into their own, from
-    which the coarser levels take their storage settings
-    (:func:`~.overview_chunks.level_encoding`)."""
-    if not encoding:
-        return ds
-    ds = ds.copy()
-    for name, settings in encoding.items():
-        if name in ds.variables:
-            ds[name].encoding = {**ds[name].encoding, **settings}
-    return ds
-
-
 def _level_0(encoding: NodeEncoding) -> dict[str, NodeEncoding]:
     """The encoding of a tree of levels, by node path: ``encoding``, that of the input's
     variables, goes to level 0."""
@@ -131,7 +118,7 @@ def new_pyramid(
     HurrayTypeError, HurrayValueError
         As :func:`~.overviews.multiscale` raises.
     """
-    ds = _with_encoding(ds, encoding)
+    ds = with_encoding(ds, encoding)
     pyramid = request.pyramid(ds)
     target = None if scratch is None else scratch_target(scratch)
     tree = pyramid_tree(build_levels(ds, pyramid, target), pyramid)
@@ -222,7 +209,7 @@ def into_levels(
         return None
     if levels is not None:
         levels.check_against(ds, pyramid)
-    ds = _with_encoding(ds, encoding)
+    ds = with_encoding(ds, encoding)
     tree = update_tree(ds, pyramid, request.append_dim, request.region, scratch)
     # the root and the levels keep the file's attributes: where the levels lie (proj,
     # spatial) is the file's, which new values that name no CRS would otherwise drop

@@ -26,12 +26,21 @@ from ..errors import HurrayTypeError, HurrayValueError, TargetExistsError
 from ..io.multipart import DEFAULT_PART_BYTES
 from ..write.engine import DEFAULT_WINDOW, check_window
 from .encoding import DEFAULT_CHUNK_BYTES, check_encoding, check_storage_settings
-from .overview_plan import check_level_arguments, choose_resampling, is_count, plan_pyramid
+from .overview_plan import (
+    check_level_arguments,
+    choose_resampling,
+    is_count,
+    plan_pyramid,
+    with_encoding,
+)
 from .pyramid import Pyramid, checked_factors
 from .tree import InputTree, NodeEncoding, group_path
 
 WRITE_MODES = ("w", "w-", "a", "a-", "r+")
 """The values of ``to_hurray(mode=...)``, with ``to_zarr``'s meaning."""
+
+INTO_FILE_MODES = ("a", "a-", "r+")
+"""The modes that write into the file they find rather than replacing it."""
 
 Region = Mapping[Hashable, slice | Literal["auto"]] | Literal["auto"]
 
@@ -222,14 +231,21 @@ def parse_encoding(encoding: Mapping[Hashable, Any] | None, tree: InputTree) -> 
 
 @dataclass(frozen=True)
 class LevelsRequest:
-    """The ``overviews``, ``overview_dims`` and ``resampling`` arguments of a write."""
+    """The ``overviews``, ``overview_dims`` and ``resampling`` arguments of a write;
+    ``planned``: the new pyramid of the input they ask for, where the request's mode
+    makes a new file (planned, and so checked, when the request is made)."""
 
     overviews: int | Sequence[int]
     dims: str | Sequence[Hashable] | None = None
     resampling: str | Mapping[Hashable, str] | None = None
+    planned: Pyramid | None = None
 
     def pyramid(self, ds: xr.Dataset) -> Pyramid:
-        """The new pyramid of ``ds`` these ask for (see :func:`plan_pyramid`)."""
+        """The new pyramid of ``ds`` (the request's input, with its encoding) these ask
+        for: the one planned with the request, else planned now (a write of mode
+        ``"a"`` that finds no file; see :func:`plan_pyramid`)."""
+        if self.planned is not None:
+            return self.planned
         return plan_pyramid(ds, self.overviews, self.dims, self.resampling)
 
     def check_against(self, ds: xr.Dataset, pyramid: Pyramid) -> None:
@@ -273,10 +289,18 @@ def parse_levels(
     resampling: str | Mapping[Hashable, str] | None,
     group: str,
     data: xr.Dataset | xr.DataTree,
+    encoding: NodeEncoding,
+    new: bool,
 ) -> LevelsRequest | None:
     """The overview levels asked for, if any, their arguments checked against the
-    input (:func:`~.overview_plan.check_level_arguments`); whether they fit a file's
-    levels, or are of use for the input's sizes, is checked when the levels are made.
+    input (:func:`~.overview_plan.check_level_arguments`).  Where the write makes a new
+    file (``new``: its mode replaces whatever is there), the pyramid of ``data`` with
+    its ``encoding`` is planned now (:func:`~.overview_plan.plan_pyramid`: whether the
+    levels are of use for the input's sizes, what each variable's type allows), so
+    that it fails before the target is looked at, and is planned once.  Whether they
+    fit a file's levels is checked against the file
+    (:meth:`LevelsRequest.check_against`); a write of mode ``"a"`` that finds no file
+    plans its new pyramid then.
 
     Raises
     ------
@@ -302,7 +326,10 @@ def parse_levels(
     if not isinstance(data, xr.Dataset):
         raise HurrayTypeError("overviews are made of a Dataset; write a DataTree's levels yourself")
     check_level_arguments(data, overviews, overview_dims, resampling)
-    return LevelsRequest(overviews, overview_dims, resampling)
+    planned = None
+    if new:
+        planned = plan_pyramid(with_encoding(data, encoding), overviews, overview_dims, resampling)
+    return LevelsRequest(overviews, overview_dims, resampling, planned)
 
 
 def _check_positive(name: str, value: Any) -> int:
@@ -401,14 +428,18 @@ class WriteRequest:
         """
         path = group_path(group)
         tree = InputTree.of(data)
+        parsed_mode = parse_mode(mode, append_dim, region)
+        by_path = parse_encoding(encoding, tree)
         return cls(
-            mode=parse_mode(mode, append_dim, region),
+            mode=parsed_mode,
             group=path,
             append_dim=append_dim,
             region=parse_region(region, append_dim, tree),
-            encoding=parse_encoding(encoding, tree),
+            encoding=by_path,
             settings=settings.check(),
-            levels=parse_levels(*levels, path, data),
+            levels=parse_levels(
+                *levels, path, data, by_path.get("", {}), parsed_mode not in INTO_FILE_MODES
+            ),
             window=check_window(window),
             progress=progress,
         )
@@ -489,7 +520,7 @@ class WriteRequest:
     def into_file(self) -> bool:
         """Whether the write goes into the file it finds (``"a"``, ``"a-"``, ``"r+"``)
         rather than replacing it (``"w"``, ``"w-"``)."""
-        return self.mode in ("a", "a-", "r+")
+        return self.mode in INTO_FILE_MODES
 
     @property
     def writes_into_only(self) -> bool:
