@@ -82,6 +82,7 @@ class _Server(ThreadingHTTPServer):
     link: _Link
     counts: Counter[str]
     log: list[tuple[float, str, int]]
+    spans: list[tuple[float, float]]
     count_lock: threading.Lock
 
 
@@ -112,8 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
         size = path.stat().st_size if path is not None else 0
         span = self._span(size) if path is not None else None
         if path is None or span is None:
-            with server.count_lock:
-                server.log.append((arrival, self.command, 0))
+            self._logged(arrival, 0)
             if path is None:
                 self._empty(404)
             else:
@@ -129,16 +129,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{size}")
         self.end_headers()
         if not body:
-            with server.count_lock:
-                server.log.append((arrival, self.command, 0))
+            self._logged(arrival, 0)
             return
         with path.open("rb") as f:
             f.seek(start)
             data = f.read(stop - start)
         server.link.wait_to_send(len(data))
-        with server.count_lock:  # before the client can see the body
-            server.log.append((arrival, self.command, len(data)))
+        self._logged(arrival, len(data))  # before the client can see the body
         self.wfile.write(data)
+
+    def _logged(self, arrival: float, sent: int) -> None:
+        """Log a request that arrived at ``arrival`` as answered now, with ``sent``
+        body bytes."""
+        server = self.server
+        with server.count_lock:
+            server.log.append((arrival, self.command, sent))
+            server.spans.append((arrival, time.perf_counter()))
 
     def _file(self) -> Path | None:
         """The served file the request names, or None (never outside the root)."""
@@ -201,6 +207,7 @@ class LatencyServer:
         self._server.link = _Link(bandwidth)
         self._server.counts = Counter()
         self._server.log = []
+        self._server.spans = []
         self._server.count_lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -250,11 +257,33 @@ class LatencyServer:
         """When each request since :meth:`reset` arrived, earliest first."""
         return sorted(entry[0] for entry in self.log)
 
+    @property
+    def round_trips(self) -> int:
+        """Round trips since :meth:`reset`: groups of requests in flight together.
+
+        A request joins the current group when it arrives before any request of the
+        group has been answered, and starts the next group when it arrives after one
+        was (it can only have been sent on an answer, or later).  Gaps between
+        arrivals would split requests sent together whenever a loaded machine delays
+        one of them by a fraction of the latency; the answers come a whole latency
+        after the arrivals, so this count holds under load.
+        """
+        with self._server.count_lock:
+            spans = sorted(self._server.spans)
+        count, first_answer = 0, -float("inf")
+        for arrival, answered in spans:
+            if arrival >= first_answer:
+                count, first_answer = count + 1, answered
+            else:
+                first_answer = min(first_answer, answered)
+        return count
+
     def reset(self) -> None:
         """Start counting requests from zero."""
         with self._server.count_lock:
             self._server.counts.clear()
             self._server.log.clear()
+            self._server.spans.clear()
 
     def start(self) -> LatencyServer:
         """Start serving in a daemon thread."""

@@ -130,3 +130,24 @@ def test_bandwidth_is_shared_by_all_responses(tmp_path):
             list(pool.map(lambda _: _get(url), range(4)))
         elapsed = time.perf_counter() - start
     assert 0.4 <= elapsed < 1.5
+
+
+def test_round_trips_count_requests_sent_together_once_and_sent_on_answers_apart(tmp_path):
+    # requests sent together but arriving apart, as on a loaded machine, by 30 ms of
+    # a 100 ms latency: one round trip; each sent on the answers of the last: another
+    (tmp_path / "data.bin").write_bytes(DATA)
+    with LatencyServer(tmp_path, latency=0.1) as server:
+        url = server.url("data.bin")
+
+        def late(k: int) -> bytes:
+            time.sleep(0.03 * k)
+            return _get(url, {"Range": f"bytes={k}-{k}"})[2]
+
+        server.reset()
+        with ThreadPoolExecutor(3) as pool:
+            list(pool.map(late, range(3)))
+        assert server.requests == 3 and server.round_trips == 1
+        for _ in range(2):
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(late, range(2)))
+        assert server.requests == 7 and server.round_trips == 3
