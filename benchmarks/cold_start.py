@@ -7,7 +7,11 @@ reply, 50 ms by default):
 - ``import numpy`` alone, the peer every figure is given against;
 - the reader: ``xarray_hurray.open_reader(url)`` and ``reader.read`` of one tile;
 - xarray with this engine: ``xr.open_dataset(url, engine="hurray")`` and the tile's
-  values (no explicit import of this package: xarray finds the engine);
+  values (no explicit import of this package: xarray finds the engine, and for an
+  engine named by a string that is not one of its own it imports the engine module
+  of every installed package that has one, rioxarray's and cfgrib's among them);
+- the same with the engine given as its class (``engine=HurrayBackendEntrypoint``),
+  which xarray takes without loading the other engines;
 - xarray with zarr: ``xr.open_dataset(url, engine="zarr", consolidated=True)`` of the
   same data as a Zarr v3 store, through fsspec's HTTP file system, and the tile;
 - ``hurray --help`` and ``hurray info FILE`` of the local file (``python -m
@@ -54,6 +58,7 @@ TILE = (slice(256, 512), slice(512, 768))
 NUMPY = "numpy"
 READER = "reader"
 XARRAY_HURRAY = "xarray, engine hurray"
+XARRAY_CLASS = "xarray, engine class"
 XARRAY_ZARR = "xarray, zarr consolidated"
 HELP = "hurray --help"
 INFO = "hurray info FILE"
@@ -62,6 +67,7 @@ TARGETS = {
     READER: ("import numpy + 0.35 s", lambda t: t[NUMPY] + 0.35),
     HELP: ("import numpy + 0.75 s", lambda t: t[NUMPY] + 0.35 + 0.4),
     XARRAY_HURRAY: ("0.8 x zarr's", lambda t: 0.8 * t[XARRAY_ZARR]),
+    XARRAY_CLASS: ("0.8 x zarr's", lambda t: 0.8 * t[XARRAY_ZARR]),
 }
 """The figures each row is held to, of figures of the same statistic and run."""
 
@@ -96,6 +102,11 @@ CHILD = {
     XARRAY_HURRAY: (
         "import xarray as xr\n"
         "tile = xr.open_dataset(URL, engine='hurray').v[TILE].values\n"
+    ),
+    XARRAY_CLASS: (
+        "import xarray as xr\n"
+        "from xarray_hurray.xarray.entrypoint import HurrayBackendEntrypoint\n"
+        "tile = xr.open_dataset(URL, engine=HurrayBackendEntrypoint).v[TILE].values\n"
     ),
     XARRAY_ZARR: (
         "import xarray as xr\n"
@@ -150,7 +161,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     args = parser.parse_args()
     rounds = args.rounds or (2 if args.quick else 5)
-    rows = [NUMPY, READER, XARRAY_HURRAY, XARRAY_ZARR, HELP, INFO]
+    rows = [NUMPY, READER, XARRAY_HURRAY, XARRAY_CLASS, XARRAY_ZARR, HELP, INFO]
     with tempfile.TemporaryDirectory(prefix="hurray-cold-") as tmp:
         root = Path(tmp)
         data = root / "data"
@@ -166,6 +177,7 @@ def main() -> None:
             urls = {
                 READER: server.url("data.hurray"),
                 XARRAY_HURRAY: server.url("data.hurray"),
+                XARRAY_CLASS: server.url("data.hurray"),
                 XARRAY_ZARR: server.url("data.zarr"),
             }
             commands = {

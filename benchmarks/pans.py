@@ -10,10 +10,10 @@ same tiles, average overviews; ``js_tiles.write_cog``).  Both are served by
 Each reader runs in a process of its own per run (its library imported before any
 timing, so that no run inherits another's caches), and at each level of the pyramid
 opens the level, then reads a *pan*: 16 tiles of ``--tile`` squared side by side,
-one after another, as a map client asks for them while the view moves (along a row
-at the middle of the level where it is 16 tiles wide; on a narrower level back and
-forth along its rows from the top, every tile of a level of fewer than 16).  The
-readers:
+one after another, as a map client asks for them while the view moves: along the
+middle row of the level from its first column, and down the middle column from its
+first row (on a level fewer than 16 tiles wide or high, as many tiles as it has that
+way).  The readers:
 
 - *hurray reader*: ``open_reader(url)``, then ``reader.read(f"{level}/t", box)``;
 - *hurray xarray*: ``xr.open_dataset(url, engine="hurray", group=level)``, then
@@ -31,7 +31,7 @@ at every level.
 
 Usage::
 
-    python benchmarks/pans.py                # 4096 squared, tiles of 256, 4 overviews
+    python benchmarks/pans.py                # 8192 squared, tiles of 256, 5 overviews
     python benchmarks/pans.py --quick        # small, for the smoke test
 """
 

@@ -28,7 +28,12 @@ imports, opens and reads one 256 x 256 tile of level 2 near its centre:
 - ``numpy``: ``import numpy`` alone;
 - ``reader``: ``xarray_hurray.open_reader(url).read("2/v", box)``;
 - ``xarray``: ``xr.open_datatree(url, engine="hurray")``, ``tree.hurray.level(2)``
-  and the tile's values (no import of this package: xarray finds the engine);
+  and the tile's values (no import of this package: xarray finds the engine, and
+  for an engine named by a string that is not one of its own it imports every
+  installed package's engine module: rioxarray's and cfgrib's with the test extra);
+- ``xarray, engine class``: the same with the engine given as its class
+  (``engine=HurrayBackendEntrypoint``), which xarray takes without loading the other
+  engines;
 - ``gdal``: ``rasterio.open(url, overview_level=1)`` (level 2 is GDAL's second
   overview) with ``GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR`` and a window read.
 
@@ -233,6 +238,12 @@ CHILD = {
         "tree = xr.open_datatree(URL, engine='hurray')\n"
         "tile = tree.hurray.level(LEVEL).v[Y : Y + T, X : X + T].values\n"
     ),
+    "xarray, engine class": (
+        "import xarray as xr\n"
+        "from xarray_hurray.xarray.entrypoint import HurrayBackendEntrypoint\n"
+        "tree = xr.open_datatree(URL, engine=HurrayBackendEntrypoint)\n"
+        "tile = tree.hurray.level(LEVEL).v[Y : Y + T, X : X + T].values\n"
+    ),
     "gdal": (
         "import rasterio\n"
         "from rasterio.windows import Window\n"
@@ -296,7 +307,7 @@ def warm(path: Path, side: int, repeats: int) -> dict[str, float]:
 def tiles(work: Path, side: int, rounds: int, latency: float) -> None:
     values = make_field(side)
     write_hurray(values, str(work / "p.hurray"), 6)
-    rows = ["numpy", "reader", "xarray"]
+    rows = ["numpy", "reader", "xarray", "xarray, engine class"]
     if has_gdal():
         write_gdal(values, str(work / "p.tif"), 6)
         rows.append("gdal")
@@ -311,6 +322,7 @@ def tiles(work: Path, side: int, rounds: int, latency: float) -> None:
             "numpy": "",
             "reader": server.url("p.hurray"),
             "xarray": server.url("p.hurray"),
+            "xarray, engine class": server.url("p.hurray"),
             "gdal": server.url("p.tif"),
         }  # (the GDAL file only where GDAL wrote it)
         codes = {row: child_code(row, urls[row], side) for row in rows}

@@ -16,9 +16,15 @@ def test_cold_start_benchmark_quick():
     assert "1 rounds, 1 ms per request" in stdout
     # every reading child checked its tile against the values written (a wrong one
     # fails the script) and said when its main code ended
-    for row in ("numpy", "reader", "xarray, engine hurray", "xarray, zarr consolidated"):
+    for row in (
+        "numpy",
+        "reader",
+        "xarray, engine hurray",
+        "xarray, engine class",
+        "xarray, zarr consolidated",
+    ):
         line = next(line for line in stdout.splitlines() if line.startswith(f"| {row} |"))
         assert float(line.split("|")[-2]) >= 0, line
     for row in ("hurray --help", "hurray info FILE"):
         assert f"| {row} | " in stdout
-    assert stdout.count("| yes") + stdout.count("| no") == 3  # the three targets
+    assert stdout.count("| yes") + stdout.count("| no") == 4  # the four targets
