@@ -85,16 +85,18 @@ def test_the_default_path_loads_no_compiled_code(tmp_path) -> None:
         import xarray as xr
         import xarray_hurray as xh
 
-        # 2**18 elements: a curve of this chunk is worth the kernels (tiles.MIN_ELEMENTS)
+        # 2**18 elements: a curve of this chunk is worth the kernels (tiles.MIN_ELEMENTS);
+        # one chunk of them, as the default chunks of a map are tiles of 256 x 256
         ds = xr.Dataset({{"v": (("y", "x"), np.random.default_rng(0).random((512, 512)))}})
-        xh.to_hurray(ds, {str(tmp_path / "a.hurray")!r})
+        one = {{"v": {{"chunks": (512, 512)}}}}
+        xh.to_hurray(ds, {str(tmp_path / "a.hurray")!r}, encoding=one)
         xr.open_dataset({str(tmp_path / "a.hurray")!r}, engine="hurray").load()
         # no dask.distributed either: dask imports it to look for a client
         assert "distributed" not in sys.modules, "the default write imported distributed"
         xh.to_zarr(ds, {str(tmp_path / "a.zarr")!r}, mode="w")
         xr.open_zarr({str(tmp_path / "a.zarr")!r}).load()
         assert "numba" not in sys.modules, "the default path imported numba"
-        xh.to_hurray(ds, {str(tmp_path / "b.hurray")!r}, layout="morton")
+        xh.to_hurray(ds, {str(tmp_path / "b.hurray")!r}, layout="morton", encoding=one)
         assert "numba" in sys.modules, "a Morton layout no longer uses the kernels"
         """
     )
