@@ -54,10 +54,15 @@ layer.on("postrender", (event) => {
 	context.clearRect(0, 0, 360, 180);
 	context.drawImage(event.context.canvas, 0, 0, 360, 180);
 });
-map.once("rendercomplete", () => {
+// a frame drawn before the source has read its metadata (a slow machine) holds no
+// tiles: the first complete frame once the source is ready is the one to read
+const read = () => {
+	if (source.getState() !== "ready") return;
+	map.un("rendercomplete", read);
 	window.pixels = Array.from(context.getImageData(0, 0, 360, 180).data);
 	document.body.dataset.state = "ready";
-});
+};
+map.on("rendercomplete", read);
 `;
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8">
