@@ -274,6 +274,14 @@ def measure(
     values = ds.v.isel(key).values
     done = time.perf_counter()
     ds.close()
+    return timed(server, start, opened, done, float(np.nansum(values, dtype=np.float64)))
+
+
+def timed(
+    server: LatencyServer | None, start: float, opened: float, done: float, checksum: float
+) -> dict:
+    """A read's times (``time.perf_counter()`` at its start, once opened and when done)
+    and, over ``server``, the requests, waves and bytes of its open and of its read."""
     out = {"ms": 1000 * (done - start), "read ms": 1000 * (done - opened)}
     if server is not None:
         time.sleep(server.latency)  # every request answered
@@ -283,7 +291,7 @@ def measure(
             out[f"{part} requests"] = len(inside)
             out[f"{part} waves"] = waves([entry[0] for entry in inside], server.latency)
             out[f"{part} bytes"] = sum(entry[2] for entry in inside)
-    out["checksum"] = float(np.nansum(values, dtype=np.float64))
+    out["checksum"] = checksum
     return out
 
 
@@ -327,17 +335,7 @@ def measure_child(
     if done.returncode:
         raise RuntimeError(f"a reading child failed:\n{done.stderr}")
     start, opened, finished, checksum = json.loads(done.stdout.strip().splitlines()[-1])
-    out = {"ms": 1000 * (finished - start), "read ms": 1000 * (finished - opened)}
-    if server is not None:
-        time.sleep(server.latency)  # every request answered
-        log = server.log
-        for part, (a, b) in (("open", (start, opened)), ("read", (opened, finished))):
-            inside = [entry for entry in log if a <= entry[0] <= b]
-            out[f"{part} requests"] = len(inside)
-            out[f"{part} waves"] = waves([entry[0] for entry in inside], server.latency)
-            out[f"{part} bytes"] = sum(entry[2] for entry in inside)
-    out["checksum"] = checksum
-    return out
+    return timed(server, start, opened, finished, checksum)
 
 
 def main() -> None:
